@@ -1,0 +1,60 @@
+# Windlass. Run `make help` for the targets.
+SHELL := /bin/bash
+export GOFLAGS := -buildvcs=false
+TOOLS := bin/tools
+WORKFLOWCHECK_VERSION := v0.6.0
+DEV_CLUSTER := .windlass/testbed
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+deps: ## install the system packages the tests and `windlass dev` need (redis-server, git)
+	@hack/deps.sh
+
+testbed: ## build the test-bed binaries (etcd, kube-*, kwok) into bin/testbed (one-time, ~9 min cold)
+	@hack/testbed/build.sh
+
+build: ## build bin/windlass
+	go build -o bin/windlass ./cmd/windlass
+
+run: deps testbed build ## run `windlass dev`: embedded Temporal + UI, Redis, worker and API (starts a local cluster unless $KUBECONFIG is set)
+	@if [ -z "$$KUBECONFIG" ]; then \
+	  echo "run: KUBECONFIG is not set: starting the local test cluster in $(DEV_CLUSTER)"; \
+	  go run ./hack/cluster up --dir $(DEV_CLUSTER) >/dev/null && \
+	  KUBECONFIG=$(DEV_CLUSTER)/admin.kubeconfig exec bin/windlass dev; \
+	else exec bin/windlass dev; fi
+
+cluster-up: testbed ## start the local test cluster (kube-apiserver, etcd, KCM, scheduler, kwok) in .windlass/testbed
+	go run ./hack/cluster up --dir $(DEV_CLUSTER)
+
+cluster-down: ## stop the local test cluster
+	go run ./hack/cluster down --dir $(DEV_CLUSTER)
+
+test: deps testbed ## unit, workflow and e2e tests against the real test bed, with a summary
+	@hack/test.sh
+
+test-unit: ## unit and workflow tests only (no cluster)
+	go test -count=1 ./internal/appspec/... ./internal/manifest/... ./internal/health/... ./internal/failure/... ./workflows/... ./hack/testsum/...
+
+test-e2e: deps testbed ## the end-to-end tests only
+	@PKGS=./test/e2e/... hack/test.sh
+
+$(TOOLS)/workflowcheck:
+	GOBIN=$(CURDIR)/$(TOOLS) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
+
+workflowcheck: $(TOOLS)/workflowcheck ## prove the workflows are deterministic
+	$(TOOLS)/workflowcheck ./workflows/...
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+bench: ## benchmarks (not implemented yet)
+	@echo "make bench: not implemented yet (see the benchmarks issue)"; exit 2
+
+ui: ## web UI (not implemented yet)
+	@echo "make ui: not implemented yet (see the web UI issue)"; exit 2
+
+.PHONY: help deps testbed build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui

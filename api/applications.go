@@ -1,0 +1,281 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// project reads ?project=, defaulting to the default project.
+func project(c *echo.Context) (string, error) {
+	p := c.QueryParam("project")
+	if p == "" {
+		return appspec.DefaultProject, nil
+	}
+	a := appspec.Application{Name: "x", Project: p, Source: appspec.Source{RepoURL: "x"}}
+	if err := a.Validate(); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+func appName(c *echo.Context) (string, error) {
+	n := c.Param("name")
+	a := appspec.Application{Name: n, Project: appspec.DefaultProject, Source: appspec.Source{RepoURL: "x"}}
+	if err := a.Validate(); err != nil {
+		return "", err
+	}
+	return n, nil
+}
+
+func bindSpec(c *echo.Context) (appspec.Application, error) {
+	var spec appspec.Application
+	if err := echo.BindBody(c, &spec); err != nil {
+		return spec, problem(http.StatusBadRequest, "request body is not a valid application: "+err.Error())
+	}
+	spec = spec.Defaulted()
+	return spec, spec.Validate()
+}
+
+// createApp creates an application (409 if it exists, unless ?upsert=true).
+func (s *Server) createApp(c *echo.Context) error {
+	spec, err := bindSpec(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	id := workflows.AppWorkflowID(spec.Project, spec.Name)
+	if c.QueryParam("upsert") != "true" {
+		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+		switch {
+		case err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			return problem(http.StatusConflict, fmt.Sprintf("application %s/%s already exists (use PUT, or ?upsert=true)", spec.Project, spec.Name))
+		case err != nil && !isNotFound(err):
+			return err
+		}
+	}
+	view, err := s.upsert(ctx, spec)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, view)
+}
+
+// updateApp replaces the spec of an existing application.
+func (s *Server) updateApp(c *echo.Context) error {
+	spec, err := bindSpec(c)
+	if err != nil {
+		return err
+	}
+	if spec.Name != c.Param("name") {
+		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "name in the body does not match the URL", Field: "name"}
+	}
+	ctx := c.Request().Context()
+	if _, err := s.c.DescribeWorkflowExecution(ctx, workflows.AppWorkflowID(spec.Project, spec.Name), ""); err != nil {
+		return err
+	}
+	view, err := s.upsert(ctx, spec)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// upsert does the Update-With-Start of setSpec.
+func (s *Server) upsert(ctx context.Context, spec appspec.Application) (workflows.AppView, error) {
+	id := workflows.AppWorkflowID(spec.Project, spec.Name)
+	start := s.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                s.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.ApplicationWorkflowName, workflows.AppInput{Spec: spec, Config: s.opts.AppConfig})
+	h, err := s.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			WorkflowID: id, UpdateName: workflows.UpdateSetSpec, Args: []any{spec},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return workflows.AppView{}, fmt.Errorf("set spec of %s: %w", id, err)
+	}
+	var view workflows.AppView
+	if err := h.Get(ctx, &view); err != nil {
+		return workflows.AppView{}, fmt.Errorf("set spec of %s: %w", id, err)
+	}
+	return view, nil
+}
+
+func (s *Server) appID(c *echo.Context) (string, error) {
+	name, err := appName(c)
+	if err != nil {
+		return "", err
+	}
+	proj, err := project(c)
+	if err != nil {
+		return "", err
+	}
+	return workflows.AppWorkflowID(proj, name), nil
+}
+
+func (s *Server) getApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.c.QueryWorkflow(c.Request().Context(), id, "", workflows.QueryStatus)
+	if err != nil {
+		return err
+	}
+	var view workflows.AppView
+	if err := v.Get(&view); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// syncRequest is the body of POST .../sync.
+type syncRequest struct {
+	Revision string `json:"revision,omitempty"`
+	DryRun   bool   `json:"dryRun,omitempty"`
+}
+
+// syncApp runs a sync and answers when it has ended.
+func (s *Server) syncApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	var body syncRequest
+	if c.Request().ContentLength != 0 {
+		if err := echo.BindBody(c, &body); err != nil {
+			return problem(http.StatusBadRequest, "request body is not a valid sync request: "+err.Error())
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.opts.SyncTimeout)
+	defer cancel()
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateSync,
+		Args:         []any{workflows.SyncRequest{Revision: body.Revision, DryRun: body.DryRun, Initiator: "api"}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	var res workflows.SyncResult
+	if err := h.Get(ctx, &res); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) refreshApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	hard, _ := strconv.ParseBool(c.QueryParam("hard"))
+	err = s.c.SignalWorkflow(c.Request().Context(), id, "", workflows.SignalRefresh, workflows.RefreshRequest{Hard: hard, Reason: "api"})
+	if err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusAccepted)
+}
+
+// AppSummary is one row of the application list, read from visibility.
+type AppSummary struct {
+	Name     string `json:"name"`
+	Project  string `json:"project"`
+	Sync     string `json:"sync"`
+	Health   string `json:"health"`
+	Revision string `json:"revision,omitempty"`
+	Cluster  string `json:"cluster,omitempty"`
+}
+
+// AppList is a page of applications.
+type AppList struct {
+	Items []AppSummary `json:"items"`
+	// Next is the cursor of the next page, empty on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+func (s *Server) listApps(c *echo.Context) error {
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "limit must be a number from 1 to 1000", Field: "limit"}
+		}
+		limit = n
+	}
+	token, err := base64.RawURLEncoding.DecodeString(c.QueryParam("cursor"))
+	if err != nil {
+		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid", Field: "cursor"}
+	}
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName)
+	if p := c.QueryParam("project"); p != "" {
+		proj, err := project(c)
+		if err != nil {
+			return err
+		}
+		q += fmt.Sprintf(" AND %s = '%s'", workflows.SearchAttrProject, proj)
+	}
+	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
+	})
+	if err != nil {
+		return err
+	}
+	out := AppList{Items: make([]AppSummary, 0, len(resp.Executions))}
+	for _, e := range resp.Executions {
+		proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
+		if !ok {
+			continue
+		}
+		sa := e.GetSearchAttributes().GetIndexedFields()
+		out.Items = append(out.Items, AppSummary{
+			Name: name, Project: proj,
+			Sync:     keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
+			Health:   keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
+			Revision: keyword(sa, workflows.SearchAttrRev, ""),
+			Cluster:  keyword(sa, workflows.SearchAttrCluster, ""),
+		})
+	}
+	if len(resp.NextPageToken) > 0 {
+		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func keyword(sa map[string]*commonpb.Payload, key, def string) string {
+	p, ok := sa[key]
+	if !ok {
+		return def
+	}
+	var v string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil || v == "" {
+		return def
+	}
+	return strings.TrimSpace(v)
+}
+
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}

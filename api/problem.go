@@ -1,0 +1,94 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// Problem is an RFC 9457 problem document.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	// Field names the request field that failed validation.
+	Field string `json:"field,omitempty"`
+}
+
+// Error implements error so that handlers can return a Problem.
+func (p *Problem) Error() string { return p.Title + ": " + p.Detail }
+
+// StatusCode implements echo.HTTPStatusCoder.
+func (p *Problem) StatusCode() int { return p.Status }
+
+func problem(status int, detail string) *Problem {
+	return &Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+const msgRequestFailed = "request failed"
+
+// toProblem maps any error to a problem document.
+func toProblem(err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var fe *appspec.FieldError
+	if errors.As(err, &fe) {
+		pr := problem(http.StatusBadRequest, fe.Error())
+		pr.Field = fe.Field
+		return pr
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		switch app.Type() {
+		case workflows.ErrTypeInvalidSpec:
+			pr := problem(http.StatusBadRequest, app.Message())
+			if app.HasDetails() {
+				_ = app.Details(&pr.Field)
+			}
+			return pr
+		case workflows.ErrTypeOperationInProgress:
+			return problem(http.StatusConflict, app.Message())
+		}
+	}
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return problem(http.StatusNotFound, "application not found")
+	}
+	var unavailable *serviceerror.Unavailable
+	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
+		return problem(http.StatusServiceUnavailable, "the workflow service is unavailable: "+err.Error())
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return problem(he.Code, he.Message)
+	}
+	if code := echo.StatusCode(err); code >= 400 && code < 500 {
+		return problem(code, err.Error())
+	}
+	return problem(http.StatusInternalServerError, err.Error())
+}
+
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(c *echo.Context, err error) {
+		if r, uerr := echo.UnwrapResponse(c.Response()); uerr == nil && r.Committed {
+			return
+		}
+		p := toProblem(err)
+		if p.Status >= 500 {
+			log.Error(msgRequestFailed, "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+		}
+		c.Response().Header().Set(echo.HeaderContentType, "application/problem+json")
+		_ = c.JSON(p.Status, p)
+	}
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// common holds the settings every role shares.
+type common struct {
+	TemporalAddr string
+	Namespace    string
+	LogLevel     string
+}
+
+// workerSettings are the settings of the worker role.
+type workerSettings struct {
+	RedisAddr      string
+	Kubeconfig     string
+	CacheDir       string
+	KubeQPS        float64
+	KubeBurst      int
+	MaxActivities  int
+	RefreshSeconds int
+}
+
+// devConfig configures `windlass dev`.
+type devConfig struct {
+	common
+	workerSettings
+	DataDir string
+	APIAddr string
+	UIAddr  string
+}
+
+// serverConfig configures `windlass server`.
+type serverConfig struct {
+	common
+	APIAddr string
+}
+
+// workerConfig configures `windlass worker`.
+type workerConfig struct {
+	common
+	workerSettings
+}
+
+// env returns $WINDLASS_<NAME> or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("WINDLASS_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func bindCommon(fs *flag.FlagSet, c *common, temporalDefault string) {
+	fs.StringVar(&c.TemporalAddr, "temporal-address", env("TEMPORAL_ADDRESS", envOr("TEMPORAL_ADDRESS", temporalDefault)), "Temporal frontend host:port (env WINDLASS_TEMPORAL_ADDRESS or TEMPORAL_ADDRESS)")
+	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "Temporal namespace (env WINDLASS_NAMESPACE)")
+	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env WINDLASS_LOG_LEVEL)")
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
+	fs.StringVar(&w.RedisAddr, "redis-address", env("REDIS_ADDRESS", ""), "Redis host:port for the manifest cache (env WINDLASS_REDIS_ADDRESS)")
+	fs.StringVar(&w.Kubeconfig, "kubeconfig", envOr("KUBECONFIG", ""), "kubeconfig of the destination cluster (env KUBECONFIG; default ~/.kube/config)")
+	fs.StringVar(&w.CacheDir, "cache-dir", env("CACHE_DIR", cacheDefault), "Git mirrors and checkouts (env WINDLASS_CACHE_DIR)")
+	fs.Float64Var(&w.KubeQPS, "kube-qps", float64(envInt("KUBE_QPS", 500)), "client-go QPS towards clusters")
+	fs.IntVar(&w.KubeBurst, "kube-burst", envInt("KUBE_BURST", 1000), "client-go burst towards clusters")
+	fs.IntVar(&w.MaxActivities, "max-concurrent-activities", envInt("MAX_CONCURRENT_ACTIVITIES", 0), "parallel activities per worker (0: SDK default)")
+	fs.IntVar(&w.RefreshSeconds, "refresh-seconds", envInt("REFRESH_SECONDS", 180), "default refresh interval of applications")
+}
+
+func (c common) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.TemporalAddr); err != nil {
+		errs = append(errs, fmt.Errorf("temporal-address %q: %w", c.TemporalAddr, err))
+	}
+	if c.Namespace == "" {
+		errs = append(errs, errors.New("namespace is required"))
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("log-level: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (w workerSettings) validate(needRedis bool) error {
+	var errs []error
+	if needRedis && w.RedisAddr == "" {
+		errs = append(errs, errors.New("redis-address is required"))
+	}
+	if w.CacheDir == "" {
+		errs = append(errs, errors.New("cache-dir is required"))
+	}
+	if w.RefreshSeconds < 1 {
+		errs = append(errs, errors.New("refresh-seconds must be at least 1"))
+	}
+	if w.KubeQPS <= 0 || w.KubeBurst <= 0 {
+		errs = append(errs, errors.New("kube-qps and kube-burst must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errUsage
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %s", errUsage, strings.Join(fs.Args(), " "))
+	}
+	return nil
+}
+
+func loadDevConfig(args []string) (devConfig, error) {
+	var c devConfig
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.StringVar(&c.DataDir, "data-dir", env("DATA_DIR", ".windlass"), "state of the embedded Temporal server, Redis and the Git cache (env WINDLASS_DATA_DIR)")
+	fs.StringVar(&c.APIAddr, "api-address", env("API_ADDRESS", "127.0.0.1:8080"), "REST API listen address")
+	fs.StringVar(&c.UIAddr, "temporal-ui-address", env("TEMPORAL_UI_ADDRESS", "127.0.0.1:8233"), `Temporal UI listen address ("off" disables it)`)
+	bindCommon(fs, &c.common, "127.0.0.1:7233")
+	bindWorker(fs, &c.workerSettings, "")
+	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if c.CacheDir == "" {
+		c.CacheDir = c.DataDir + "/git"
+	}
+	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false)); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
+	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
+		return c, fmt.Errorf("invalid configuration: api-address: %w", err)
+	}
+	return c, nil
+}
+
+func loadServerConfig(args []string) (serverConfig, error) {
+	var c serverConfig
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.StringVar(&c.APIAddr, "api-address", env("API_ADDRESS", "127.0.0.1:8080"), "REST API listen address")
+	bindCommon(fs, &c.common, "127.0.0.1:7233")
+	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := c.common.validate(); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return c, nil
+}
+
+func loadWorkerConfig(args []string) (workerConfig, error) {
+	var c workerConfig
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	bindCommon(fs, &c.common, "127.0.0.1:7233")
+	bindWorker(fs, &c.workerSettings, "/var/cache/windlass")
+	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := errors.Join(c.common.validate(), c.workerSettings.validate(true)); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+
+	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/internal/testbed"
+	"github.com/windlass-cd/windlass/worker"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+const (
+	msgStarting     = "starting"
+	msgReady        = "windlass is ready"
+	msgShuttingDown = "shutting down"
+)
+
+func runDev(ctx context.Context, cfg devConfig) error {
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("no cluster to deploy to (set KUBECONFIG, or use make run, which starts a local one): %w", err)
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	cleanup := []func(){}
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+
+	redisAddr := cfg.RedisAddr
+	if redisAddr == "" {
+		log.Info(msgStarting, "component", "redis")
+		dir := filepath.Join(dataDir, "redis")
+		_ = testbed.StopDir(dir) // a server left behind by a killed run
+		r, err := testbed.StartRedis(ctx, dir)
+		if err != nil {
+			return fmt.Errorf("start embedded redis: %w", err)
+		}
+		cleanup = append(cleanup, func() { _ = r.Stop() })
+		redisAddr = r.Addr()
+	}
+
+	log.Info(msgStarting, "component", "temporal")
+	dev, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
+		DataDir: filepath.Join(dataDir, "temporal"), Namespace: cfg.Namespace,
+		FrontendAddr: cfg.TemporalAddr, UIAddr: cfg.UIAddr,
+		SearchAttributes: worker.SearchAttributes(), Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("start embedded temporal: %w", err)
+	}
+	cleanup = append(cleanup, func() { _ = dev.Stop() })
+
+	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: dev.FrontendAddr(), Namespace: cfg.Namespace, Logger: log})
+	if err != nil {
+		return err
+	}
+	cleanup = append(cleanup, c.Close)
+
+	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cleanup = append(cleanup, stopWorker)
+
+	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, dev.UIURL(), cfg.RefreshSeconds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nWindlass is running.\n  REST API:     http://%s/api/v1/applications\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
+		ln.Addr(), orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
+	log.Info(msgReady, "api", ln.Addr().String(), "temporal_ui", dev.UIURL())
+	return serve(ctx, log, srv, ln)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(off)"
+	}
+	return s
+}
+
+func runServer(ctx context.Context, cfg serverConfig) error {
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, "", 0)
+	if err != nil {
+		return err
+	}
+	log.Info(msgReady, "api", ln.Addr().String())
+	return serve(ctx, log, srv, ln)
+}
+
+func runWorker(ctx context.Context, cfg workerConfig) error {
+	log, err := newLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	log.Info(msgReady, "task_queue", workflows.TaskQueue)
+	<-ctx.Done()
+	log.Info(msgShuttingDown)
+	return nil
+}
+
+func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string) (func(), error) {
+	kcfg, err := kube.LoadConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("redis unreachable at %s: %w", redisAddr, err)
+	}
+	wk, err := worker.New(worker.Config{
+		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
+		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
+		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
+	})
+	if err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	if err := wk.Start(); err != nil {
+		_ = rdb.Close()
+		return nil, err
+	}
+	return func() { wk.Stop(); _ = rdb.Close() }, nil
+}
+
+func listenAPI(log *slog.Logger, c client.Client, addr, namespace, uiURL string, refresh int) (*http.Server, net.Listener, error) {
+	h := api.New(c, api.Options{
+		Logger: log, Namespace: namespace, TemporalUIURL: uiURL,
+		AppConfig: workflows.AppConfig{RefreshSeconds: refresh},
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen for the api on %s: %w", addr, err)
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+}
+
+// serve serves until ctx ends, then shuts down gracefully.
+func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info(msgShuttingDown)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the system packages the tests and `windlass dev` need (Debian):
+# redis-server (manifest cache) and git (its http-backend serves test repos).
+set -euo pipefail
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v git >/dev/null 2>&1 || missing+=(git)
+[[ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]] || missing+=(git)
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+echo "deps: installing ${missing[*]} with apt-get..."
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "deps: ${missing[*]} missing and not root: install them (apt-get install ${missing[*]})" >&2; exit 1
+  fi
+fi
+${SUDO:-} apt-get update -qq
+DEBIAN_FRONTEND=noninteractive ${SUDO:-} apt-get install -y -qq "${missing[@]}" >/dev/null
+echo "deps: installed ${missing[*]}"

@@ -1,0 +1,16 @@
+// Command kube-apiserver wraps the upstream kube-apiserver so that the test bed can build it
+// from the Go module proxy (go install does not work with k8s.io/kubernetes's
+// replace directives).
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}

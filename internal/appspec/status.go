@@ -1,0 +1,61 @@
+package appspec
+
+// SyncStatus says whether the live state matches Git.
+type SyncStatus string
+
+// Sync statuses, as in Argo CD.
+const (
+	SyncUnknown   SyncStatus = "Unknown"
+	SyncSynced    SyncStatus = "Synced"
+	SyncOutOfSync SyncStatus = "OutOfSync"
+)
+
+// HealthStatus is the health of a resource or an application.
+type HealthStatus string
+
+// Health statuses, as in Argo CD.
+const (
+	HealthHealthy     HealthStatus = "Healthy"
+	HealthSuspended   HealthStatus = "Suspended"
+	HealthProgressing HealthStatus = "Progressing"
+	HealthMissing     HealthStatus = "Missing"
+	HealthDegraded    HealthStatus = "Degraded"
+	HealthUnknown     HealthStatus = "Unknown"
+)
+
+// healthRank orders statuses from best to worst.
+var healthRank = map[HealthStatus]int{
+	HealthHealthy: 0, HealthSuspended: 1, HealthProgressing: 2,
+	HealthMissing: 3, HealthDegraded: 4, HealthUnknown: 5,
+}
+
+// Worse returns the worse of two health statuses.
+func Worse(a, b HealthStatus) HealthStatus {
+	if healthRank[b] > healthRank[a] {
+		return b
+	}
+	return a
+}
+
+// ResourceKey identifies one Kubernetes object.
+type ResourceKey struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String renders group/Kind:namespace/name.
+func (k ResourceKey) String() string {
+	return k.Group + "/" + k.Kind + ":" + k.Namespace + "/" + k.Name
+}
+
+// ResourceStatus is the compared state of one resource.
+type ResourceStatus struct {
+	ResourceKey
+	Version       string       `json:"version,omitempty"`
+	Status        SyncStatus   `json:"status"`
+	Health        HealthStatus `json:"health"`
+	HealthMessage string       `json:"healthMessage,omitempty"`
+	Message       string       `json:"message,omitempty"`
+}

@@ -1,0 +1,5 @@
+// Package failure marks errors that retrying cannot fix. A sentinel made by
+// Permanent carries a constant error type; Activity turns any error whose
+// chain holds such a sentinel into a non-retryable Temporal application
+// error of that type, so that workflows fail fast and can branch on the type.
+package failure

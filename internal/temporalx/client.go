@@ -1,0 +1,71 @@
+package temporalx
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+const (
+	defaultFrontendAddr = "127.0.0.1:7233"
+	defaultNamespace    = "default"
+
+	dialAttemptTimeout = 5 * time.Second
+	dialMinBackoff     = 100 * time.Millisecond
+	dialMaxBackoff     = 2 * time.Second
+)
+
+// ClientConfig says where Dial connects.
+type ClientConfig struct {
+	// HostPort of the frontend; default 127.0.0.1:7233.
+	HostPort string
+	// Namespace; default "default".
+	Namespace string
+	// Logger receives the SDK's logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Dial connects an SDK client, retrying with backoff until it succeeds or ctx
+// ends. The error then names the address and wraps the last dial error.
+func Dial(ctx context.Context, cfg ClientConfig) (client.Client, error) {
+	if cfg.HostPort == "" {
+		cfg.HostPort = defaultFrontendAddr
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = defaultNamespace
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	opts := client.Options{
+		HostPort:  cfg.HostPort,
+		Namespace: cfg.Namespace,
+		Logger:    sdklog.NewStructuredLogger(logger),
+	}
+
+	backoff := dialMinBackoff
+	for attempt := 1; ; attempt++ {
+		attemptCtx, cancel := context.WithTimeout(ctx, dialAttemptTimeout)
+		c, err := client.DialContext(attemptCtx, opts)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		logger.Debug("temporal dial failed, retrying",
+			"address", cfg.HostPort, "attempt", attempt, "error", err)
+
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("temporal unreachable at %s: %w", cfg.HostPort, err)
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, dialMaxBackoff)
+	}
+}

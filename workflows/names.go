@@ -1,0 +1,59 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Workflow, update, signal and query names: wire contracts, never rename.
+const (
+	ApplicationWorkflowName = "windlass.ApplicationWorkflow"
+	SyncWorkflowName        = "windlass.SyncWorkflow"
+
+	UpdateSetSpec = "setSpec"
+	UpdateSync    = "sync"
+	SignalRefresh = "refresh"
+	QueryStatus   = "status"
+
+	// TaskQueue is the default task queue of workflows and activities.
+	TaskQueue = "windlass"
+)
+
+// Error types of rejected updates (wire contracts). An ErrTypeInvalidSpec
+// error carries the name of the bad field as its detail.
+const (
+	ErrTypeInvalidSpec         = "InvalidSpec"
+	ErrTypeOperationInProgress = "OperationInProgress"
+)
+
+// Custom search attributes (all Keyword), registered by the server role.
+const (
+	SearchAttrProject = "WindlassProject"
+	SearchAttrApp     = "WindlassApp"
+	SearchAttrSync    = "WindlassSyncStatus"
+	SearchAttrHealth  = "WindlassHealthStatus"
+	SearchAttrRev     = "WindlassRevision"
+	SearchAttrCluster = "WindlassCluster"
+)
+
+// KeywordSearchAttributes lists the custom search attributes.
+var KeywordSearchAttributes = []string{
+	SearchAttrProject, SearchAttrApp, SearchAttrSync, SearchAttrHealth, SearchAttrRev, SearchAttrCluster,
+}
+
+// AppWorkflowID is the stable ID of an application's workflow.
+func AppWorkflowID(project, name string) string { return "app/" + project + "/" + name }
+
+// ParseAppWorkflowID splits an application workflow ID.
+func ParseAppWorkflowID(id string) (project, name string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "app/")
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "/")
+}
+
+// SyncWorkflowID is the ID of the n-th sync of an application.
+func SyncWorkflowID(project, name string, n int) string {
+	return fmt.Sprintf("sync/%s/%s/%d", project, name, n)
+}

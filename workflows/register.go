@@ -1,0 +1,12 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Register registers the workflows under their constant names.
+func Register(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(ApplicationWorkflow, workflow.RegisterOptions{Name: ApplicationWorkflowName})
+	r.RegisterWorkflowWithOptions(SyncWorkflow, workflow.RegisterOptions{Name: SyncWorkflowName})
+}
