@@ -251,7 +251,7 @@ func (a *application) runSync(ctx workflow.Context, id string, req SyncRequest) 
 	a.publish(ctx)
 	defer func() { a.st.Status.Operation = nil }()
 
-	res := SyncResult{ID: id, Revision: rev, Initiator: req.Initiator, StartedAt: start}
+	res := SyncResult{SyncSummary: SyncSummary{ID: id, Revision: rev, Initiator: req.Initiator, StartedAt: start}}
 	resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: spec.Source.RepoURL, Revision: rev})
 	if err != nil {
 		res.Phase, res.Message, res.FinishedAt = PhaseFailed, "resolve revision: "+errorMessage(err), workflow.Now(ctx)
@@ -291,10 +291,7 @@ func (a *application) runSync(ctx workflow.Context, id string, req SyncRequest) 
 }
 
 func (a *application) record(res SyncResult) {
-	a.st.History = append([]SyncSummary{{
-		ID: res.ID, Revision: res.Revision, SHA: res.SHA, Phase: res.Phase, Message: res.Message,
-		Initiator: res.Initiator, StartedAt: res.StartedAt, FinishedAt: res.FinishedAt,
-	}}, a.st.History...)
+	a.st.History = append([]SyncSummary{res.SyncSummary}, a.st.History...)
 	if len(a.st.History) > maxHistory {
 		a.st.History = a.st.History[:maxHistory]
 	}

@@ -22,8 +22,8 @@ const ErrTypeSyncFailed = "SyncFailed"
 // ErrTypeSyncFailed whose details carry the SyncResult, so the Temporal UI
 // shows it as failed and the parent still gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
-	res := SyncResult{ID: in.ID, Revision: in.Revision, SHA: in.SHA, Initiator: in.Initiator,
-		Phase: PhaseRunning, StartedAt: workflow.Now(ctx)}
+	res := SyncResult{SyncSummary: SyncSummary{ID: in.ID, Revision: in.Revision, SHA: in.SHA, Initiator: in.Initiator,
+		Phase: PhaseRunning, StartedAt: workflow.Now(ctx)}}
 	fail := func(msg string, err error) (SyncResult, error) {
 		res.Phase, res.FinishedAt = PhaseFailed, workflow.Now(ctx)
 		res.Message = msg

@@ -50,7 +50,7 @@ type AppStatus struct {
 	Revision     string                   `json:"revision,omitempty"`
 	SHA          string                   `json:"sha,omitempty"`
 	Resources    []appspec.ResourceStatus `json:"resources,omitempty"`
-	ReconciledAt time.Time                `json:"reconciledAt,omitempty"`
+	ReconciledAt time.Time                `json:"reconciledAt,omitzero"`
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`
@@ -61,7 +61,7 @@ type Operation struct {
 	SyncID    string    `json:"syncID"`
 	Phase     string    `json:"phase"`
 	Initiator string    `json:"initiator,omitempty"`
-	StartedAt time.Time `json:"startedAt"`
+	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
 // Sync phases.
@@ -96,20 +96,6 @@ type SyncInput struct {
 	WaitSeconds int                 `json:"waitSeconds,omitempty"`
 }
 
-// SyncResult is the outcome of one sync. It holds no manifests.
-type SyncResult struct {
-	ID         string                   `json:"id"`
-	Revision   string                   `json:"revision"`
-	SHA        string                   `json:"sha"`
-	Phase      string                   `json:"phase"`
-	Message    string                   `json:"message,omitempty"`
-	Initiator  string                   `json:"initiator,omitempty"`
-	StartedAt  time.Time                `json:"startedAt"`
-	FinishedAt time.Time                `json:"finishedAt"`
-	Resources  []cluster.ResourceResult `json:"resources,omitempty"`
-	Health     appspec.HealthStatus     `json:"health,omitempty"`
-}
-
 // SyncSummary is one entry of an app's recent-sync list.
 type SyncSummary struct {
 	ID         string    `json:"id"`
@@ -118,8 +104,16 @@ type SyncSummary struct {
 	Phase      string    `json:"phase"`
 	Message    string    `json:"message,omitempty"`
 	Initiator  string    `json:"initiator,omitempty"`
-	StartedAt  time.Time `json:"startedAt"`
-	FinishedAt time.Time `json:"finishedAt"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// SyncResult is the outcome of one sync: its summary plus the ordered log
+// of what happened to each resource. It holds no manifests.
+type SyncResult struct {
+	SyncSummary
+	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+	Health    appspec.HealthStatus     `json:"health,omitempty"`
 }
 
 // AppView answers the status query and the setSpec update.

@@ -100,12 +100,22 @@ func orNone(s string) string {
 	return s
 }
 
-func runServer(ctx context.Context, cfg serverConfig) error {
+// connect makes the logger and dials the external Temporal of a
+// production role.
+func connect(ctx context.Context, cfg common) (*slog.Logger, client.Client, error) {
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, c, nil
+}
+
+func runServer(ctx context.Context, cfg serverConfig) error {
+	log, c, err := connect(ctx, cfg.common)
 	if err != nil {
 		return err
 	}
@@ -119,11 +129,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 }
 
 func runWorker(ctx context.Context, cfg workerConfig) error {
-	log, err := newLogger(cfg.LogLevel)
-	if err != nil {
-		return err
-	}
-	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace, Logger: log})
+	log, c, err := connect(ctx, cfg.common)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 )
 
 type event struct {
-	Action  string
-	Package string
+	Action     string
+	ImportPath string
+	Package    string
 	Test    string
 	Output  string
 	Elapsed float64
@@ -46,6 +47,10 @@ func run(in io.Reader, out io.Writer) int {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output":
+			fmt.Fprint(out, e.Output) // compiler errors, printed as they come
+		case "build-fail":
+			badPkg = true
 		case "output":
 			b, ok := outputs[key]
 			if !ok {

@@ -22,6 +22,10 @@ func TestRun(t *testing.T) {
 		{"build failure", `# p
 p/x.go:1: syntax error
 {"Action":"fail","Package":"p"}`, 1, "0 passed, 0 failed, 0 skipped"},
+		{"json build failure shows the compiler error", `{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/x_test.go:3:1: undefined: Foo\n"}
+{"ImportPath":"p [p.test]","Action":"build-fail"}
+{"Action":"pass","Package":"q","Test":"TestA"}
+{"Action":"fail","Package":"p"}`, 1, "undefined: Foo"},
 		{"no tests", ``, 1, "0 passed, 0 failed, 0 skipped"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		load    func([]string) error
+		args    []string
+		wantErr string
+	}{
+		{"dev defaults", func(a []string) error { _, err := loadDevConfig(a); return err }, nil, ""},
+		{"dev bad temporal address", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--temporal-address", "nohost"}, "temporal-address"},
+		{"dev bad log level", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--log-level", "loud"}, "log-level"},
+		{"dev bad api address", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--api-address", "8080"}, "api-address"},
+		{"dev stray argument", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"extra"}, "unexpected arguments"},
+		{"worker needs redis", func(a []string) error { _, err := loadWorkerConfig(a); return err }, nil, "redis-address is required"},
+		{"worker ok", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "127.0.0.1:6379"}, ""},
+		{"worker bad refresh", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--refresh-seconds", "0"}, "refresh-seconds"},
+		{"server ok", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("TEMPORAL_ADDRESS", "")
+			t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+			err := tt.load(tt.args)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRunUnknownCommand(t *testing.T) {
+	if err := run(t.Context(), "frobnicate", nil); !errors.Is(err, errUsage) {
+		t.Fatalf("err = %v, want usage", err)
+	}
+	if err := runApp(t.Context(), []string{"rollback", "x"}, nil); err == nil || !strings.Contains(err.Error(), "not implemented") {
+		t.Fatalf("err = %v, want not implemented", err)
+	}
+}
