@@ -18,9 +18,9 @@ type event struct {
 	Action     string
 	ImportPath string
 	Package    string
-	Test    string
-	Output  string
-	Elapsed float64
+	Test       string
+	Output     string
+	Elapsed    float64
 }
 
 type counts struct{ passed, failed, skipped int }
