@@ -27,20 +27,12 @@ func project(c *echo.Context) (string, error) {
 	if p == "" {
 		return appspec.DefaultProject, nil
 	}
-	a := appspec.Application{Name: "x", Project: p, Source: appspec.Source{RepoURL: "x"}}
-	if err := a.Validate(); err != nil {
-		return "", err
-	}
-	return p, nil
+	return p, appspec.ValidateName("project", p)
 }
 
 func appName(c *echo.Context) (string, error) {
 	n := c.Param("name")
-	a := appspec.Application{Name: n, Project: appspec.DefaultProject, Source: appspec.Source{RepoURL: "x"}}
-	if err := a.Validate(); err != nil {
-		return "", err
-	}
-	return n, nil
+	return n, appspec.ValidateName("name", n)
 }
 
 func bindSpec(c *echo.Context) (appspec.Application, error) {

@@ -20,8 +20,6 @@ type Options struct {
 	AppConfig workflows.AppConfig
 	// Namespace is the Temporal namespace (for visibility queries).
 	Namespace string
-	// TemporalUIURL, when set, is used to link syncs to the Temporal UI.
-	TemporalUIURL string
 	// SyncTimeout bounds how long POST .../sync waits for the sync to end.
 	SyncTimeout time.Duration
 }

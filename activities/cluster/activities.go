@@ -219,18 +219,20 @@ func ensureNamespace(ctx context.Context, c *kube.Clients, name string) error {
 
 // Compare compares desired and live state and assesses health.
 func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
-	out, err := a.compare(ctx, in)
+	out, err := a.compare(ctx, in, true)
 	return out, failure.Activity(err)
 }
 
-func (a *Activities) compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
+// compare reads the live objects and assesses their health; with diff it
+// also compares each with a server-side-apply dry run of the desired one.
+func (a *Activities) compare(ctx context.Context, in CompareInput, diff bool) (CompareOutput, error) {
 	c, objs, err := a.prepare(ctx, in.Target, in.Manifests)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s/%s: %w", in.Target.Project, in.Target.App, err)
 	}
 	out := CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, Resources: make([]appspec.ResourceStatus, 0, len(objs))}
 	for _, o := range objs {
-		rs, err := compareOne(ctx, c, o)
+		rs, err := compareOne(ctx, c, o, diff)
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", o.key(), err)
 		}
@@ -243,7 +245,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput) (CompareOutpu
 	return out, nil
 }
 
-func compareOne(ctx context.Context, c *kube.Clients, o object) (appspec.ResourceStatus, error) {
+func compareOne(ctx context.Context, c *kube.Clients, o object, diff bool) (appspec.ResourceStatus, error) {
 	rs := appspec.ResourceStatus{ResourceKey: o.key(), Version: o.obj.GroupVersionKind().Version}
 	rc := o.client(c)
 	live, err := rc.Get(ctx, o.obj.GetName(), metav1.GetOptions{})
@@ -256,6 +258,10 @@ func compareOne(ctx context.Context, c *kube.Clients, o object) (appspec.Resourc
 	}
 	h := health.Assess(live)
 	rs.Health, rs.HealthMessage = h.Status, h.Message
+	if !diff {
+		rs.Status = appspec.SyncUnknown
+		return rs, nil
+	}
 	dry, err := rc.Apply(ctx, o.obj.GetName(), o.obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		rs.Status, rs.Message = appspec.SyncOutOfSync, "server-side dry run failed: "+err.Error()
@@ -283,8 +289,9 @@ func normalize(o *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-// WaitHealthy polls until every resource is Healthy, heartbeating as it
-// goes. It returns the last comparison when ctx ends (the activity's
+// WaitHealthy polls the live objects' health (no diff: that is Compare's
+// job) until every resource is Healthy or one is Degraded, heartbeating as
+// it goes. It returns the last comparison when ctx ends (the activity's
 // timeout) with the context's error, so the caller can report progress.
 func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutput, error) {
 	poll := time.Duration(in.PollMillis) * time.Millisecond
@@ -292,7 +299,7 @@ func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutp
 		poll = 500 * time.Millisecond
 	}
 	for {
-		out, err := a.compare(ctx, in.CompareInput)
+		out, err := a.compare(ctx, in.CompareInput, false)
 		if err != nil {
 			return out, failure.Activity(err)
 		}

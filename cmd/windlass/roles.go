@@ -83,7 +83,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	}
 	cleanup = append(cleanup, stopWorker)
 
-	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, dev.UIURL(), cfg.RefreshSeconds)
+	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, cfg.RefreshSeconds)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 		return err
 	}
 	defer c.Close()
-	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, "", 0)
+	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, 0)
 	if err != nil {
 		return err
 	}
@@ -173,9 +173,9 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	return func() { wk.Stop(); _ = rdb.Close() }, nil
 }
 
-func listenAPI(log *slog.Logger, c client.Client, addr, namespace, uiURL string, refresh int) (*http.Server, net.Listener, error) {
+func listenAPI(log *slog.Logger, c client.Client, addr, namespace string, refresh int) (*http.Server, net.Listener, error) {
 	h := api.New(c, api.Options{
-		Logger: log, Namespace: namespace, TemporalUIURL: uiURL,
+		Logger: log, Namespace: namespace,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh},
 	})
 	ln, err := net.Listen("tcp", addr)

@@ -106,10 +106,10 @@ func (a Application) Defaulted() Application {
 // Validate checks that the spec is well formed. It does not check project
 // permissions. The returned error is a *FieldError.
 func (a Application) Validate() error {
-	if err := validName("name", a.Name, 53); err != nil {
+	if err := ValidateName("name", a.Name); err != nil {
 		return err
 	}
-	if err := validName("project", a.Project, 63); err != nil {
+	if err := ValidateName("project", a.Project); err != nil {
 		return err
 	}
 	if strings.TrimSpace(a.Source.RepoURL) == "" {
@@ -130,6 +130,16 @@ func (a Application) Validate() error {
 		return &FieldError{Field: "refreshSeconds", Reason: "must not be negative"}
 	}
 	return nil
+}
+
+// ValidateName checks an application ("name") or project ("project")
+// name; other fields get the 63-character DNS-label rule.
+func ValidateName(field, v string) error {
+	max := 63
+	if field == "name" {
+		max = 53
+	}
+	return validName(field, v, max)
 }
 
 func validName(field, v string, max int) error {
