@@ -27,12 +27,12 @@ func project(c *echo.Context) (string, error) {
 	if p == "" {
 		return appspec.DefaultProject, nil
 	}
-	return p, appspec.ValidateName("project", p)
+	return p, appspec.ValidateProjectName(p)
 }
 
 func appName(c *echo.Context) (string, error) {
 	n := c.Param("name")
-	return n, appspec.ValidateName("name", n)
+	return n, appspec.ValidateAppName(n)
 }
 
 func bindSpec(c *echo.Context) (appspec.Application, error) {

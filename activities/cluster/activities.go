@@ -231,12 +231,15 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, diff bool) (C
 		return CompareOutput{}, fmt.Errorf("compare %s/%s: %w", in.Target.Project, in.Target.App, err)
 	}
 	out := CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, Resources: make([]appspec.ResourceStatus, 0, len(objs))}
+	if !diff {
+		out.Sync = appspec.SyncUnknown
+	}
 	for _, o := range objs {
 		rs, err := compareOne(ctx, c, o, diff)
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", o.key(), err)
 		}
-		if rs.Status != appspec.SyncSynced {
+		if diff && rs.Status != appspec.SyncSynced {
 			out.Sync = appspec.SyncOutOfSync
 		}
 		out.Health = appspec.Worse(out.Health, rs.Health)

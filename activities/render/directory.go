@@ -40,6 +40,24 @@ func appDir(root, p string) (string, error) {
 	return real, nil
 }
 
+// detectTool names the config-management tool of dir the way Argo CD
+// detects it: Chart.yaml means Helm, a kustomization file Kustomize, a
+// *.jsonnet file Jsonnet; anything else is a plain directory.
+func detectTool(dir string) string {
+	for _, c := range []struct{ file, tool string }{
+		{"Chart.yaml", "helm"}, {"kustomization.yaml", "kustomize"},
+		{"kustomization.yml", "kustomize"}, {"Kustomization", "kustomize"},
+	} {
+		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
+			return c.tool
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.jsonnet")); len(m) > 0 {
+		return "jsonnet"
+	}
+	return "directory"
+}
+
 // renderDirectory parses the manifests of a plain directory.
 func renderDirectory(dir string, opts *appspec.Directory) ([]*unstructured.Unstructured, error) {
 	if opts == nil {

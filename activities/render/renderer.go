@@ -119,6 +119,9 @@ func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructure
 	if err != nil {
 		return nil, nil, fmt.Errorf("render %s@%s: %w", req.Path, req.SHA, err)
 	}
+	if tool := detectTool(dir); tool != "directory" {
+		return nil, nil, fmt.Errorf("render %s@%s: %w: the %s tool is not built yet (only plain YAML/JSON directories are)", req.Path, req.SHA, ErrNotImplemented, tool)
+	}
 	objs, err := renderDirectory(dir, req.Directory)
 	if err != nil {
 		return nil, nil, fmt.Errorf("render %s@%s: %w", req.Path, req.SHA, err)

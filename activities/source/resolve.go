@@ -12,7 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var (
+	fullSHA  = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	shortSHA = regexp.MustCompile(`^[0-9a-f]{7,39}$`)
+)
 
 // lsRemote lists the references of repoURL.
 func (a *Activities) lsRemote(ctx context.Context, repoURL string) ([]*plumbing.Reference, error) {
@@ -70,7 +73,7 @@ func pickRevision(refs []*plumbing.Reference, revision string) (sha, ref string,
 	if fullSHA.MatchString(rev) {
 		return rev, "", nil
 	}
-	if regexp.MustCompile(`^[0-9a-f]{7,39}$`).MatchString(rev) {
+	if shortSHA.MatchString(rev) {
 		return "", "", fmt.Errorf("%w: %q: short commit SHAs are not implemented yet, use the full SHA", ErrRevisionNotFound, rev)
 	}
 	return "", "", fmt.Errorf("%w: %q is not a branch, tag or commit of the repository", ErrRevisionNotFound, rev)

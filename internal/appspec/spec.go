@@ -106,10 +106,10 @@ func (a Application) Defaulted() Application {
 // Validate checks that the spec is well formed. It does not check project
 // permissions. The returned error is a *FieldError.
 func (a Application) Validate() error {
-	if err := ValidateName("name", a.Name); err != nil {
+	if err := ValidateAppName(a.Name); err != nil {
 		return err
 	}
-	if err := ValidateName("project", a.Project); err != nil {
+	if err := ValidateProjectName(a.Project); err != nil {
 		return err
 	}
 	if strings.TrimSpace(a.Source.RepoURL) == "" {
@@ -132,15 +132,12 @@ func (a Application) Validate() error {
 	return nil
 }
 
-// ValidateName checks an application ("name") or project ("project")
-// name; other fields get the 63-character DNS-label rule.
-func ValidateName(field, v string) error {
-	max := 63
-	if field == "name" {
-		max = 53
-	}
-	return validName(field, v, max)
-}
+// ValidateAppName checks an application name (a DNS label of at most 53
+// characters, as in Argo CD); the error names the field "name".
+func ValidateAppName(v string) error { return validName("name", v, 53) }
+
+// ValidateProjectName checks a project name; the error names "project".
+func ValidateProjectName(v string) error { return validName("project", v, 63) }
 
 func validName(field, v string, max int) error {
 	switch {
