@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/redis/go-redis/v9"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -52,7 +53,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	renderer, err := render.NewRenderer(render.RedisStore{Client: cfg.Redis}, src, log)
+	renderer, err := render.NewRenderer(render.Config{Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"), Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func (s *appSuite) SetupTest() {
 func (s *appSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
 
 func ref(sha string) render.ManifestRef {
-	req := render.Request{RepoURL: repo, SHA: sha, Path: "guestbook"}
+	req := render.SingleSource("guestbook", "web", appspec.Source{RepoURL: repo, Path: "guestbook", TargetRevision: "main"}, sha)
 	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 2, Digest: "sha256:x", Request: req}
 }
 

@@ -72,7 +72,7 @@ const (
 )
 
 func renderRequest(spec appspec.Application, sha string) render.Request {
-	return render.Request{RepoURL: spec.Source.RepoURL, SHA: sha, Path: spec.Source.Path, Directory: spec.Source.Directory}
+	return render.SingleSource(spec.Name, spec.Destination.Namespace, spec.Source, sha)
 }
 
 func clusterTarget(spec appspec.Application) cluster.Target {

@@ -49,13 +49,18 @@ func (s RedisStore) Set(ctx context.Context, key string, value []byte, ttl time.
 	return nil
 }
 
-// Key is the cache key of a request: a hash of repo, SHA, path, tool and
-// parameters.
+// CodeVersion names the version of the rendering code; it takes part in the
+// cache key, so bump it whenever a change alters what a render produces.
+const CodeVersion = "2"
+
+// Key is the cache key of a request: a hash of the render code's version
+// and the whole request (repos, SHAs, paths, explicit tools and their
+// parameters). A detected tool is a function of the SHA and path.
 func (r Request) Key() string {
 	b, _ := json.Marshal(struct {
-		Tool string
-		Req  Request
-	}{"directory", r})
+		Version string
+		Req     Request
+	}{CodeVersion, r})
 	sum := sha256.Sum256(b)
 	return keyPrefix + hex.EncodeToString(sum[:])
 }

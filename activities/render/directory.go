@@ -42,20 +42,24 @@ func appDir(root, p string) (string, error) {
 
 // detectTool names the config-management tool of dir the way Argo CD
 // detects it: Chart.yaml means Helm, a kustomization file Kustomize, a
-// *.jsonnet file Jsonnet; anything else is a plain directory.
-func detectTool(dir string) string {
+// configured plugin's discovery rule that plugin, a *.jsonnet file Jsonnet;
+// anything else is a plain directory.
+func (r *Renderer) detectTool(dir string) string {
 	for _, c := range []struct{ file, tool string }{
-		{"Chart.yaml", "helm"}, {"kustomization.yaml", "kustomize"},
-		{"kustomization.yml", "kustomize"}, {"Kustomization", "kustomize"},
+		{"Chart.yaml", appspec.ToolHelm}, {"kustomization.yaml", appspec.ToolKustomize},
+		{"kustomization.yml", appspec.ToolKustomize}, {"Kustomization", appspec.ToolKustomize},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
 			return c.tool
 		}
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*.jsonnet")); len(m) > 0 {
-		return "jsonnet"
+	if _, ok := r.discoverPlugin(dir); ok {
+		return appspec.ToolPlugin
 	}
-	return "directory"
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.jsonnet")); len(m) > 0 {
+		return appspec.ToolJsonnet
+	}
+	return appspec.ToolDirectory
 }
 
 // renderDirectory parses the manifests of a plain directory.

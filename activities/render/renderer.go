@@ -11,7 +11,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // Activity names: wire contracts, never rename.
@@ -29,22 +31,36 @@ type Checkouter interface {
 	Checkout(ctx context.Context, repoURL, sha string) (string, error)
 }
 
+// Config holds the Renderer's dependencies and settings.
+type Config struct {
+	Store Store
+	Git   Checkouter
+	// CacheDir holds downloaded charts and scratch space (required for
+	// Helm chart repositories and plugins).
+	CacheDir string
+	// Plugins are the configured config-management plugins.
+	Plugins []PluginConfig
+	Logger  *slog.Logger
+}
+
 // Renderer renders sources and serves rendered manifests from the cache.
 type Renderer struct {
-	store Store
-	git   Checkouter
-	log   *slog.Logger
+	store    Store
+	git      Checkouter
+	cacheDir string
+	plugins  []PluginConfig
+	log      *slog.Logger
 }
 
 // NewRenderer checks its dependencies.
-func NewRenderer(store Store, git Checkouter, log *slog.Logger) (*Renderer, error) {
-	if store == nil || git == nil {
+func NewRenderer(cfg Config) (*Renderer, error) {
+	if cfg.Store == nil || cfg.Git == nil {
 		return nil, errors.New("render: store and checkouter are required")
 	}
-	if log == nil {
-		log = slog.Default()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
-	return &Renderer{store: store, git: git, log: log}, nil
+	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger}, nil
 }
 
 const (
@@ -61,7 +77,7 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 			var objs []json.RawMessage
 			if err := json.Unmarshal(b, &objs); err == nil {
 				r.log.Debug(msgCacheHit, "key", key)
-				return ManifestRef{Key: key, SHA: req.SHA, Count: len(objs), Digest: digest(b), Request: req}, nil
+				return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req}, nil
 			}
 		} else if !errors.Is(err, ErrCacheMiss) {
 			return ManifestRef{}, fmt.Errorf("manifest cache: %w", err)
@@ -74,8 +90,8 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 	if err := r.store.Set(ctx, key, b, CacheTTL); err != nil {
 		return ManifestRef{}, fmt.Errorf("manifest cache: %w", err)
 	}
-	r.log.Info(msgRendered, "repo", req.RepoURL, "sha", req.SHA, "path", req.Path, "objects", len(objs))
-	return ManifestRef{Key: key, SHA: req.SHA, Count: len(objs), Digest: digest(b), Request: req}, nil
+	r.log.Info(msgRendered, "app", req.AppName, "sources", len(req.Sources), "objects", len(objs))
+	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req}, nil
 }
 
 // Load returns the manifests ref points at, rendering again if the cache
@@ -111,26 +127,89 @@ func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.U
 }
 
 func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructured.Unstructured, []byte, error) {
-	root, err := r.git.Checkout(ctx, req.RepoURL, req.SHA)
-	if err != nil {
-		return nil, nil, fmt.Errorf("render %s@%s: %w", req.Path, req.SHA, err)
+	if len(req.Sources) == 0 {
+		return nil, nil, fmt.Errorf("%w: no sources", ErrBadPath)
 	}
-	dir, err := appDir(root, req.Path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("render %s@%s: %w", req.Path, req.SHA, err)
+	refs := map[string]string{}
+	for _, s := range req.Sources {
+		if s.Ref == "" {
+			continue
+		}
+		root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
+		if err != nil {
+			return nil, nil, fmt.Errorf("source $%s: %w", s.Ref, err)
+		}
+		refs[s.Ref] = root
 	}
-	if tool := detectTool(dir); tool != "directory" {
-		return nil, nil, fmt.Errorf("render %s@%s: %w: the %s tool is not built yet (only plain YAML/JSON directories are)", req.Path, req.SHA, ErrNotImplemented, tool)
+	var all []*unstructured.Unstructured
+	for _, s := range req.Sources {
+		if s.RefOnly() {
+			continue
+		}
+		objs, err := r.renderSource(ctx, req, s, refs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("render %s@%s: %w", s.Path, s.SHA, err)
+		}
+		all = append(all, objs...)
+		if len(all) > manifest.MaxObjects {
+			return nil, nil, fmt.Errorf("%w: more than %d objects", manifest.ErrInvalidManifest, manifest.MaxObjects)
+		}
 	}
-	objs, err := renderDirectory(dir, req.Directory)
-	if err != nil {
-		return nil, nil, fmt.Errorf("render %s@%s: %w", req.Path, req.SHA, err)
-	}
-	b, err := json.Marshal(objs)
+	b, err := json.Marshal(all)
 	if err != nil {
 		return nil, nil, err
 	}
-	return objs, b, nil
+	return all, b, nil
+}
+
+// toolInput is what a tool renders from.
+type toolInput struct {
+	// Root is the checkout (or unpacked chart) the source lives in; Dir is
+	// the source's directory inside it. Nothing may be read outside Root,
+	// except the roots of other sources named in Refs.
+	Root, Dir string
+	Source    SourceRequest
+	AppName   string
+	Namespace string
+	// Refs maps a source's ref name to its checkout root.
+	Refs map[string]string
+}
+
+// renderSource checks out one source and renders it with its tool.
+func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceRequest, refs map[string]string) ([]*unstructured.Unstructured, error) {
+	in := toolInput{Source: s, AppName: req.AppName, Namespace: req.Namespace, Refs: refs}
+	if s.Chart != "" {
+		return r.renderHelmRepoChart(ctx, in)
+	}
+	root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := appDir(root, s.Path)
+	if err != nil {
+		return nil, err
+	}
+	in.Root, in.Dir = root, dir
+	tool := req.Tool
+	if tool == "" {
+		tool = s.ExplicitTool()
+	}
+	if tool == "" {
+		tool = r.detectTool(dir)
+	}
+	switch tool {
+	case appspec.ToolDirectory:
+		return renderDirectory(dir, s.Directory)
+	case appspec.ToolHelm:
+		return r.renderHelm(ctx, in)
+	case appspec.ToolKustomize:
+		return r.renderKustomize(ctx, in)
+	case appspec.ToolJsonnet:
+		return r.renderJsonnet(ctx, in)
+	case appspec.ToolPlugin:
+		return r.renderPlugin(ctx, in)
+	}
+	return nil, fmt.Errorf("%w: unknown tool %q", ErrBadPath, tool)
 }
 
 // Activities exposes the Renderer as Temporal activities.

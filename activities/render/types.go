@@ -4,15 +4,41 @@ import "github.com/windlass-cd/windlass/internal/appspec"
 
 // Request says what to render. Every field takes part in the cache key.
 type Request struct {
-	RepoURL   string             `json:"repoURL"`
-	SHA       string             `json:"sha"`
-	Path      string             `json:"path"`
-	Directory *appspec.Directory `json:"directory,omitempty"`
+	// AppName is the default Helm release name.
+	AppName string `json:"appName"`
+	// Namespace is the destination namespace (Helm's release namespace and
+	// the namespace Kustomize and plugins are told about).
+	Namespace string `json:"namespace,omitempty"`
+	// Sources are rendered in order and their manifests concatenated. A
+	// source with a Ref and neither Path nor Chart only lends its files to
+	// the others ($ref/ value files).
+	Sources []SourceRequest `json:"sources"`
+	// Tool forces a tool for every source (the render CLI's --tool).
+	Tool string `json:"tool,omitempty"`
+}
+
+// SourceRequest is a source with its revision resolved.
+type SourceRequest struct {
+	appspec.Source
+	// SHA is the resolved commit of a Git source, or the resolved chart
+	// version of a source with a Chart.
+	SHA string `json:"sha"`
+}
+
+// RefOnly reports whether the source only lends its files to others.
+func (s SourceRequest) RefOnly() bool {
+	return s.Ref != "" && s.Path == "" && s.Chart == ""
+}
+
+// SingleSource is the request of a one-source application.
+func SingleSource(appName, namespace string, src appspec.Source, sha string) Request {
+	return Request{AppName: appName, Namespace: namespace, Sources: []SourceRequest{{Source: src, SHA: sha}}}
 }
 
 // ManifestRef points at rendered manifests in the cache.
 type ManifestRef struct {
-	Key     string  `json:"key"`
+	Key string `json:"key"`
+	// SHA is the resolved revision of the first rendered source.
 	SHA     string  `json:"sha"`
 	Count   int     `json:"count"`
 	Digest  string  `json:"digest"`
@@ -24,4 +50,13 @@ type RenderInput struct {
 	Request Request `json:"request"`
 	// Hard bypasses the cache.
 	Hard bool `json:"hard,omitempty"`
+}
+
+func (r Request) firstSHA() string {
+	for _, s := range r.Sources {
+		if !s.RefOnly() {
+			return s.SHA
+		}
+	}
+	return ""
 }

@@ -17,9 +17,13 @@ const InClusterServer = "https://kubernetes.default.svc"
 
 // Application is the desired state of one application.
 type Application struct {
-	Name        string      `json:"name"`
-	Project     string      `json:"project"`
-	Source      Source      `json:"source"`
+	Name    string `json:"name"`
+	Project string `json:"project"`
+	Source  Source `json:"source"`
+	// Sources replaces Source for a multi-source application. A source
+	// with a Ref only lends its files to the others ($ref/path in Helm
+	// valueFiles) unless it also has a Path or Chart.
+	Sources     []Source    `json:"sources,omitempty"`
 	Destination Destination `json:"destination"`
 	SyncPolicy  *SyncPolicy `json:"syncPolicy,omitempty"`
 	// RefreshSeconds overrides the global refresh interval for this app.
@@ -28,17 +32,25 @@ type Application struct {
 
 // Source says where the manifests come from.
 type Source struct {
-	RepoURL        string     `json:"repoURL"`
-	Path           string     `json:"path,omitempty"`
-	TargetRevision string     `json:"targetRevision,omitempty"`
-	Directory      *Directory `json:"directory,omitempty"`
+	RepoURL        string `json:"repoURL"`
+	Path           string `json:"path,omitempty"`
+	TargetRevision string `json:"targetRevision,omitempty"`
+	// Chart names a chart in the Helm repository RepoURL (HTTP or oci://);
+	// TargetRevision is then its version or a semver range.
+	Chart     string     `json:"chart,omitempty"`
+	Ref       string     `json:"ref,omitempty"`
+	Directory *Directory `json:"directory,omitempty"`
+	Helm      *Helm      `json:"helm,omitempty"`
+	Kustomize *Kustomize `json:"kustomize,omitempty"`
+	Plugin    *Plugin    `json:"plugin,omitempty"`
 }
 
 // Directory holds the options of the plain-manifest tool.
 type Directory struct {
-	Recurse bool   `json:"recurse,omitempty"`
-	Include string `json:"include,omitempty"`
-	Exclude string `json:"exclude,omitempty"`
+	Recurse bool     `json:"recurse,omitempty"`
+	Include string   `json:"include,omitempty"`
+	Exclude string   `json:"exclude,omitempty"`
+	Jsonnet *Jsonnet `json:"jsonnet,omitempty"`
 }
 
 // Destination is the cluster and default namespace the manifests go to.
