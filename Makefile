@@ -3,6 +3,12 @@ SHELL := /bin/bash
 export GOFLAGS := -buildvcs=false
 TOOLS := bin/tools
 WORKFLOWCHECK_VERSION := v0.6.0
+# Reference renderers the golden tests compare against, at the versions of
+# the libraries in go.mod.
+HELM_VERSION := v4.3.1
+KUSTOMIZE_VERSION := v5.8.2
+JSONNET_VERSION := v0.22.0
+REF_TOOLS := $(TOOLS)/helm-$(HELM_VERSION) $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION) $(TOOLS)/jsonnet-$(JSONNET_VERSION)
 DEV_CLUSTER := .windlass/testbed
 
 .DEFAULT_GOAL := help
@@ -32,7 +38,7 @@ cluster-up: testbed ## start the local test cluster (kube-apiserver, etcd, KCM, 
 cluster-down: ## stop the local test cluster
 	go run ./hack/cluster down --dir $(DEV_CLUSTER)
 
-test: deps testbed ## unit, workflow and e2e tests against the real test bed, with a summary
+test: deps testbed reftools ## unit, workflow and e2e tests against the real test bed, with a summary
 	@hack/test.sh
 
 test-unit: ## unit and workflow tests only (no cluster)
@@ -40,6 +46,22 @@ test-unit: ## unit and workflow tests only (no cluster)
 
 test-e2e: deps testbed ## the end-to-end tests only
 	@PKGS=./test/e2e/... hack/test.sh
+
+reftools: $(REF_TOOLS) ## build the reference helm, kustomize and jsonnet CLIs into bin/tools (one-time)
+
+# Each tool is installed from its own module at a pinned version, then
+# linked under a versioned name so that a version bump rebuilds it.
+$(TOOLS)/helm-$(HELM_VERSION):
+	GOBIN=$(CURDIR)/$(TOOLS)/helm.d go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(TOOLS)/helm.d/helm $@ && ln -sf $(notdir $@) $(TOOLS)/helm
+
+$(TOOLS)/kustomize-$(KUSTOMIZE_VERSION):
+	GOBIN=$(CURDIR)/$(TOOLS)/kustomize.d go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(TOOLS)/kustomize.d/kustomize $@ && ln -sf $(notdir $@) $(TOOLS)/kustomize
+
+$(TOOLS)/jsonnet-$(JSONNET_VERSION):
+	GOBIN=$(CURDIR)/$(TOOLS)/jsonnet.d go install github.com/google/go-jsonnet/cmd/jsonnet@$(JSONNET_VERSION)
+	mv $(TOOLS)/jsonnet.d/jsonnet $@ && ln -sf $(notdir $@) $(TOOLS)/jsonnet
 
 $(TOOLS)/workflowcheck:
 	GOBIN=$(CURDIR)/$(TOOLS) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
@@ -57,4 +79,4 @@ bench: ## benchmarks (not implemented yet)
 ui: ## web UI (not implemented yet)
 	@echo "make ui: not implemented yet (see the web UI issue)"; exit 2
 
-.PHONY: help deps testbed build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui
+.PHONY: help deps testbed reftools build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui

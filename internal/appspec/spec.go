@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // DefaultProject is the project every installation has.
@@ -63,6 +67,28 @@ type Destination struct {
 type SyncPolicy struct {
 	Automated   *Automated `json:"automated,omitempty"`
 	SyncOptions []string   `json:"syncOptions,omitempty"`
+	// Retry retries a failed sync (Argo CD's syncPolicy.retry).
+	Retry *RetryStrategy `json:"retry,omitempty"`
+	// SyncTimeoutSeconds bounds a whole sync; 0 means no limit. On timeout
+	// the sync is terminated and its hooks cleaned up.
+	SyncTimeoutSeconds int `json:"syncTimeoutSeconds,omitempty"`
+}
+
+// RetryStrategy says how often and how fast a failed sync is retried.
+type RetryStrategy struct {
+	// Limit is the number of retries; 0 means none, a negative value
+	// means no limit.
+	Limit   int      `json:"limit,omitempty"`
+	Backoff *Backoff `json:"backoff,omitempty"`
+}
+
+// Backoff is the delay between retries: Duration, multiplied by Factor
+// after each retry, capped at MaxDuration. Durations use Go syntax ("5s",
+// "3m"); a bare number means seconds, as in Argo CD.
+type Backoff struct {
+	Duration    string `json:"duration,omitempty"`
+	Factor      int64  `json:"factor,omitempty"`
+	MaxDuration string `json:"maxDuration,omitempty"`
 }
 
 // Automated turns on automated sync.
@@ -109,10 +135,37 @@ func (a Application) Defaulted() Application {
 	if a.Destination.Server == "" {
 		a.Destination.Server = InClusterServer
 	}
-	if a.Source.Path == "" {
+	if a.Source.Path == "" && a.Source.Chart == "" {
 		a.Source.Path = "."
 	}
 	return a
+}
+
+// AllSources returns Sources, or Source when the app has a single one.
+func (a Application) AllSources() []Source {
+	if len(a.Sources) > 0 {
+		return a.Sources
+	}
+	return []Source{a.Source}
+}
+
+func (s Source) validate(field string) error {
+	if strings.TrimSpace(s.RepoURL) == "" {
+		return &FieldError{Field: field + ".repoURL", Reason: "is required"}
+	}
+	if err := ValidRepoPath(s.Path); err != nil {
+		return &FieldError{Field: field + ".path", Reason: err.Error()}
+	}
+	if s.Chart == "" && strings.ContainsAny(s.TargetRevision, " \t\n~^:?*[\\") {
+		// Not a Git reference; a semver range over tags is still fine.
+		if _, err := semver.NewConstraint(s.TargetRevision); err != nil || strings.ContainsAny(s.TargetRevision, "\n\t:?[\\") {
+			return &FieldError{Field: field + ".targetRevision", Reason: "is neither a Git revision nor a semver range"}
+		}
+	}
+	if s.Ref != "" && !dnsLabel.MatchString(s.Ref) {
+		return &FieldError{Field: field + ".ref", Reason: "must be a DNS label"}
+	}
+	return nil
 }
 
 // Validate checks that the spec is well formed. It does not check project
@@ -124,19 +177,23 @@ func (a Application) Validate() error {
 	if err := ValidateProjectName(a.Project); err != nil {
 		return err
 	}
-	if strings.TrimSpace(a.Source.RepoURL) == "" {
-		return &FieldError{Field: "source.repoURL", Reason: "is required"}
-	}
-	if err := ValidRepoPath(a.Source.Path); err != nil {
-		return &FieldError{Field: "source.path", Reason: err.Error()}
-	}
-	if strings.ContainsAny(a.Source.TargetRevision, " \t\n~^:?*[\\") {
-		return &FieldError{Field: "source.targetRevision", Reason: "is not a valid Git revision"}
+	srcs := a.AllSources()
+	for i, src := range srcs {
+		field := "source"
+		if len(a.Sources) > 0 {
+			field = fmt.Sprintf("sources[%d]", i)
+		}
+		if err := src.validate(field); err != nil {
+			return err
+		}
 	}
 	if a.Destination.Namespace != "" {
 		if err := validName("destination.namespace", a.Destination.Namespace, 63); err != nil {
 			return err
 		}
+	}
+	if err := a.SyncPolicy.validate(); err != nil {
+		return err
 	}
 	if a.RefreshSeconds < 0 {
 		return &FieldError{Field: "refreshSeconds", Reason: "must not be negative"}
@@ -177,4 +234,48 @@ func ValidRepoPath(p string) error {
 		return errors.New("must not leave the repository (path traversal)")
 	}
 	return nil
+}
+
+func (p *SyncPolicy) validate() error {
+	if p == nil {
+		return nil
+	}
+	if p.SyncTimeoutSeconds < 0 {
+		return &FieldError{Field: "syncPolicy.syncTimeoutSeconds", Reason: "must not be negative"}
+	}
+	if p.Retry == nil || p.Retry.Backoff == nil {
+		return nil
+	}
+	b := p.Retry.Backoff
+	for _, d := range []struct{ field, v string }{{"duration", b.Duration}, {"maxDuration", b.MaxDuration}} {
+		if d.v == "" {
+			continue
+		}
+		if _, err := ParseDuration(d.v); err != nil {
+			return &FieldError{Field: "syncPolicy.retry.backoff." + d.field, Reason: err.Error()}
+		}
+	}
+	if b.Factor < 0 {
+		return &FieldError{Field: "syncPolicy.retry.backoff.factor", Reason: "must not be negative"}
+	}
+	return nil
+}
+
+// ParseDuration parses a Go duration, or a bare number of seconds as Argo
+// CD accepts.
+func ParseDuration(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0, errors.New("must not be negative")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 5s or 3m", v)
+	}
+	if d < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return d, nil
 }

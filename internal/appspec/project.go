@@ -1,0 +1,261 @@
+package appspec
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Project groups applications and restricts what they may do, as Argo CD's
+// AppProject does: which repositories they render from, which clusters and
+// namespaces they deploy to, which kinds of resources they may manage, and
+// when they may sync.
+type Project struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// SourceRepos are globs of allowed repository URLs ("*" allows all).
+	SourceRepos []string `json:"sourceRepos,omitempty"`
+	// Destinations are the allowed server and namespace globs.
+	Destinations []ProjectDestination `json:"destinations,omitempty"`
+	// Cluster-scoped kinds are denied unless whitelisted (as in Argo CD);
+	// namespaced kinds are allowed unless a whitelist exists and omits
+	// them, or the blacklist names them.
+	ClusterResourceWhitelist   []GroupKind  `json:"clusterResourceWhitelist,omitempty"`
+	ClusterResourceBlacklist   []GroupKind  `json:"clusterResourceBlacklist,omitempty"`
+	NamespaceResourceWhitelist []GroupKind  `json:"namespaceResourceWhitelist,omitempty"`
+	NamespaceResourceBlacklist []GroupKind  `json:"namespaceResourceBlacklist,omitempty"`
+	SyncWindows                []SyncWindow `json:"syncWindows,omitempty"`
+}
+
+// ProjectDestination is a server glob and a namespace glob.
+type ProjectDestination struct {
+	Server    string `json:"server,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// GroupKind names a kind; either part may be "*".
+type GroupKind struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+}
+
+// SyncWindow allows or denies syncs for Duration after each time Schedule
+// (a five-field cron expression) fires, in TimeZone (default UTC). It
+// applies to the apps, namespaces and clusters its globs match.
+type SyncWindow struct {
+	Kind         string   `json:"kind"`
+	Schedule     string   `json:"schedule"`
+	Duration     string   `json:"duration"`
+	Applications []string `json:"applications,omitempty"`
+	Namespaces   []string `json:"namespaces,omitempty"`
+	Clusters     []string `json:"clusters,omitempty"`
+	// ManualSync lets manual syncs through while the window denies.
+	ManualSync bool   `json:"manualSync,omitempty"`
+	TimeZone   string `json:"timeZone,omitempty"`
+}
+
+// Sync window kinds.
+const (
+	WindowAllow = "allow"
+	WindowDeny  = "deny"
+)
+
+// DefaultProjectSpec is the built-in default project: everything allowed.
+func DefaultProjectSpec() Project {
+	return Project{
+		Name:                     DefaultProject,
+		Description:              "built-in default project",
+		SourceRepos:              []string{"*"},
+		Destinations:             []ProjectDestination{{Server: "*", Namespace: "*"}},
+		ClusterResourceWhitelist: []GroupKind{{Group: "*", Kind: "*"}},
+	}
+}
+
+// Validate checks the project's names, globs, schedules and durations.
+func (p Project) Validate() error {
+	if err := ValidateProjectName(p.Name); err != nil {
+		return err
+	}
+	for i, w := range p.SyncWindows {
+		if _, err := w.parse(); err != nil {
+			return &FieldError{Field: fmt.Sprintf("syncWindows[%d]", i), Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+func glob(pattern, v string) bool {
+	if pattern == "*" {
+		return true
+	}
+	ok, err := path.Match(pattern, v)
+	return err == nil && ok
+}
+
+func anyGlob(patterns []string, v string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return glob(p, v) })
+}
+
+// PermitsSource reports whether the project allows repoURL.
+func (p Project) PermitsSource(repoURL string) bool {
+	return anyGlob(p.SourceRepos, repoURL) || anyGlob(p.SourceRepos, strings.TrimSuffix(repoURL, ".git"))
+}
+
+// PermitsDestination reports whether the project allows the destination.
+func (p Project) PermitsDestination(d Destination) bool {
+	return slices.ContainsFunc(p.Destinations, func(pd ProjectDestination) bool {
+		return glob(orStar(pd.Server), d.Server) && glob(orStar(pd.Namespace), d.Namespace)
+	})
+}
+
+func orStar(v string) string {
+	if v == "" {
+		return "*"
+	}
+	return v
+}
+
+func matchGK(list []GroupKind, group, kind string) bool {
+	return slices.ContainsFunc(list, func(gk GroupKind) bool { return glob(gk.Group, group) && glob(gk.Kind, kind) })
+}
+
+// PermitsResource reports whether the project allows a kind.
+func (p Project) PermitsResource(group, kind string, namespaced bool) bool {
+	if !namespaced {
+		return matchGK(p.ClusterResourceWhitelist, group, kind) && !matchGK(p.ClusterResourceBlacklist, group, kind)
+	}
+	if len(p.NamespaceResourceWhitelist) > 0 && !matchGK(p.NamespaceResourceWhitelist, group, kind) {
+		return false
+	}
+	return !matchGK(p.NamespaceResourceBlacklist, group, kind)
+}
+
+// CheckApp reports why the project does not allow app's sources and
+// destination, or nil.
+func (p Project) CheckApp(app Application) error {
+	for _, s := range app.AllSources() {
+		if !p.PermitsSource(s.RepoURL) {
+			return &FieldError{Field: "source.repoURL", Reason: fmt.Sprintf("repository %s is not permitted in project %s", s.RepoURL, p.Name)}
+		}
+	}
+	if !p.PermitsDestination(app.Destination) {
+		return &FieldError{Field: "destination", Reason: fmt.Sprintf("destination %s namespace %q is not permitted in project %s",
+			app.Destination.Server, app.Destination.Namespace, p.Name)}
+	}
+	return nil
+}
+
+// WindowDecision is the verdict of the sync windows at a moment.
+type WindowDecision struct {
+	Allowed bool   `json:"allowed"`
+	Reason  string `json:"reason,omitempty"`
+	// NextChange is when a window next opens or closes (zero: never), so
+	// that a denied automated sync knows when to look again.
+	NextChange time.Time `json:"nextChange,omitzero"`
+}
+
+type parsedWindow struct {
+	SyncWindow
+	sched cron.Schedule
+	dur   time.Duration
+	loc   *time.Location
+}
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+func (w SyncWindow) parse() (parsedWindow, error) {
+	if w.Kind != WindowAllow && w.Kind != WindowDeny {
+		return parsedWindow{}, fmt.Errorf("kind must be %q or %q", WindowAllow, WindowDeny)
+	}
+	sched, err := cronParser.Parse(w.Schedule)
+	if err != nil {
+		return parsedWindow{}, fmt.Errorf("schedule %q: %w", w.Schedule, err)
+	}
+	dur, err := ParseDuration(w.Duration)
+	if err != nil || dur <= 0 {
+		return parsedWindow{}, fmt.Errorf("duration %q must be a positive duration such as 1h", w.Duration)
+	}
+	loc := time.UTC
+	if w.TimeZone != "" {
+		if loc, err = time.LoadLocation(w.TimeZone); err != nil {
+			return parsedWindow{}, fmt.Errorf("time zone %q: %w", w.TimeZone, err)
+		}
+	}
+	return parsedWindow{SyncWindow: w, sched: sched, dur: dur, loc: loc}, nil
+}
+
+func (w parsedWindow) matches(app, namespace, server string) bool {
+	return anyGlob(w.Applications, app) || anyGlob(w.Namespaces, namespace) || anyGlob(w.Clusters, server)
+}
+
+// active reports whether the window is open at now, and when it next
+// opens or closes.
+func (w parsedWindow) active(now time.Time) (bool, time.Time) {
+	local := now.In(w.loc)
+	var last time.Time
+	for t := w.sched.Next(local.Add(-w.dur - time.Minute)); !t.After(local); t = w.sched.Next(t) {
+		last = t
+	}
+	if !last.IsZero() && local.Before(last.Add(w.dur)) {
+		return true, last.Add(w.dur)
+	}
+	return false, w.sched.Next(local)
+}
+
+// SyncAllowed applies the project's sync windows to a sync of app at now,
+// as Argo CD does: a matching active deny window denies; when matching
+// allow windows exist, one of them must be active. ManualSync on a denying
+// window lets manual syncs through.
+func (p Project) SyncAllowed(now time.Time, app, namespace, server string, manual bool) (WindowDecision, error) {
+	var (
+		allows, denies       []parsedWindow
+		activeAllow          bool
+		manualOK             = true
+		next                 time.Time
+		deniedBy, closedAllw string
+	)
+	for _, sw := range p.SyncWindows {
+		w, err := sw.parse()
+		if err != nil {
+			return WindowDecision{}, err
+		}
+		if !w.matches(app, namespace, server) {
+			continue
+		}
+		on, change := w.active(now)
+		if next.IsZero() || change.Before(next) {
+			next = change
+		}
+		switch {
+		case w.Kind == WindowAllow:
+			allows = append(allows, w)
+			if on {
+				activeAllow = true
+			} else if closedAllw == "" {
+				closedAllw = w.Schedule
+			}
+		case on:
+			denies = append(denies, w)
+			if deniedBy == "" {
+				deniedBy = w.Schedule
+			}
+			manualOK = manualOK && w.ManualSync
+		}
+	}
+	d := WindowDecision{Allowed: true, NextChange: next}
+	switch {
+	case len(denies) > 0:
+		d.Allowed, d.Reason = false, fmt.Sprintf("sync denied by the deny window %q (%s)", deniedBy, denies[0].Duration)
+	case len(allows) > 0 && !activeAllow:
+		d.Allowed, d.Reason = false, fmt.Sprintf("no allow window is open (next: %q)", closedAllw)
+		manualOK = slices.ContainsFunc(allows, func(w parsedWindow) bool { return w.ManualSync })
+	}
+	if !d.Allowed && manual && manualOK {
+		d.Allowed, d.Reason = true, ""
+	}
+	return d, nil
+}

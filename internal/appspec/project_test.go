@@ -1,0 +1,113 @@
+package appspec
+
+import (
+	"testing"
+	"time"
+)
+
+func TestProjectPermits(t *testing.T) {
+	p := Project{
+		Name:                       "team",
+		SourceRepos:                []string{"https://git.example.com/team/*"},
+		Destinations:               []ProjectDestination{{Server: InClusterServer, Namespace: "team-*"}},
+		ClusterResourceWhitelist:   []GroupKind{{Group: "", Kind: "Namespace"}},
+		NamespaceResourceBlacklist: []GroupKind{{Group: "", Kind: "ResourceQuota"}},
+	}
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"repo in glob", p.PermitsSource("https://git.example.com/team/app.git"), true},
+		{"repo outside glob", p.PermitsSource("https://git.example.com/other/app"), false},
+		{"destination ok", p.PermitsDestination(Destination{Server: InClusterServer, Namespace: "team-a"}), true},
+		{"destination namespace denied", p.PermitsDestination(Destination{Server: InClusterServer, Namespace: "kube-system"}), false},
+		{"destination server denied", p.PermitsDestination(Destination{Server: "https://other", Namespace: "team-a"}), false},
+		{"cluster kind whitelisted", p.PermitsResource("", "Namespace", false), true},
+		{"cluster kind not whitelisted", p.PermitsResource("rbac.authorization.k8s.io", "ClusterRole", false), false},
+		{"namespaced kind allowed", p.PermitsResource("apps", "Deployment", true), true},
+		{"namespaced kind blacklisted", p.PermitsResource("", "ResourceQuota", true), false},
+		{"default project allows cluster kinds", DefaultProjectSpec().PermitsResource("rbac.authorization.k8s.io", "ClusterRole", false), true},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	app := Application{Name: "a", Project: "team", Source: Source{RepoURL: "https://evil.example.com/x"},
+		Destination: Destination{Server: InClusterServer, Namespace: "team-a"}}
+	if err := p.CheckApp(app); err == nil {
+		t.Error("CheckApp allowed a repository outside the project")
+	}
+	app.Source.RepoURL = "https://git.example.com/team/x"
+	if err := p.CheckApp(app); err != nil {
+		t.Errorf("CheckApp() = %v", err)
+	}
+}
+
+func TestSyncWindows(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// Deny 22:00-02:00 UTC every day; allow window only for "batch" apps
+	// from 01:00 for 1h in Europe/Berlin (UTC+1 in January).
+	p := Project{Name: "p", SyncWindows: []SyncWindow{
+		{Kind: WindowDeny, Schedule: "0 22 * * *", Duration: "4h", Applications: []string{"*"}},
+		{Kind: WindowAllow, Schedule: "0 1 * * *", Duration: "1h", Applications: []string{"batch"}, TimeZone: "Europe/Berlin", ManualSync: true},
+		{Kind: WindowDeny, Schedule: "0 12 * * *", Duration: "30m", Namespaces: []string{"prod"}, ManualSync: true},
+	}}
+	tests := []struct {
+		name      string
+		now       string
+		app, ns   string
+		manual    bool
+		allowed   bool
+		nextAfter string
+	}{
+		{name: "outside every window", now: "2026-01-10T10:00:00Z", app: "web", allowed: true},
+		{name: "inside deny", now: "2026-01-10T23:30:00Z", app: "web", allowed: false, nextAfter: "2026-01-11T02:00:00Z"},
+		{name: "deny across midnight", now: "2026-01-11T01:59:00Z", app: "web", allowed: false},
+		{name: "deny ended", now: "2026-01-11T02:00:00Z", app: "web", allowed: true},
+		{name: "manual sync in deny without manualSync", now: "2026-01-10T23:00:00Z", app: "web", manual: true, allowed: false},
+		{name: "manual sync in deny with manualSync", now: "2026-01-10T12:10:00Z", app: "x", ns: "prod", manual: true, allowed: true},
+		{name: "auto sync in deny with manualSync", now: "2026-01-10T12:10:00Z", app: "x", ns: "prod", allowed: false},
+		{name: "allow window closed", now: "2026-01-10T10:00:00Z", app: "batch", allowed: false},
+		{name: "allow window open in its time zone", now: "2026-01-10T00:30:00Z", app: "batch", allowed: false}, // the deny wins
+		{name: "manual sync while allow window closed", now: "2026-01-10T10:00:00Z", app: "batch", manual: true, allowed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := p.SyncAllowed(at(tt.now), tt.app, tt.ns, InClusterServer, tt.manual)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.allowed {
+				t.Fatalf("Allowed = %v (%s), want %v", d.Allowed, d.Reason, tt.allowed)
+			}
+			if !d.Allowed && d.Reason == "" {
+				t.Error("a denial must give its reason")
+			}
+			if tt.nextAfter != "" && !d.NextChange.Equal(at(tt.nextAfter)) {
+				t.Errorf("NextChange = %v, want %v", d.NextChange, tt.nextAfter)
+			}
+		})
+	}
+	// The allow window alone, open at 01:30 Berlin = 00:30 UTC.
+	only := Project{Name: "p", SyncWindows: p.SyncWindows[1:2]}
+	d, err := only.SyncAllowed(at("2026-01-10T00:30:00Z"), "batch", "", InClusterServer, false)
+	if err != nil || !d.Allowed {
+		t.Fatalf("allow window in Europe/Berlin: %+v, %v", d, err)
+	}
+	bad := Project{Name: "p", SyncWindows: []SyncWindow{{Kind: "maybe", Schedule: "* * * * *", Duration: "1h"}}}
+	if err := bad.Validate(); err == nil {
+		t.Error("Validate accepted a bad window kind")
+	}
+	bad.SyncWindows[0] = SyncWindow{Kind: WindowAllow, Schedule: "not cron", Duration: "1h"}
+	if err := bad.Validate(); err == nil {
+		t.Error("Validate accepted a bad schedule")
+	}
+}
