@@ -1,0 +1,156 @@
+package cluster
+
+import (
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// Activity names of the sync engine: wire contracts, never rename.
+const (
+	PlanName        = "cluster.Plan"
+	ApplyWaveName   = "cluster.ApplyWave"
+	WaitWaveName    = "cluster.WaitWave"
+	PruneName       = "cluster.Prune"
+	DeleteHooksName = "cluster.DeleteHooks"
+	DeleteAppName   = "cluster.DeleteApp"
+)
+
+// Sync phases, in the order they run. SyncFail runs only when a sync fails;
+// PostDelete only when the app is deleted.
+const (
+	PhasePreSync    = "PreSync"
+	PhaseSync       = "Sync"
+	PhasePostSync   = "PostSync"
+	PhaseSyncFail   = "SyncFail"
+	PhasePostDelete = "PostDelete"
+)
+
+// Further actions of a sync, next to those of Apply.
+const (
+	ActionPruned        Action = "pruned"
+	ActionPruneSkipped  Action = "prune-skipped"
+	ActionHookSucceeded Action = "hook-succeeded"
+	ActionHookFailed    Action = "hook-failed"
+	ActionDeleted       Action = "deleted"
+)
+
+// SyncOperation says what one sync does; it takes part in every sync
+// engine input.
+type SyncOperation struct {
+	// SyncID names the sync; hooks created by it carry it, so that a
+	// retried activity finds the hooks it already made instead of making
+	// new ones.
+	SyncID string `json:"syncID"`
+	// Prune deletes tracked resources that are no longer rendered.
+	Prune bool `json:"prune,omitempty"`
+	// Resources limits a selective sync to these resources.
+	Resources []appspec.ResourceKey `json:"resources,omitempty"`
+	// SyncOptions of the operation, on top of the app's.
+	SyncOptions []string `json:"syncOptions,omitempty"`
+	// Strategy is "apply" (resources only, hooks skipped) or "hook" (the
+	// default: hooks run in their phases).
+	Strategy string `json:"strategy,omitempty"`
+	DryRun   bool   `json:"dryRun,omitempty"`
+}
+
+// Sync strategies.
+const (
+	StrategyHook  = "hook"
+	StrategyApply = "apply"
+)
+
+// PlanInput is the input of Plan.
+type PlanInput struct {
+	Target    Target             `json:"target"`
+	Manifests render.ManifestRef `json:"manifests"`
+	Operation SyncOperation      `json:"operation"`
+	// Project restricts the resource kinds (nil: no restriction).
+	Project *appspec.Project `json:"project,omitempty"`
+}
+
+// Step is one wave of one phase.
+type Step struct {
+	Phase string `json:"phase"`
+	Wave  int    `json:"wave"`
+	// Resources counts the resources and hooks of the step.
+	Resources int `json:"resources"`
+}
+
+// PlanOutput is the order a sync runs in. It holds no manifests.
+type PlanOutput struct {
+	// Steps are the PreSync, Sync and PostSync waves in order.
+	Steps []Step `json:"steps"`
+	// SyncFail are the steps run when the sync fails.
+	SyncFail []Step `json:"syncFail,omitempty"`
+	// Prune counts the live resources that are no longer rendered.
+	Prune int `json:"prune,omitempty"`
+	// PruneLast says to prune after the PostSync phase rather than after
+	// the Sync phase.
+	PruneLast bool `json:"pruneLast,omitempty"`
+}
+
+// WaveInput is the input of ApplyWave and WaitWave.
+type WaveInput struct {
+	Target    Target             `json:"target"`
+	Manifests render.ManifestRef `json:"manifests"`
+	Operation SyncOperation      `json:"operation"`
+	Step      Step               `json:"step"`
+	// PollMillis is WaitWave's poll interval (default 500).
+	PollMillis int `json:"pollMillis,omitempty"`
+}
+
+// WaveOutput is what a wave did, and its health once it is waited for.
+type WaveOutput struct {
+	Resources []ResourceResult     `json:"resources"`
+	Health    appspec.HealthStatus `json:"health,omitempty"`
+	// Failed names the resource that failed the wave, with Message.
+	Failed  *appspec.ResourceKey `json:"failed,omitempty"`
+	Message string               `json:"message,omitempty"`
+}
+
+// PruneInput is the input of Prune.
+type PruneInput struct {
+	Target    Target             `json:"target"`
+	Manifests render.ManifestRef `json:"manifests"`
+	Operation SyncOperation      `json:"operation"`
+}
+
+// HookCleanupInput is the input of DeleteHooks.
+type HookCleanupInput struct {
+	Target Target `json:"target"`
+	SyncID string `json:"syncID"`
+	// Outcome is how the sync ended: "succeeded", "failed" or
+	// "terminated". Hooks whose delete policy matches it are deleted; on
+	// termination, hooks still running are deleted too.
+	Outcome string `json:"outcome"`
+}
+
+// Sync outcomes for DeleteHooks.
+const (
+	OutcomeSucceeded  = "succeeded"
+	OutcomeFailed     = "failed"
+	OutcomeTerminated = "terminated"
+)
+
+// Cascade policies of an app deletion, as kubectl's --cascade.
+const (
+	CascadeForeground = "foreground"
+	CascadeBackground = "background"
+	CascadeOrphan     = "orphan"
+)
+
+// DeleteAppInput is the input of DeleteApp.
+type DeleteAppInput struct {
+	Target Target `json:"target"`
+	// Cascade is foreground (wait until every resource is gone),
+	// background, or orphan (leave the resources, drop the tracking).
+	Cascade string `json:"cascade"`
+	// Manifests, when set, lets DeleteApp run the PostDelete hooks.
+	Manifests  *render.ManifestRef `json:"manifests,omitempty"`
+	PollMillis int                 `json:"pollMillis,omitempty"`
+}
+
+// DeleteAppOutput lists what was deleted.
+type DeleteAppOutput struct {
+	Resources []ResourceResult `json:"resources"`
+}
