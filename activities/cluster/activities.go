@@ -68,6 +68,7 @@ type Activities struct {
 	concurrency int
 	kinds       *kindCache
 	jq          *jqCache
+	dryRuns     *dryRunCache
 }
 
 // Option configures Activities.
@@ -109,7 +110,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	}
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
-		concurrency: 8, kinds: newKindCache(), jq: &jqCache{},
+		concurrency: 8, kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
 	}
 	for _, o := range opts {
 		o(a)

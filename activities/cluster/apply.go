@@ -218,33 +218,25 @@ const msgSharedResource = "resource tracked by another app"
 // deletes the object and creates it again.
 func (a *Activities) write(ctx context.Context, c *kube.Clients, o *object, want, live *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, bool, error) {
 	rc := o.client(c)
-	validation := "Strict"
-	if o.opts.Is(optValidate, "false") {
-		validation = "Ignore"
-	}
-	var dry []string
-	if dryRun {
-		dry = []string{metav1.DryRunAll}
-	}
 	send := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		if o.opts.True(optReplace) {
-			if live == nil {
-				return rc.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: validation})
-			}
-			u := want.DeepCopy()
-			u.SetResourceVersion(live.GetResourceVersion())
-			return rc.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: validation})
+		if !o.opts.True(optReplace) {
+			return serverSideApply(ctx, rc, o, want, live, dryRun)
 		}
-		body, err := want.MarshalJSON()
-		if err != nil {
-			return nil, err
+		var dry []string
+		if dryRun {
+			dry = []string{metav1.DryRunAll}
 		}
-		force := true
-		return rc.Patch(ctx, want.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-			FieldManager: FieldManager, Force: &force, DryRun: dry, FieldValidation: validation,
-		})
+		if live == nil {
+			return rc.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: fieldValidation(o)})
+		}
+		u := want.DeepCopy()
+		u.SetResourceVersion(live.GetResourceVersion())
+		return rc.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: fieldValidation(o)})
 	}
 	after, err := send(live)
+	if err == nil && !dryRun && !o.opts.True(optReplace) {
+		a.dryRuns.put(want, after)
+	}
 	if err == nil || live == nil || !immutable(err) || !o.opts.True(optForce) || dryRun {
 		return after, false, err
 	}
@@ -253,6 +245,42 @@ func (a *Activities) write(ctx context.Context, c *kube.Clients, o *object, want
 	}
 	after, err = send(nil)
 	return after, err == nil, err
+}
+
+// fieldValidation is Strict, or Ignore with Validate=false.
+func fieldValidation(o *object) string {
+	if o.opts.Is(optValidate, "false") {
+		return "Ignore"
+	}
+	return "Strict"
+}
+
+// serverSideApply applies want as field manager windlass, taking over
+// conflicting fields (force), optionally as a dry run. Server-side apply
+// refuses fields its schema does not declare whatever the validation, so
+// with Validate=false such an object is sent as a JSON merge patch onto
+// live (or created) with unknown fields dropped, as kubectl apply
+// --validate=false would.
+func serverSideApply(ctx context.Context, rc dynamic.ResourceInterface, o *object, want, live *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	body, err := want.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var dry []string
+	if dryRun {
+		dry = []string{metav1.DryRunAll}
+	}
+	force := true
+	out, err := rc.Patch(ctx, want.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+		FieldManager: FieldManager, Force: &force, FieldValidation: fieldValidation(o), DryRun: dry,
+	})
+	if err == nil || !schemaRejected(err) || fieldValidation(o) != "Ignore" {
+		return out, err
+	}
+	if live == nil {
+		return rc.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager, FieldValidation: "Ignore", DryRun: dry})
+	}
+	return rc.Patch(ctx, want.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager, FieldValidation: "Ignore", DryRun: dry})
 }
 
 func equalNormalized(a, b map[string]any) bool { return unifiedDiff(a, b) == "" }

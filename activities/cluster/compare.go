@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -173,11 +172,17 @@ func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *ob
 // diffOne server-side applies o as a dry run and compares the result with
 // live after normalisation; with withDiff it renders the difference.
 func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *object, live *unstructured.Unstructured, set ignoreSet, withDiff bool) (bool, string, error) {
-	dry, err := o.client(d.c).Apply(ctx, o.obj.GetName(), o.obj, metav1.ApplyOptions{
-		FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll},
-	})
-	if err != nil {
-		return false, "", err
+	dry := a.dryRuns.get(o.obj, live)
+	if dry == nil {
+		var err error
+		dry, err = serverSideApply(ctx, o.client(d.c), o, o.obj, live, true)
+		if err != nil {
+			return false, "", err
+		}
+		// The dry run's result describes the live state it ran against.
+		if dry.GetResourceVersion() == live.GetResourceVersion() {
+			a.dryRuns.put(o.obj, dry)
+		}
 	}
 	managed := live.GetManagedFields()
 	ln, dn := normalize(live, managed, set), normalize(dry, managed, set)

@@ -100,7 +100,7 @@ type WaveInput struct {
 	Manifests render.ManifestRef `json:"manifests"`
 	Operation SyncOperation      `json:"operation"`
 	Step      Step               `json:"step"`
-	// PollMillis is WaitWave's poll interval (default 500).
+	// PollMillis is not used: WaitWave watches instead of polling.
 	PollMillis int `json:"pollMillis,omitempty"`
 }
 
@@ -165,8 +165,9 @@ type DeleteAppInput struct {
 	// background, or orphan (leave the resources, drop the tracking).
 	Cascade string `json:"cascade"`
 	// Manifests, when set, lets DeleteApp run the PostDelete hooks.
-	Manifests  *render.ManifestRef `json:"manifests,omitempty"`
-	PollMillis int                 `json:"pollMillis,omitempty"`
+	Manifests *render.ManifestRef `json:"manifests,omitempty"`
+	// PollMillis is not used: DeleteApp watches instead of polling.
+	PollMillis int `json:"pollMillis,omitempty"`
 	// SyncID names the PostDelete hooks DeleteApp creates (default
 	// "delete/<project>/<app>"), so that a retry finds them.
 	SyncID string `json:"syncID,omitempty"`

@@ -51,7 +51,7 @@ func apiError(err error) error {
 		return err
 	}
 	switch {
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsForbidden(err),
+	case schemaRejected(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsForbidden(err),
 		apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err),
 		apierrors.IsUnsupportedMediaType(err), apierrors.IsRequestEntityTooLargeError(err):
 		return fmt.Errorf("%w: %w", ErrApply, err)
@@ -59,8 +59,19 @@ func apiError(err error) error {
 	return err
 }
 
+// schemaRejected reports a server-side apply refused because the object
+// does not fit the type's schema (an unknown field, say): the API server
+// answers 500 without a reason, but retrying cannot help.
+func schemaRejected(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Code == 500 && strings.Contains(status.Status().Message, "failed to create typed patch object")
+}
+
 // transient reports whether an API error may go away on retry.
 func transient(err error) bool {
+	if schemaRejected(err) {
+		return false
+	}
 	if apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsConflict(err) {
 		return true

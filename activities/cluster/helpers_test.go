@@ -79,7 +79,7 @@ var _ ResourceDiscoverer = clusters{}
 
 // harness is one test's activities, namespace and clients.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	a      *Activities
 	env    *testsuite.TestActivityEnvironment
 	loader *memLoader
@@ -88,7 +88,7 @@ type harness struct {
 	dyn    dynamic.Interface
 }
 
-func newHarness(t *testing.T, opts ...Option) *harness {
+func newHarness(t testing.TB, opts ...Option) *harness {
 	t.Helper()
 	cfg := bed.Cluster.Config
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)

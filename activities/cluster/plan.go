@@ -7,6 +7,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // Plan lays out a sync before anything touches the cluster: the PreSync,
@@ -60,10 +61,13 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 // the project and the kinds the cluster serves.
 func (d *desired) validate(t Target, p *appspec.Project) error {
 	var forbidden []appspec.ResourceKey
-	var unknown []string
+	var unknown, invalid []string
 	for _, o := range d.objs {
 		if o.hook.Skip {
 			continue
+		}
+		if o.obj.GetName() == "" && !o.hook.IsHook() {
+			invalid = append(invalid, o.obj.GetKind()+" "+o.obj.GetGenerateName()+"* (generateName is only supported on hooks)")
 		}
 		namespaced := o.namespaced()
 		if o.mapping == nil {
@@ -81,6 +85,9 @@ func (d *desired) validate(t Target, p *appspec.Project) error {
 			(namespaced && !p.PermitsDestination(appspec.Destination{Server: t.Destination.Server, Namespace: k.Namespace})) {
 			forbidden = append(forbidden, k)
 		}
+	}
+	if len(invalid) > 0 {
+		return fmt.Errorf("%w: %s", manifest.ErrInvalidManifest, strings.Join(invalid, ", "))
 	}
 	if len(forbidden) > 0 {
 		return &ForbiddenError{Project: p.Name, Resources: forbidden}

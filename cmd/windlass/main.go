@@ -21,6 +21,7 @@ commands:
   server    run the REST API against an external Temporal
   worker    run the Temporal worker against an external Temporal
   app       CLI client: app list | get NAME | sync NAME | create -f FILE
+  render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
 
 run "windlass <command> -h" for the flags of a command.
@@ -67,6 +68,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return runWorker(ctx, cfg)
 	case "app":
 		return runApp(ctx, args, os.Stdout)
+	case "render":
+		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":
 		return runHealth(args, os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":

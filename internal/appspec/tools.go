@@ -59,6 +59,19 @@ type Kustomize struct {
 	Replicas          []KustomizeReplica `json:"replicas,omitempty"`
 	Patches           []KustomizePatch   `json:"patches,omitempty"`
 	Components        []string           `json:"components,omitempty"`
+	// ForceCommonLabels and ForceCommonAnnotations let the overrides
+	// replace keys the kustomization already sets (otherwise an error).
+	ForceCommonLabels      bool `json:"forceCommonLabels,omitempty"`
+	ForceCommonAnnotations bool `json:"forceCommonAnnotations,omitempty"`
+	// CommonAnnotationsEnvsubst expands $ARGOCD_APP_* variables in the
+	// annotation values (label values and images are always expanded).
+	CommonAnnotationsEnvsubst bool `json:"commonAnnotationsEnvsubst,omitempty"`
+	// LabelWithoutSelector adds the common labels without touching
+	// selectors; LabelIncludeTemplates then also labels pod templates.
+	LabelWithoutSelector  bool `json:"labelWithoutSelector,omitempty"`
+	LabelIncludeTemplates bool `json:"labelIncludeTemplates,omitempty"`
+	// IgnoreMissingComponents skips components that do not exist.
+	IgnoreMissingComponents bool `json:"ignoreMissingComponents,omitempty"`
 	// AllowRemoteBases lets the kustomization load bases and resources
 	// over the network. Off by default.
 	AllowRemoteBases bool `json:"allowRemoteBases,omitempty"`

@@ -1,0 +1,4 @@
+{
+  image: 'nginx:1.27',
+  port: 80,
+}

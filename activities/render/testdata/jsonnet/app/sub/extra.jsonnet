@@ -1,0 +1,1 @@
+{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-subdir' } }
