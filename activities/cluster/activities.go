@@ -54,6 +54,8 @@ type HealthChecker interface {
 	Assess(obj *unstructured.Unstructured) health.Result
 }
 
+var _ HealthChecker = (*health.Checker)(nil)
+
 type builtinHealth struct{}
 
 func (builtinHealth) Assess(obj *unstructured.Unstructured) health.Result { return health.Assess(obj) }

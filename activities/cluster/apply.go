@@ -133,7 +133,7 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 		res.Action, res.Message = ActionFailed, err.Error()
 		return res, err
 	}
-	if err := d.remap(o); err != nil {
+	if err := d.awaitKind(ctx, o); err != nil {
 		return fail(err)
 	}
 	live, err := getLive(ctx, d.c, o, idx)

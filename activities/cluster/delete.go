@@ -164,7 +164,9 @@ const msgAppDeleted = "app resources deleted"
 // resource keeps it; Delete=confirm keeps it with a note (no confirmation
 // API yet). Then, when Manifests is set, the PostDelete hooks run wave by
 // wave (applied, awaited through watches) and are deleted by their policy;
-// a failed hook is reported in Failed and Message.
+// a failed hook is reported in Failed and Message. The hooks are checked
+// against Project first (forbidden ones fail with a non-retryable
+// ForbiddenError).
 func (a *Activities) DeleteApp(ctx context.Context, in DeleteAppInput) (DeleteAppOutput, error) {
 	out, err := a.deleteApp(ctx, in)
 	if err != nil && ctx.Err() == nil {
@@ -229,7 +231,7 @@ func (a *Activities) deleteApp(ctx context.Context, in DeleteAppInput) (DeleteAp
 	if in.Manifests == nil {
 		return out, nil
 	}
-	return a.postDelete(ctx, d, t, syncID, out)
+	return a.postDelete(ctx, d, t, in.Project, syncID, out)
 }
 
 // untrack removes the tracking annotation and the app label (orphan).
@@ -277,7 +279,7 @@ func (a *Activities) waitDeleted(ctx context.Context, c *kube.Clients, t Target,
 
 // postDelete runs the PostDelete hooks wave by wave, then deletes them by
 // policy.
-func (a *Activities) postDelete(ctx context.Context, d *desired, t Target, syncID string, out DeleteAppOutput) (DeleteAppOutput, error) {
+func (a *Activities) postDelete(ctx context.Context, d *desired, t Target, project *appspec.Project, syncID string, out DeleteAppOutput) (DeleteAppOutput, error) {
 	var hooks []*object
 	for _, o := range d.objs {
 		if o.hook.In(PhasePostDelete) && !o.hook.Skip {
@@ -286,6 +288,9 @@ func (a *Activities) postDelete(ctx context.Context, d *desired, t Target, syncI
 	}
 	if len(hooks) == 0 {
 		return out, nil
+	}
+	if err := d.validate(t, project, hooks); err != nil {
+		return out, err
 	}
 	sortObjects(hooks)
 	op := SyncOperation{SyncID: syncID}

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,6 +194,34 @@ func (d *desired) remap(o *object) error {
 	}
 	o.mapping = m
 	return nil
+}
+
+// crdWait bounds how long an apply waits for a kind whose CRD is in the
+// manifests to be served.
+const crdWait = 30 * time.Second
+
+// awaitKind maps o, waiting (with back-off, at most crdWait) for its kind
+// to be served when a CRD in the manifests defines it: a CRD applied a
+// moment ago is served only once it is established.
+func (d *desired) awaitKind(ctx context.Context, o *object) error {
+	err := d.remap(o)
+	if err == nil || errors.Is(err, ErrUnknownKind) {
+		return err
+	}
+	deadline := time.NewTimer(crdWait)
+	defer deadline.Stop()
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return err
+		case <-time.After(delay):
+		}
+		if err = d.remap(o); err == nil {
+			return nil
+		}
+	}
 }
 
 // resources are the objects that take part in the diff: plain resources,

@@ -171,6 +171,8 @@ type DeleteAppInput struct {
 	// SyncID names the PostDelete hooks DeleteApp creates (default
 	// "delete/<project>/<app>"), so that a retry finds them.
 	SyncID string `json:"syncID,omitempty"`
+	// Project restricts the PostDelete hooks (nil: no restriction).
+	Project *appspec.Project `json:"project,omitempty"`
 }
 
 // DeleteAppOutput lists what was deleted.

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
@@ -562,5 +564,26 @@ func TestResourceTree(t *testing.T) {
 	small := must[ResourceTreeOutput](h, ResourceTreeName, ResourceTreeInput{Target: tg, MaxNodes: 2})
 	if len(small.Nodes) != 2 || !small.Truncated {
 		t.Fatalf("bounded tree = %d nodes, truncated %v", len(small.Nodes), small.Truncated)
+	}
+}
+
+func TestCRDAndResourceInOneWave(t *testing.T) {
+	h := newHarness(t)
+	tg := h.target("crd")
+	ref := h.put(h.fixture("crd.yaml")...)
+	t.Cleanup(func() {
+		_ = h.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+			Delete(context.Background(), "gadgets.h7.windlass.dev", metav1.DeleteOptions{})
+	})
+	before := h.compare(tg, ref, false)
+	if g := statusOf(before, "Gadget", "g1"); g.Health != appspec.HealthMissing || !strings.Contains(g.Message, "not served yet") {
+		t.Fatalf("gadget before sync = %+v", g)
+	}
+	r := h.sync(tg, ref, SyncOperation{SyncID: "crd-1"})
+	if d := cmp.Diff([]string{"CustomResourceDefinition/gadgets.h7.windlass.dev=created", "Gadget/g1=created"}, actions(r.log)); d != "" {
+		t.Fatalf("log (-want +got):\n%s", d)
+	}
+	if c := h.compare(tg, ref, true); c.Sync != appspec.SyncSynced {
+		t.Fatalf("after sync: %s %+v", c.Sync, c.Resources)
 	}
 }

@@ -33,7 +33,7 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 	if err != nil {
 		return PlanOutput{}, err
 	}
-	if err := d.validate(t, in.Project); err != nil {
+	if err := d.validate(t, in.Project, d.objs); err != nil {
 		return PlanOutput{}, err
 	}
 	objs, skipped := d.expand(t, op)
@@ -57,12 +57,12 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 	return out, nil
 }
 
-// validate checks every object that a sync or deletion may apply against
-// the project and the kinds the cluster serves.
-func (d *desired) validate(t Target, p *appspec.Project) error {
+// validate checks objects that a sync or deletion may apply against the
+// project (nil: no restriction) and the kinds the cluster serves.
+func (d *desired) validate(t Target, p *appspec.Project, objs []*object) error {
 	var forbidden []appspec.ResourceKey
 	var unknown, invalid []string
-	for _, o := range d.objs {
+	for _, o := range objs {
 		if o.hook.Skip {
 			continue
 		}
