@@ -222,6 +222,7 @@ func New(r *Renderer) (*Activities, error) {
 // Register registers the activities under their constant names.
 func (a *Activities) Register(reg worker.ActivityRegistry) {
 	reg.RegisterActivityWithOptions(a.Render, activity.RegisterOptions{Name: RenderName})
+	reg.RegisterActivityWithOptions(a.ResolveChart, activity.RegisterOptions{Name: ResolveChartName})
 }
 
 // Render renders the source, stores the manifests in the cache and returns
