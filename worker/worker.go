@@ -1,10 +1,13 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -32,10 +35,54 @@ type Config struct {
 	Logger      *slog.Logger
 	// MaxConcurrentActivities bounds parallel activities (0: SDK default).
 	MaxConcurrentActivities int
+	// Cache settings; zero values take the defaults below.
+	Cache CacheConfig
+}
+
+// CacheConfig bounds the worker's caches.
+type CacheConfig struct {
+	// RefTTL is how long ls-remote results are shared through Redis
+	// (default source.DefaultRefCacheTTL; negative: no sharing).
+	RefTTL time.Duration
+	// ManifestTTL is how long rendered manifests stay in Redis (default
+	// render.CacheTTL).
+	ManifestTTL time.Duration
+	// TreesMaxBytes and TreesMaxAge bound the Git checkouts on disk
+	// (defaults DefaultTreesMaxBytes and DefaultTreesMaxAge); EvictEvery is
+	// how often they are enforced (default DefaultEvictEvery).
+	TreesMaxBytes int64
+	TreesMaxAge   time.Duration
+	EvictEvery    time.Duration
+}
+
+// Defaults of CacheConfig.
+const (
+	DefaultTreesMaxBytes = 10 << 30
+	DefaultTreesMaxAge   = 24 * time.Hour
+	DefaultEvictEvery    = 10 * time.Minute
+)
+
+func (c *CacheConfig) setDefaults() {
+	if c.TreesMaxBytes <= 0 {
+		c.TreesMaxBytes = DefaultTreesMaxBytes
+	}
+	if c.TreesMaxAge <= 0 {
+		c.TreesMaxAge = DefaultTreesMaxAge
+	}
+	if c.EvictEvery <= 0 {
+		c.EvictEvery = DefaultEvictEvery
+	}
 }
 
 // Worker is a running Temporal worker.
-type Worker struct{ w sdkworker.Worker }
+type Worker struct {
+	w     sdkworker.Worker
+	src   *source.Activities
+	cache CacheConfig
+	log   *slog.Logger
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+}
 
 // New builds the activities and registers everything.
 func New(cfg Config) (*Worker, error) {
@@ -49,11 +96,19 @@ func New(cfg Config) (*Worker, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	src, err := source.New(cfg.CacheDir, cfg.Credentials, log)
+	cfg.Cache.setDefaults()
+	var srcOpts []source.Option
+	if cfg.Cache.RefTTL >= 0 {
+		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
+	}
+	src, err := source.New(cfg.CacheDir, cfg.Credentials, log, srcOpts...)
 	if err != nil {
 		return nil, err
 	}
-	renderer, err := render.NewRenderer(render.Config{Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"), Logger: log})
+	renderer, err := render.NewRenderer(render.Config{
+		Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
+		CacheTTL: cfg.Cache.ManifestTTL, Logger: log,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -72,19 +127,46 @@ func New(cfg Config) (*Worker, error) {
 	src.Register(w)
 	rnd.Register(w)
 	cl.Register(w)
-	return &Worker{w: w}, nil
+	return &Worker{w: w, src: src, cache: cfg.Cache, log: log}, nil
 }
 
-// Start starts polling.
+// Start starts polling, and the eviction of old Git checkouts.
 func (w *Worker) Start() error {
 	if err := w.w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop = cancel
+	w.wg.Go(func() { w.evictLoop(ctx) })
 	return nil
 }
 
-// Stop stops polling and waits for running tasks.
-func (w *Worker) Stop() { w.w.Stop() }
+// Stop stops the eviction and polling, and waits for running tasks.
+func (w *Worker) Stop() {
+	if w.stop != nil {
+		w.stop()
+		w.wg.Wait()
+	}
+	w.w.Stop()
+}
+
+const msgEvictFailed = "git checkout eviction failed"
+
+// evictLoop enforces the checkout budget every EvictEvery until ctx ends.
+func (w *Worker) evictLoop(ctx context.Context) {
+	tick := time.NewTicker(w.cache.EvictEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := w.src.Evict(ctx, w.cache.TreesMaxBytes, w.cache.TreesMaxAge); err != nil && ctx.Err() == nil {
+				w.log.Warn(msgEvictFailed, "err", err)
+			}
+		}
+	}
+}
 
 // SearchAttributes are the custom search attributes the namespace needs.
 func SearchAttributes() map[string]enumspb.IndexedValueType {

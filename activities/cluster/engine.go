@@ -3,6 +3,7 @@ package cluster
 import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // Activity names of the sync engine: wire contracts, never rename.
@@ -18,11 +19,11 @@ const (
 // Sync phases, in the order they run. SyncFail runs only when a sync fails;
 // PostDelete only when the app is deleted.
 const (
-	PhasePreSync    = "PreSync"
-	PhaseSync       = "Sync"
-	PhasePostSync   = "PostSync"
-	PhaseSyncFail   = "SyncFail"
-	PhasePostDelete = "PostDelete"
+	PhasePreSync    = manifest.PhasePreSync
+	PhaseSync       = manifest.PhaseSync
+	PhasePostSync   = manifest.PhasePostSync
+	PhaseSyncFail   = manifest.PhaseSyncFail
+	PhasePostDelete = manifest.PhasePostDelete
 )
 
 // Further actions of a sync, next to those of Apply.
@@ -87,6 +88,10 @@ type PlanOutput struct {
 	// PruneLast says to prune after the PostSync phase rather than after
 	// the Sync phase.
 	PruneLast bool `json:"pruneLast,omitempty"`
+	// Skipped lists the objects that no step applies, with the reason:
+	// Skip hooks, unsupported Helm hooks, and hooks not run because of
+	// the apply strategy or a selective sync.
+	Skipped []ResourceResult `json:"skipped,omitempty"`
 }
 
 // WaveInput is the input of ApplyWave and WaitWave.
@@ -123,6 +128,20 @@ type HookCleanupInput struct {
 	// "terminated". Hooks whose delete policy matches it are deleted; on
 	// termination, hooks still running are deleted too.
 	Outcome string `json:"outcome"`
+	// Manifests, when set, adds the kinds of the app's hooks to those
+	// searched (Jobs and Pods always are, and every listable kind when
+	// the cluster's discovery is available).
+	Manifests *render.ManifestRef `json:"manifests,omitempty"`
+}
+
+// HookCleanupOutput lists the hooks DeleteHooks deleted.
+type HookCleanupOutput struct {
+	Resources []ResourceResult `json:"resources"`
+}
+
+// PruneOutput lists what Prune deleted or kept, in deletion order.
+type PruneOutput struct {
+	Resources []ResourceResult `json:"resources"`
 }
 
 // Sync outcomes for DeleteHooks.
@@ -148,9 +167,15 @@ type DeleteAppInput struct {
 	// Manifests, when set, lets DeleteApp run the PostDelete hooks.
 	Manifests  *render.ManifestRef `json:"manifests,omitempty"`
 	PollMillis int                 `json:"pollMillis,omitempty"`
+	// SyncID names the PostDelete hooks DeleteApp creates (default
+	// "delete/<project>/<app>"), so that a retry finds them.
+	SyncID string `json:"syncID,omitempty"`
 }
 
 // DeleteAppOutput lists what was deleted.
 type DeleteAppOutput struct {
 	Resources []ResourceResult `json:"resources"`
+	// Failed names the PostDelete hook that failed, with Message.
+	Failed  *appspec.ResourceKey `json:"failed,omitempty"`
+	Message string               `json:"message,omitempty"`
 }

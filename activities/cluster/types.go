@@ -11,6 +11,12 @@ type Target struct {
 	App         string              `json:"app"`
 	Destination appspec.Destination `json:"destination"`
 	SyncOptions []string            `json:"syncOptions,omitempty"`
+	// IgnoreDifferences are the app's ignoreDifferences; the diff ignores
+	// these fields, and with RespectIgnoreDifferences=true so does apply.
+	IgnoreDifferences []appspec.ResourceIgnoreDifferences `json:"ignoreDifferences,omitempty"`
+	// ManagedNamespaceMetadata labels and annotates the namespace that
+	// CreateNamespace=true creates.
+	ManagedNamespaceMetadata *appspec.ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
 // ApplyInput is the input of Apply.
@@ -29,6 +35,17 @@ const (
 	ActionConfigured Action = "configured"
 	ActionUnchanged  Action = "unchanged"
 	ActionFailed     Action = "failed"
+	// ActionSkipped: a hook that is not run (Skip, an unsupported Helm
+	// hook, or any hook with the apply strategy or a selective sync).
+	ActionSkipped Action = "skipped"
+	// ActionWaited: WaitWave's entry for a resource it waited for.
+	ActionWaited Action = "waited"
+	// ActionOrphaned: DeleteApp with the orphan cascade removed the
+	// tracking and left the resource.
+	ActionOrphaned Action = "orphaned"
+	// ActionDeleteSkipped: DeleteApp kept the resource (Delete=false or
+	// Delete=confirm).
+	ActionDeleteSkipped Action = "delete-skipped"
 )
 
 // ResourceResult is what happened to one resource.
@@ -36,6 +53,13 @@ type ResourceResult struct {
 	appspec.ResourceKey
 	Action  Action `json:"action"`
 	Message string `json:"message,omitempty"`
+	// Phase and Wave of the step the resource belongs to (sync engine).
+	Phase string `json:"phase,omitempty"`
+	Wave  int    `json:"wave,omitempty"`
+	// Hook marks a hook rather than a resource.
+	Hook bool `json:"hook,omitempty"`
+	// Health is the resource's health where it was assessed.
+	Health appspec.HealthStatus `json:"health,omitempty"`
 }
 
 // ApplyOutput lists the resources in the order they were applied.
@@ -47,6 +71,9 @@ type ApplyOutput struct {
 type CompareInput struct {
 	Target    Target             `json:"target"`
 	Manifests render.ManifestRef `json:"manifests"`
+	// WithDiff fills ResourceStatus.Diff (a unified diff per resource).
+	// Leave it off in the reconcile loop: diffs are large.
+	WithDiff bool `json:"withDiff,omitempty"`
 }
 
 // CompareOutput is the compared state of an app.

@@ -1,21 +1,28 @@
 package render
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// CacheTTL is how long rendered manifests stay in the cache.
+// CacheTTL is how long rendered manifests stay in the cache by default
+// (Config.CacheTTL overrides it).
 const CacheTTL = 24 * time.Hour
 
-const keyPrefix = "windlass:manifests:v1:"
+// keyPrefix names the manifest cache's keys. v2: values are gzip-compressed
+// behind entryMagic; v1 values were plain JSON (still readable).
+const keyPrefix = "windlass:manifests:v2:"
 
 // ErrCacheMiss is returned by a Store that has no value for a key.
 var ErrCacheMiss = errors.New("manifest cache miss")
@@ -65,7 +72,167 @@ func (r Request) Key() string {
 	return keyPrefix + hex.EncodeToString(sum[:])
 }
 
+// digest is the content digest of the manifests' JSON (uncompressed), so it
+// does not depend on how the cache stores them.
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Cache entry format: entryMagic, then a gzip stream of the JSON array of
+// manifests. A value starting with '[' is a plain JSON array (format v1).
+var entryMagic = []byte("\x00WG1")
+
+// maxEntryBytes bounds a decompressed cache entry.
+const maxEntryBytes = 512 << 20
+
+var errBadEntry = errors.New("unknown manifest cache entry format")
+
+func encodeEntry(raw []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(raw)/4 + len(entryMagic) + 32)
+	buf.Write(entryMagic)
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeEntry(b []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(b, entryMagic):
+		zr, err := gzip.NewReader(bytes.NewReader(b[len(entryMagic):]))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadEntry, err)
+		}
+		raw, err := io.ReadAll(io.LimitReader(zr, maxEntryBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadEntry, err)
+		}
+		if len(raw) > maxEntryBytes {
+			return nil, fmt.Errorf("%w: larger than %d bytes", errBadEntry, maxEntryBytes)
+		}
+		return raw, nil
+	case len(b) > 0 && b[0] == '[':
+		return b, nil
+	}
+	return nil, errBadEntry
+}
+
+// CacheStats counts manifest cache lookups since the Renderer was made.
+type CacheStats struct {
+	Hits   uint64 `json:"hits"`
+	Misses uint64 `json:"misses"`
+	// Errors counts failed cache reads and writes (Redis down, a corrupt
+	// entry); a failed read also counts as a miss.
+	Errors uint64 `json:"errors"`
+	// Bypassed counts hard refreshes, which do not read the cache.
+	Bypassed uint64 `json:"bypassed"`
+}
+
+type cacheCounters struct {
+	hits, misses, errors, bypassed atomic.Uint64
+	// downUntil (Unix nanoseconds) is set when the store fails: until then
+	// the cache is skipped, so that a Redis outage costs one timeout, not
+	// one a render.
+	downUntil atomic.Int64
+}
+
+// cacheRetryAfter is how long the cache is skipped after a store failure.
+const cacheRetryAfter = 10 * time.Second
+
+// cacheDown reports whether the store failed less than cacheRetryAfter ago.
+func (c *cacheCounters) cacheDown() bool { return time.Now().UnixNano() < c.downUntil.Load() }
+
+func (c *cacheCounters) markDown() { c.downUntil.Store(time.Now().Add(cacheRetryAfter).UnixNano()) }
+
+// CacheStats returns the manifest cache counters.
+func (r *Renderer) CacheStats() CacheStats {
+	return CacheStats{
+		Hits: r.stats.hits.Load(), Misses: r.stats.misses.Load(),
+		Errors: r.stats.errors.Load(), Bypassed: r.stats.bypassed.Load(),
+	}
+}
+
+// cacheOpTimeout bounds one cache read or write, so that a hung Redis slows
+// rendering down but does not stop it.
+const cacheOpTimeout = 5 * time.Second
+
+const (
+	msgCacheUnavailable = "manifest cache unavailable, rendering without it"
+	msgCacheBadEntry    = "manifest cache entry unreadable, rendering again"
+)
+
+// cacheEntry is a decoded cache value: the JSON array and its elements.
+type cacheEntry struct {
+	raw  []byte
+	objs []json.RawMessage
+}
+
+// getCache reads key from the cache. Every failure (Redis down, a corrupt
+// entry) is logged, counted and reported as a miss: the cache never makes a
+// render fail. While the store is down the read is skipped (and counted as
+// a miss and an error).
+func (r *Renderer) getCache(ctx context.Context, key string) (cacheEntry, bool) {
+	if r.stats.cacheDown() {
+		r.stats.errors.Add(1)
+		r.stats.misses.Add(1)
+		return cacheEntry{}, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	defer cancel()
+	b, err := r.store.Get(cctx, key)
+	if errors.Is(err, ErrCacheMiss) {
+		r.stats.misses.Add(1)
+		return cacheEntry{}, false
+	}
+	if err != nil {
+		r.stats.markDown()
+		r.stats.errors.Add(1)
+		r.stats.misses.Add(1)
+		r.log.Warn(msgCacheUnavailable, "op", "get", "key", key, "err", err)
+		return cacheEntry{}, false
+	}
+	e := cacheEntry{}
+	if e.raw, err = decodeEntry(b); err == nil {
+		err = json.Unmarshal(e.raw, &e.objs)
+	}
+	if err != nil {
+		r.stats.errors.Add(1)
+		r.stats.misses.Add(1)
+		r.log.Warn(msgCacheBadEntry, "key", key, "err", err)
+		return cacheEntry{}, false
+	}
+	r.stats.hits.Add(1)
+	return e, true
+}
+
+// putCache stores the manifests' JSON under key; a failure is logged and
+// counted, not returned. While the store is down the write is skipped (and
+// counted as an error).
+func (r *Renderer) putCache(ctx context.Context, key string, raw []byte) {
+	if r.stats.cacheDown() {
+		r.stats.errors.Add(1)
+		return
+	}
+	b, err := encodeEntry(raw)
+	if err != nil {
+		r.stats.errors.Add(1)
+		r.log.Warn(msgCacheUnavailable, "op", "encode", "key", key, "err", err)
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	defer cancel()
+	if err := r.store.Set(cctx, key, b, r.ttl); err != nil {
+		r.stats.markDown()
+		r.stats.errors.Add(1)
+		r.log.Warn(msgCacheUnavailable, "op", "set", "key", key, "err", err)
+	}
 }

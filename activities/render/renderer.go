@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -40,7 +41,10 @@ type Config struct {
 	CacheDir string
 	// Plugins are the configured config-management plugins.
 	Plugins []PluginConfig
-	Logger  *slog.Logger
+	// CacheTTL is how long rendered manifests stay in the cache (0:
+	// the default CacheTTL).
+	CacheTTL time.Duration
+	Logger   *slog.Logger
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -50,6 +54,8 @@ type Renderer struct {
 	cacheDir string
 	plugins  []PluginConfig
 	log      *slog.Logger
+	ttl      time.Duration
+	stats    cacheCounters
 }
 
 // NewRenderer checks its dependencies.
@@ -60,7 +66,10 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger}, nil
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = CacheTTL
+	}
+	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL}, nil
 }
 
 const (
@@ -69,57 +78,44 @@ const (
 	msgCacheLost = "manifest cache entry lost, rendering again"
 )
 
-// Render renders req (or finds it in the cache) and returns its ref.
+// Render renders req (or finds it in the cache) and returns its ref. hard
+// skips the cache read. The cache is an optimisation: when it fails, Render
+// renders fresh and still returns the ref (see getCache and putCache).
 func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (ManifestRef, error) {
 	key := req.Key()
-	if !hard {
-		if b, err := r.store.Get(ctx, key); err == nil {
-			var objs []json.RawMessage
-			if err := json.Unmarshal(b, &objs); err == nil {
-				r.log.Debug(msgCacheHit, "key", key)
-				return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req}, nil
-			}
-		} else if !errors.Is(err, ErrCacheMiss) {
-			return ManifestRef{}, fmt.Errorf("manifest cache: %w", err)
-		}
+	if hard {
+		r.stats.bypassed.Add(1)
+	} else if e, ok := r.getCache(ctx, key); ok {
+		r.log.Debug(msgCacheHit, "key", key)
+		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(e.objs), Digest: digest(e.raw), Request: req}, nil
 	}
 	objs, b, err := r.renderFresh(ctx, req)
 	if err != nil {
 		return ManifestRef{}, err
 	}
-	if err := r.store.Set(ctx, key, b, CacheTTL); err != nil {
-		return ManifestRef{}, fmt.Errorf("manifest cache: %w", err)
-	}
+	r.putCache(ctx, key, b)
 	r.log.Info(msgRendered, "app", req.AppName, "sources", len(req.Sources), "objects", len(objs))
 	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req}, nil
 }
 
 // Load returns the manifests ref points at, rendering again if the cache
-// has lost them. The result is fresh: callers may modify it.
+// has lost them or cannot be read. The result is fresh: callers may modify
+// it.
 func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.Unstructured, error) {
-	b, err := r.store.Get(ctx, ref.Key)
-	switch {
-	case errors.Is(err, ErrCacheMiss):
+	e, ok := r.getCache(ctx, ref.Key)
+	if !ok {
 		r.log.Info(msgCacheLost, "key", ref.Key)
 		objs, fresh, err := r.renderFresh(ctx, ref.Request)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.store.Set(ctx, ref.Key, fresh, CacheTTL); err != nil {
-			return nil, fmt.Errorf("manifest cache: %w", err)
-		}
+		r.putCache(ctx, ref.Key, fresh)
 		return objs, nil
-	case err != nil:
-		return nil, fmt.Errorf("manifest cache: %w", err)
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("manifest cache entry %s: %w", ref.Key, err)
-	}
-	objs := make([]*unstructured.Unstructured, len(raw))
-	for i := range raw {
+	objs := make([]*unstructured.Unstructured, len(e.objs))
+	for i := range e.objs {
 		objs[i] = &unstructured.Unstructured{}
-		if err := objs[i].UnmarshalJSON(raw[i]); err != nil {
+		if err := objs[i].UnmarshalJSON(e.objs[i]); err != nil {
 			return nil, fmt.Errorf("manifest cache entry %s: %w", ref.Key, err)
 		}
 	}

@@ -3,8 +3,11 @@ package source
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/windlass-cd/windlass/internal/failure"
 )
@@ -15,15 +18,40 @@ var (
 	ErrRepoNotFound     = failure.Permanent("RepositoryNotFound", "repository not found")
 	ErrAuthFailed       = failure.Permanent("AuthenticationFailed", "authentication failed")
 	ErrRevisionNotFound = failure.Permanent("RevisionNotFound", "revision not found")
+	// ErrAmbiguousRevision is an abbreviated SHA that more than one commit
+	// starts with.
+	ErrAmbiguousRevision = failure.Permanent("AmbiguousRevision", "ambiguous revision")
+	// ErrHostKeyMismatch is an SSH server whose host key is not in the
+	// configured known_hosts (unknown, changed or revoked).
+	ErrHostKeyMismatch = failure.Permanent("HostKeyMismatch", "ssh host key is not trusted")
 )
 
-// classify maps go-git transport errors onto our sentinels.
+// classify maps go-git transport errors onto our sentinels. The URL is
+// redacted: it may carry a password.
 func classify(repoURL string, err error) error {
+	repo := redactURL(repoURL)
+	var keyErr *knownhosts.KeyError
+	var revoked *knownhosts.RevokedError
 	switch {
+	case errors.Is(err, ErrHostKeyMismatch), errors.Is(err, ErrAuthFailed):
+		return fmt.Errorf("%s: %w", repo, err)
+	case errors.As(err, &keyErr), errors.As(err, &revoked):
+		return fmt.Errorf("%s: %w: %w", repo, ErrHostKeyMismatch, err)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
-		return fmt.Errorf("%s: %w", repoURL, ErrRepoNotFound)
-	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
-		return fmt.Errorf("%s: %w", repoURL, ErrAuthFailed)
+		return fmt.Errorf("%s: %w", repo, ErrRepoNotFound)
+	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
+		strings.Contains(err.Error(), "ssh: unable to authenticate"):
+		return fmt.Errorf("%s: %w", repo, ErrAuthFailed)
 	}
-	return fmt.Errorf("%s: %w", repoURL, err)
+	return fmt.Errorf("%s: %w", repo, err)
+}
+
+// redactURL hides the password of a URL (https://user:***@host/...).
+// scp-like SSH addresses (git@host:org/repo) carry none and stay as they are.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -19,26 +20,37 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// repoLocks hands out one mutex per repository mirror.
-type repoLocks struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+// repoLock guards one repository's mirror and checkouts. fetch serialises
+// the mirror's fetches and the checkouts written from it; use is held
+// shared while a checkout is looked up and marked used, and exclusively by
+// Evict while it removes one.
+type repoLock struct {
+	fetch sync.Mutex
+	use   sync.RWMutex
 }
 
-func (l *repoLocks) get(key string) *sync.Mutex {
+// repoLocks hands out one repoLock per repository.
+type repoLocks struct {
+	mu    sync.Mutex
+	locks map[string]*repoLock
+}
+
+func (l *repoLocks) get(key string) *repoLock {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.locks == nil {
-		l.locks = map[string]*sync.Mutex{}
+		l.locks = map[string]*repoLock{}
 	}
 	m, ok := l.locks[key]
 	if !ok {
-		m = &sync.Mutex{}
+		m = &repoLock{}
 		l.locks[key] = m
 	}
 	return m
 }
 
+// urlKey names a repository's mirror and checkouts: a hash, so that no
+// path holds a credential of the URL.
 func urlKey(repoURL string) string {
 	sum := sha256.Sum256([]byte(repoURL))
 	return hex.EncodeToString(sum[:12])
@@ -46,52 +58,73 @@ func urlKey(repoURL string) string {
 
 // Checkout returns a directory holding the tree of commit sha of repoURL.
 // The directory is shared and must be treated as read-only. It fetches into
-// the repository's bare mirror only when the commit is not there yet.
+// the repository's bare mirror only when the commit is not there yet. Each
+// call marks the checkout used (its modification time), which protects it
+// from Evict for the tree grace.
 func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
 	if !fullSHA.MatchString(sha) {
 		return "", fmt.Errorf("%w: %q is not a full commit SHA", ErrRevisionNotFound, sha)
 	}
 	key := urlKey(repoURL)
 	dir := filepath.Join(a.cacheDir, "trees", key+"-"+sha)
-	if _, err := os.Stat(dir); err == nil {
-		return dir, nil
-	}
 	lock := a.locks.get(key)
-	lock.Lock()
-	defer lock.Unlock()
-	if _, err := os.Stat(dir); err == nil {
+	if markUsed(lock, dir) {
 		return dir, nil
 	}
-	repo, err := a.mirror(ctx, repoURL, key, sha)
+	lock.fetch.Lock()
+	defer lock.fetch.Unlock()
+	if markUsed(lock, dir) {
+		return dir, nil
+	}
+	repo, err := a.openMirror(repoURL, key)
 	if err != nil {
 		return "", err
 	}
+	if _, err := repo.CommitObject(plumbing.NewHash(sha)); err != nil {
+		if err := a.fetch(ctx, repo, repoURL); err != nil {
+			return "", err
+		}
+	}
 	commit, err := repo.CommitObject(plumbing.NewHash(sha))
 	if err != nil {
-		return "", fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, repoURL, err)
+		return "", fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, redactURL(repoURL), err)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
 		return "", fmt.Errorf("read tree of %s: %w", sha, err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Join(a.cacheDir, "trees"), ".tmp-")
+	tmp, err := os.MkdirTemp(filepath.Join(a.cacheDir, "trees"), tmpPrefix)
 	if err != nil {
 		return "", fmt.Errorf("checkout %s: %w", sha, err)
 	}
 	if err := writeTree(tree, tmp); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("checkout %s@%s: %w", repoURL, sha, err)
+		return "", fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		_ = os.RemoveAll(tmp)
 		return "", fmt.Errorf("checkout %s: %w", sha, err)
 	}
+	markUsed(lock, dir)
 	return dir, nil
 }
 
-// mirror opens (or creates) the bare mirror of repoURL and makes sure it has
-// commit sha, fetching when it does not.
-func (a *Activities) mirror(ctx context.Context, repoURL, key, sha string) (*git.Repository, error) {
+// tmpPrefix starts the names of checkouts being written or removed.
+const tmpPrefix = ".tmp-"
+
+// markUsed sets dir's modification time to now and reports whether dir
+// exists. It holds the repository's use lock, so that Evict, which checks
+// the time under the same lock, never removes a checkout being handed out.
+func markUsed(lock *repoLock, dir string) bool {
+	lock.use.RLock()
+	defer lock.use.RUnlock()
+	now := time.Now()
+	return os.Chtimes(dir, now, now) == nil
+}
+
+// openMirror opens (or creates) the bare mirror of repoURL. The caller holds
+// the repository's fetch lock.
+func (a *Activities) openMirror(repoURL, key string) (*git.Repository, error) {
 	path := filepath.Join(a.cacheDir, "mirrors", key)
 	repo, err := git.PlainOpen(path)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -101,14 +134,17 @@ func (a *Activities) mirror(ctx context.Context, repoURL, key, sha string) (*git
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open mirror of %s: %w", repoURL, err)
+		return nil, fmt.Errorf("open mirror of %s: %w", redactURL(repoURL), err)
 	}
-	if _, err := repo.CommitObject(plumbing.NewHash(sha)); err == nil {
-		return repo, nil
-	}
+	return repo, nil
+}
+
+// fetch brings the mirror's branches and tags up to date. The caller holds
+// the repository's fetch lock.
+func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL string) error {
 	auth, err := a.creds.Auth(ctx, repoURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	err = repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: "origin",
@@ -118,9 +154,69 @@ func (a *Activities) mirror(ctx context.Context, repoURL, key, sha string) (*git
 		Force:      true,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil, classify(repoURL, fmt.Errorf("fetch: %w", err))
+		return classify(repoURL, fmt.Errorf("fetch: %w", err))
 	}
-	return repo, nil
+	return nil
+}
+
+// resolveShortSHA expands an abbreviated commit SHA against the mirror,
+// fetching first when the mirror has no commit with that prefix.
+func (a *Activities) resolveShortSHA(ctx context.Context, repoURL, rev string) (string, error) {
+	prefix := strings.ToLower(strings.TrimSpace(rev))
+	key := urlKey(repoURL)
+	lock := a.locks.get(key)
+	lock.fetch.Lock()
+	defer lock.fetch.Unlock()
+	repo, err := a.openMirror(repoURL, key)
+	if err != nil {
+		return "", err
+	}
+	sha, err := commitWithPrefix(repo, prefix)
+	if errors.Is(err, ErrRevisionNotFound) {
+		if err := a.fetch(ctx, repo, repoURL); err != nil {
+			return "", err
+		}
+		sha, err = commitWithPrefix(repo, prefix)
+	}
+	return sha, err
+}
+
+// commitWithPrefix finds the one commit of repo whose SHA starts with the
+// lower-case hex prefix.
+func commitWithPrefix(repo *git.Repository, prefix string) (string, error) {
+	lookup, ok := repo.Storer.(interface {
+		HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error)
+	})
+	if !ok {
+		return "", errors.New("the mirror's storage cannot look up abbreviated SHAs")
+	}
+	b, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	if err != nil {
+		return "", fmt.Errorf("%w: %q is not hexadecimal", ErrRevisionNotFound, prefix)
+	}
+	hashes, err := lookup.HashesWithPrefix(b)
+	if err != nil {
+		return "", fmt.Errorf("look up %s in the mirror: %w", prefix, err)
+	}
+	found := map[string]bool{}
+	for _, h := range hashes {
+		s := h.String()
+		if !strings.HasPrefix(s, prefix) || found[s] {
+			continue
+		}
+		if _, err := repo.CommitObject(h); err == nil { // trees, blobs and tags do not count
+			found[s] = true
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%w: no commit starts with %s", ErrRevisionNotFound, prefix)
+	case 1:
+		for s := range found {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %d commits start with %s, give more digits", ErrAmbiguousRevision, len(found), prefix)
 }
 
 // writeTree writes the files of tree below dir. Symlinks are written as

@@ -9,6 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/worker"
 )
 
 // common holds the settings every role shares.
@@ -27,6 +31,13 @@ type workerSettings struct {
 	KubeBurst      int
 	MaxActivities  int
 	RefreshSeconds int
+	// RepoCredentials is a JSON file of repository credentials (references
+	// to secret files and variables; see source.LoadCredentialsFile).
+	RepoCredentials   string
+	LsRemoteCacheTTL  time.Duration
+	ManifestCacheTTL  time.Duration
+	CheckoutsMaxBytes int64
+	CheckoutsMaxAge   time.Duration
 }
 
 // devConfig configures `windlass dev`.
@@ -65,6 +76,20 @@ func envInt(name string, def int) int {
 	return def
 }
 
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func envInt64(name string, def int64) int64 {
+	if v, err := strconv.ParseInt(env(name, ""), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
 func bindCommon(fs *flag.FlagSet, c *common, temporalDefault string) {
 	fs.StringVar(&c.TemporalAddr, "temporal-address", env("TEMPORAL_ADDRESS", envOr("TEMPORAL_ADDRESS", temporalDefault)), "Temporal frontend host:port (env WINDLASS_TEMPORAL_ADDRESS or TEMPORAL_ADDRESS)")
 	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "Temporal namespace (env WINDLASS_NAMESPACE)")
@@ -86,6 +111,31 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.IntVar(&w.KubeBurst, "kube-burst", envInt("KUBE_BURST", 1000), "client-go burst towards clusters")
 	fs.IntVar(&w.MaxActivities, "max-concurrent-activities", envInt("MAX_CONCURRENT_ACTIVITIES", 0), "parallel activities per worker (0: SDK default)")
 	fs.IntVar(&w.RefreshSeconds, "refresh-seconds", envInt("REFRESH_SECONDS", 180), "default refresh interval of applications")
+	fs.StringVar(&w.RepoCredentials, "repo-credentials", env("REPO_CREDENTIALS", ""), "JSON file naming the Git credentials by reference (env WINDLASS_REPO_CREDENTIALS)")
+	fs.DurationVar(&w.LsRemoteCacheTTL, "ls-remote-cache-ttl", envDuration("LS_REMOTE_CACHE_TTL", source.DefaultRefCacheTTL), "how long Git ref lists are shared through Redis; 0 disables (env WINDLASS_LS_REMOTE_CACHE_TTL)")
+	fs.DurationVar(&w.ManifestCacheTTL, "manifest-cache-ttl", envDuration("MANIFEST_CACHE_TTL", 24*time.Hour), "how long rendered manifests stay in Redis (env WINDLASS_MANIFEST_CACHE_TTL)")
+	fs.Int64Var(&w.CheckoutsMaxBytes, "checkouts-max-bytes", envInt64("CHECKOUTS_MAX_BYTES", worker.DefaultTreesMaxBytes), "disk budget of the Git checkouts in cache-dir (env WINDLASS_CHECKOUTS_MAX_BYTES)")
+	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
+}
+
+// credentials loads the repository credentials file, if one is named.
+func (w workerSettings) credentials() (source.Credentials, error) {
+	if w.RepoCredentials == "" {
+		return source.Credentials{}, nil
+	}
+	return source.LoadCredentialsFile(w.RepoCredentials)
+}
+
+// cacheConfig is the worker's cache configuration.
+func (w workerSettings) cacheConfig() worker.CacheConfig {
+	c := worker.CacheConfig{
+		RefTTL: w.LsRemoteCacheTTL, ManifestTTL: w.ManifestCacheTTL,
+		TreesMaxBytes: w.CheckoutsMaxBytes, TreesMaxAge: w.CheckoutsMaxAge,
+	}
+	if c.RefTTL == 0 {
+		c.RefTTL = -1 // off
+	}
+	return c
 }
 
 func (c common) validate() error {
@@ -116,6 +166,12 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if w.KubeQPS <= 0 || w.KubeBurst <= 0 {
 		errs = append(errs, errors.New("kube-qps and kube-burst must be positive"))
+	}
+	if w.LsRemoteCacheTTL < 0 || w.ManifestCacheTTL <= 0 || w.CheckoutsMaxAge <= 0 || w.CheckoutsMaxBytes <= 0 {
+		errs = append(errs, errors.New("ls-remote-cache-ttl must not be negative; manifest-cache-ttl, checkouts-max-age and checkouts-max-bytes must be positive"))
+	}
+	if _, err := w.credentials(); err != nil {
+		errs = append(errs, fmt.Errorf("repo-credentials: %w", err))
 	}
 	return errors.Join(errs...)
 }

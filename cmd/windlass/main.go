@@ -21,6 +21,7 @@ commands:
   server    run the REST API against an external Temporal
   worker    run the Temporal worker against an external Temporal
   app       CLI client: app list | get NAME | sync NAME | create -f FILE
+  health    assess one object from a file: health [--customizations DIR] --object FILE
 
 run "windlass <command> -h" for the flags of a command.
 `
@@ -66,6 +67,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return runWorker(ctx, cfg)
 	case "app":
 		return runApp(ctx, args, os.Stdout)
+	case "health":
+		return runHealth(args, os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil

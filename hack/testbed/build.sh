@@ -40,12 +40,16 @@ if need kwok $KWOK_VERSION; then
   echo $KWOK_VERSION > "$OUT/kwok.version"
 fi
 # kwok's stages come from the kwok module itself: nodes become Ready, pods
-# become Ready, pods of Jobs complete, deleted pods go away.
-if [[ ! -s $OUT/kwok-stages.yaml || $(cat "$OUT/kwok-stages.version" 2>/dev/null) != "$KWOK_VERSION" ]]; then
+# become Ready, pods of Jobs complete, deleted pods go away. Our own stages
+# (kwok-stage-*.yaml here) follow: pods labelled windlass.dev/test-fail=true
+# fail. The version records a digest of our stages so a change rebuilds.
+STAGES_VERSION="$KWOK_VERSION+$(cat "$HERE"/kwok-stage-*.yaml | sha256sum | cut -c1-12)"
+if [[ ! -s $OUT/kwok-stages.yaml || $(cat "$OUT/kwok-stages.version" 2>/dev/null) != "$STAGES_VERSION" ]]; then
   S=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
   [[ -d $S ]] || (cd "$HERE/k8s" && go mod download sigs.k8s.io/kwok@$KWOK_VERSION)
   { for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
              pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-      echo "---"; cat "$S/$f"; done; } > "$OUT/kwok-stages.yaml"
-  echo $KWOK_VERSION > "$OUT/kwok-stages.version"
+      echo "---"; cat "$S/$f"; done
+    for f in "$HERE"/kwok-stage-*.yaml; do echo "---"; cat "$f"; done; } > "$OUT/kwok-stages.yaml"
+  echo "$STAGES_VERSION" > "$OUT/kwok-stages.version"
 fi

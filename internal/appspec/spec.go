@@ -32,6 +32,8 @@ type Application struct {
 	SyncPolicy  *SyncPolicy `json:"syncPolicy,omitempty"`
 	// RefreshSeconds overrides the global refresh interval for this app.
 	RefreshSeconds int `json:"refreshSeconds,omitempty"`
+	// IgnoreDifferences are fields the diff ignores (see diff.go).
+	IgnoreDifferences []ResourceIgnoreDifferences `json:"ignoreDifferences,omitempty"`
 }
 
 // Source says where the manifests come from.
@@ -72,6 +74,9 @@ type SyncPolicy struct {
 	// SyncTimeoutSeconds bounds a whole sync; 0 means no limit. On timeout
 	// the sync is terminated and its hooks cleaned up.
 	SyncTimeoutSeconds int `json:"syncTimeoutSeconds,omitempty"`
+	// ManagedNamespaceMetadata labels and annotates the namespace that
+	// CreateNamespace=true creates.
+	ManagedNamespaceMetadata *ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
 // RetryStrategy says how often and how fast a failed sync is retried.

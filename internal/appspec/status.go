@@ -58,4 +58,10 @@ type ResourceStatus struct {
 	Health        HealthStatus `json:"health"`
 	HealthMessage string       `json:"healthMessage,omitempty"`
 	Message       string       `json:"message,omitempty"`
+	// RequiresPruning marks a live tracked resource that is no longer
+	// rendered.
+	RequiresPruning bool `json:"requiresPruning,omitempty"`
+	// Diff is a unified diff of the normalised live (---) and desired
+	// (+++) YAML, filled only when a diff was asked for.
+	Diff string `json:"diff,omitempty"`
 }

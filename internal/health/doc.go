@@ -1,6 +1,33 @@
-// Package health assesses the health of live Kubernetes objects, with
-// Argo CD's statuses and semantics. This first cut has the built-in checks
-// for Deployment, StatefulSet, DaemonSet, ReplicaSet, Job and Pod; any other
-// kind that exists is Healthy. Lua checks and the kstatus fallback come with
-// the sync-engine work.
+// Package health assesses the health of live Kubernetes objects with Argo CD's
+// statuses and semantics.
+//
+// A Checker decides in this order, and the first that applies wins:
+//
+//  1. No object: Missing. An object with a deletionTimestamp: Progressing.
+//  2. A Lua health script configured for the object's group and kind, inline
+//     (Options.Inline, like argocd-cm's resource.customizations.health.<group_kind>)
+//     before a directory tree (Options.CustomizationsDir, laid out like Argo
+//     CD's resource_customizations: <group>/<Kind>/health.lua, or
+//     <Kind>/health.lua for the core group; "_" in a directory name is a
+//     wildcard). Exact matches beat wildcards.
+//  3. A built-in check: Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod,
+//     Job, CronJob, Service, Ingress, PersistentVolumeClaim,
+//     HorizontalPodAutoscaler and APIService.
+//  4. kstatus, for objects that publish standard conditions or an observed
+//     generation: Current is Healthy, InProgress and Terminating are
+//     Progressing, Failed is Degraded, NotFound is Missing; Unknown falls
+//     through.
+//  5. Otherwise Healthy.
+//
+// Every result other than Healthy carries a message.
+//
+// Lua scripts see the object as the global obj and return a table
+// {status = ..., message = ...}. Each run gets a fresh interpreter with only
+// the base, table and string libraries and an os table of time, date and
+// clock; loading code, files, modules and processes is not available. A run is
+// bounded by a timeout, an instruction budget, call-stack and value-stack
+// sizes, a budget for the bytes the string library may produce, and a watch on
+// heap growth while it runs. A script that breaks a limit, fails or returns
+// something invalid yields Unknown with a message that names the script.
+// Compiled scripts are shared, and a Checker is safe for concurrent use.
 package health

@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -10,141 +11,124 @@ import (
 
 // Result is a health status with a human-readable message.
 type Result struct {
-	Status  appspec.HealthStatus
-	Message string
+	Status  appspec.HealthStatus `json:"status"`
+	Message string               `json:"message"`
+}
+
+// Options configure a Checker. The zero value has no Lua scripts and the
+// default limits.
+type Options struct {
+	// CustomizationsDir is a tree of Lua health scripts in Argo CD's
+	// resource_customizations layout: <group>/<Kind>/health.lua, or
+	// <Kind>/health.lua for the core group. "_" in a directory name matches
+	// any run of characters, as "*" does.
+	CustomizationsDir string
+	// Inline maps a group and kind to a Lua health script. Keys are
+	// "group/Kind" ("Kind" for the core group, "*" as a wildcard) or argocd-cm's
+	// "group_Kind", with or without the "resource.customizations.health."
+	// prefix. Inline scripts take precedence over CustomizationsDir.
+	Inline map[string]string
+	// Timeout bounds one script run; default 1s.
+	Timeout time.Duration
+	// MaxInstructions bounds the Lua instructions of one run; default 10 million.
+	MaxInstructions int64
+	// MemoryLimit bounds both the bytes the string library may produce in one
+	// run and the heap growth allowed while a script runs; default 64 MiB.
+	MemoryLimit int64
+}
+
+// Defaults of Options.
+const (
+	defaultTimeout         = time.Second
+	defaultMaxInstructions = 10_000_000
+	defaultMemoryLimit     = 64 << 20
+)
+
+// Checker assesses health. Create it with New; it is safe for concurrent use.
+type Checker struct {
+	scripts []layer // inline first, then the directory tree
+	limits  limits
+}
+
+// New loads and compiles the configured scripts. A script that does not
+// compile is not an error here: objects it applies to are Unknown, with the
+// compile error as the message. Unreadable directories and malformed inline
+// keys are errors.
+func New(opts Options) (*Checker, error) {
+	lim := limits{timeout: opts.Timeout, instructions: opts.MaxInstructions, memory: opts.MemoryLimit}
+	if lim.timeout <= 0 {
+		lim.timeout = defaultTimeout
+	}
+	if lim.instructions <= 0 {
+		lim.instructions = defaultMaxInstructions
+	}
+	if lim.memory <= 0 {
+		lim.memory = defaultMemoryLimit
+	}
+	inline, err := loadInline(opts.Inline)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checker{scripts: []layer{inline}, limits: lim}
+	if opts.CustomizationsDir != "" {
+		dir, err := loadDir(opts.CustomizationsDir)
+		if err != nil {
+			return nil, err
+		}
+		c.scripts = append(c.scripts, dir)
+	}
+	return c, nil
+}
+
+// defaultChecker has the built-in checks and kstatus, and no scripts.
+var defaultChecker = &Checker{limits: limits{timeout: defaultTimeout, instructions: defaultMaxInstructions, memory: defaultMemoryLimit}}
+
+// Assess returns the health of a live object with the built-in checks and
+// kstatus only; nil means Missing.
+func Assess(obj *unstructured.Unstructured) Result {
+	return defaultChecker.Assess(obj)
 }
 
 // Assess returns the health of a live object; nil means Missing.
-func Assess(obj *unstructured.Unstructured) Result {
+func (c *Checker) Assess(obj *unstructured.Unstructured) Result {
 	if obj == nil {
-		return Result{Status: appspec.HealthMissing}
+		return Result{Status: appspec.HealthMissing, Message: "resource does not exist"}
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		return Result{Status: appspec.HealthProgressing, Message: "pending deletion"}
 	}
-	switch obj.GroupVersionKind().GroupKind().String() {
-	case "Deployment.apps":
-		return deployment(obj)
-	case "StatefulSet.apps", "ReplicaSet.apps":
-		return replicated(obj, "readyReplicas")
-	case "DaemonSet.apps":
-		return daemonSet(obj)
-	case "Job.batch":
-		return job(obj)
-	case "Pod":
-		return pod(obj)
+	var r Result
+	if s := c.script(groupKindKey(obj)); s != nil {
+		r = c.run(s, obj)
+	} else if check := builtin(obj); check != nil {
+		r = check(obj)
+	} else if g, ok := generic(obj); ok {
+		r = g
+	} else {
+		r = Result{Status: appspec.HealthHealthy}
 	}
-	return Result{Status: appspec.HealthHealthy}
+	if r.Status != appspec.HealthHealthy && r.Message == "" {
+		r.Message = fmt.Sprintf("%s %s is %s", obj.GetKind(), obj.GetName(), r.Status)
+	}
+	return r
 }
 
-func num(obj *unstructured.Unstructured, path ...string) int64 {
-	v, _, _ := unstructured.NestedInt64(obj.Object, path...)
-	return v
+// groupKindKey is Argo CD's key for a kind: "group/Kind", or "Kind" for the
+// core group.
+func groupKindKey(obj *unstructured.Unstructured) string {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group == "" {
+		return gvk.Kind
+	}
+	return gvk.Group + "/" + gvk.Kind
 }
 
-func generationObserved(obj *unstructured.Unstructured) bool {
-	return num(obj, "status", "observedGeneration") >= obj.GetGeneration()
-}
-
-func condition(obj *unstructured.Unstructured, typ string) (status, reason, message string) {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		s, _ := m["status"].(string)
-		r, _ := m["reason"].(string)
-		msg, _ := m["message"].(string)
-		return s, r, msg
+// validStatus says whether s is one of the six health statuses.
+func validStatus(s appspec.HealthStatus) bool {
+	switch s {
+	case appspec.HealthHealthy, appspec.HealthSuspended, appspec.HealthProgressing,
+		appspec.HealthMissing, appspec.HealthDegraded, appspec.HealthUnknown:
+		return true
 	}
-	return "", "", ""
-}
-
-func deployment(obj *unstructured.Unstructured) Result {
-	if paused, _, _ := unstructured.NestedBool(obj.Object, "spec", "paused"); paused {
-		return Result{Status: appspec.HealthSuspended, Message: "deployment is paused"}
-	}
-	if !generationObserved(obj) {
-		return Result{Status: appspec.HealthProgressing, Message: "waiting for the rollout to be observed"}
-	}
-	if _, reason, msg := condition(obj, "Progressing"); reason == "ProgressDeadlineExceeded" {
-		return Result{Status: appspec.HealthDegraded, Message: msg}
-	}
-	want := int64(1)
-	if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
-		want = v
-	}
-	updated, total := num(obj, "status", "updatedReplicas"), num(obj, "status", "replicas")
-	available := num(obj, "status", "availableReplicas")
-	switch {
-	case updated < want:
-		return Result{Status: appspec.HealthProgressing, Message: fmt.Sprintf("%d of %d updated replicas are available", updated, want)}
-	case total > updated:
-		return Result{Status: appspec.HealthProgressing, Message: fmt.Sprintf("%d old replicas are pending termination", total-updated)}
-	case available < updated:
-		return Result{Status: appspec.HealthProgressing, Message: fmt.Sprintf("%d of %d updated replicas are available", available, updated)}
-	}
-	return Result{Status: appspec.HealthHealthy}
-}
-
-func replicated(obj *unstructured.Unstructured, readyField string) Result {
-	if !generationObserved(obj) {
-		return Result{Status: appspec.HealthProgressing, Message: "waiting for the rollout to be observed"}
-	}
-	want := int64(1)
-	if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
-		want = v
-	}
-	if ready := num(obj, "status", readyField); ready < want {
-		return Result{Status: appspec.HealthProgressing, Message: fmt.Sprintf("%d of %d replicas are ready", ready, want)}
-	}
-	return Result{Status: appspec.HealthHealthy}
-}
-
-func daemonSet(obj *unstructured.Unstructured) Result {
-	if !generationObserved(obj) {
-		return Result{Status: appspec.HealthProgressing, Message: "waiting for the rollout to be observed"}
-	}
-	want, ready := num(obj, "status", "desiredNumberScheduled"), num(obj, "status", "numberAvailable")
-	if ready < want {
-		return Result{Status: appspec.HealthProgressing, Message: fmt.Sprintf("%d of %d pods are available", ready, want)}
-	}
-	return Result{Status: appspec.HealthHealthy}
-}
-
-func job(obj *unstructured.Unstructured) Result {
-	if s, _, msg := condition(obj, "Failed"); s == "True" {
-		return Result{Status: appspec.HealthDegraded, Message: msg}
-	}
-	if s, _, _ := condition(obj, "Complete"); s == "True" {
-		return Result{Status: appspec.HealthHealthy, Message: "job completed"}
-	}
-	if suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend"); suspended {
-		return Result{Status: appspec.HealthSuspended, Message: "job is suspended"}
-	}
-	return Result{Status: appspec.HealthProgressing, Message: "job is running"}
-}
-
-func pod(obj *unstructured.Unstructured) Result {
-	phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-	statuses, _, _ := unstructured.NestedSlice(obj.Object, "status", "containerStatuses")
-	for _, cs := range statuses {
-		reason, _, _ := unstructured.NestedString(cs.(map[string]any), "state", "waiting", "reason")
-		switch reason {
-		case "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError":
-			return Result{Status: appspec.HealthDegraded, Message: reason}
-		}
-	}
-	switch phase {
-	case "Succeeded":
-		return Result{Status: appspec.HealthHealthy, Message: "pod completed"}
-	case "Failed":
-		return Result{Status: appspec.HealthDegraded, Message: "pod failed"}
-	case "Running":
-		if s, _, _ := condition(obj, "Ready"); s == "True" {
-			return Result{Status: appspec.HealthHealthy}
-		}
-	}
-	return Result{Status: appspec.HealthProgressing, Message: "pod is " + phase}
+	return false
 }

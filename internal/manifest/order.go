@@ -11,6 +11,29 @@ import (
 // SyncWaveAnnotation is Argo CD's sync-wave annotation.
 const SyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
 
+// Sync phases, in the order a sync runs them. SyncFail runs only when a
+// sync fails, PostDelete only when the app is deleted, and Skip never.
+const (
+	PhasePreSync    = "PreSync"
+	PhaseSync       = "Sync"
+	PhasePostSync   = "PostSync"
+	PhaseSyncFail   = "SyncFail"
+	PhasePostDelete = "PostDelete"
+	PhaseSkip       = "Skip"
+)
+
+var phaseOrder = map[string]int{
+	PhasePreSync: 0, PhaseSync: 1, PhasePostSync: 2, PhaseSyncFail: 3, PhasePostDelete: 4,
+}
+
+// PhaseRank is the position of phase in a sync (unknown phases last).
+func PhaseRank(phase string) int {
+	if r, ok := phaseOrder[phase]; ok {
+		return r
+	}
+	return len(phaseOrder)
+}
+
 // kindOrder is the order in which kinds are applied within a wave, the same
 // as Argo CD's (namespaces and CRDs first, workloads after their config).
 var kindOrder = func() map[string]int {
@@ -30,26 +53,40 @@ var kindOrder = func() map[string]int {
 	return m
 }()
 
-// Wave returns obj's sync wave (0 when unset or not a number).
+// Wave returns obj's sync wave: the sync-wave annotation, else Helm's
+// hook-weight, else 0. A value that is not a number counts as unset.
 func Wave(obj *unstructured.Unstructured) int {
-	w, err := strconv.Atoi(strings.TrimSpace(obj.GetAnnotations()[SyncWaveAnnotation]))
-	if err != nil {
-		return 0
+	ann := obj.GetAnnotations()
+	for _, key := range []string{SyncWaveAnnotation, HelmHookWeightAnnotation} {
+		if v, ok := ann[key]; ok {
+			if w, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return w
+			}
+		}
 	}
-	return w
+	return 0
 }
 
 // Sort orders objects for apply: by wave, then kind order (unknown kinds
-// last, by name), then namespace and name.
+// last, by name), then namespace and name. It ignores phases: order the
+// objects of one phase with it.
 func Sort(objs []*unstructured.Unstructured) {
-	sort.SliceStable(objs, func(i, j int) bool { return less(objs[i], objs[j]) })
+	sort.SliceStable(objs, func(i, j int) bool { return Less(objs[i], objs[j]) })
 }
 
-func less(a, b *unstructured.Unstructured) bool {
+// Less reports whether a is applied before b within one phase: by wave,
+// then kind order, then namespace and name.
+func Less(a, b *unstructured.Unstructured) bool {
 	if wa, wb := Wave(a), Wave(b); wa != wb {
 		return wa < wb
 	}
-	ka, kb := kindRank(a.GetKind()), kindRank(b.GetKind())
+	return KindLess(a, b)
+}
+
+// KindLess orders objects of one wave: by kind order (unknown kinds last,
+// by kind name), then namespace and name.
+func KindLess(a, b *unstructured.Unstructured) bool {
+	ka, kb := KindRank(a.GetKind()), KindRank(b.GetKind())
 	if ka != kb {
 		return ka < kb
 	}
@@ -62,7 +99,9 @@ func less(a, b *unstructured.Unstructured) bool {
 	return a.GetName() < b.GetName()
 }
 
-func kindRank(kind string) int {
+// KindRank is kind's position in the apply order; unknown kinds share the
+// last position.
+func KindRank(kind string) int {
 	if r, ok := kindOrder[kind]; ok {
 		return r
 	}

@@ -110,6 +110,9 @@ func TestSortAndTracking(t *testing.T) {
 	if got, want := o.GetAnnotations()[TrackingAnnotation], "default/guestbook:apps/Deployment:ns/web"; got != want {
 		t.Fatalf("tracking id = %q, want %q", got, want)
 	}
+	if got := o.GetLabels()[AppLabel]; got != "default.guestbook" {
+		t.Fatalf("app label = %q", got)
+	}
 	if got := OwnerApp(o); got != "default/guestbook" {
 		t.Fatalf("OwnerApp = %q", got)
 	}

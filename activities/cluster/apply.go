@@ -1,0 +1,343 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/manifest"
+)
+
+const (
+	msgApplied = "resource applied"
+	msgSynced  = "sync applied"
+	msgWave    = "wave applied"
+)
+
+// Apply server-side-applies the app's resources in sync order (hooks are
+// left out: the sync engine runs them).
+func (a *Activities) Apply(ctx context.Context, in ApplyInput) (ApplyOutput, error) {
+	op := SyncOperation{Strategy: StrategyApply, DryRun: in.DryRun}
+	d, err := a.load(ctx, in.Target, in.Manifests, nil)
+	if err != nil {
+		return ApplyOutput{}, failure.Activity(fmt.Errorf("apply %s: %w", appName(in.Target), err))
+	}
+	objs, _ := d.expand(in.Target, op)
+	res, err := a.applyObjects(ctx, d, in.Target, op, objs)
+	if err == nil {
+		a.log.Info(msgSynced, "app", appName(in.Target), "sha", in.Manifests.SHA, "resources", len(res))
+	}
+	return ApplyOutput{Resources: res}, failure.Activity(err)
+}
+
+// ApplyWave applies the resources and hooks of one step in kind order, then
+// name. Resources are server-side applied (field manager windlass, force);
+// hooks are created fresh, named for the sync so that a retry finds the
+// hook it already created. The output is the ordered per-resource log.
+func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, error) {
+	d, err := a.load(ctx, in.Target, in.Manifests, in.Operation.SyncOptions)
+	if err != nil {
+		return WaveOutput{}, failure.Activity(fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err))
+	}
+	steps, _ := d.expand(in.Target, in.Operation)
+	objs := inStep(steps, in.Step)
+	res, err := a.applyObjects(ctx, d, in.Target, in.Operation, objs)
+	if err != nil {
+		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
+	} else {
+		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
+	}
+	return WaveOutput{Resources: res}, failure.Activity(err)
+}
+
+// applyObjects applies sorted objects: objects of one kind in parallel,
+// kinds one after the other, hooks one by one. It stops at the first kind
+// with a failure and returns the results so far.
+func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op SyncOperation, objs []*object) ([]ResourceResult, error) {
+	if len(objs) == 0 {
+		return nil, nil
+	}
+	if d.opts.True(optCreateNamespace) && t.Destination.Namespace != "" && !op.DryRun {
+		if err := ensureNamespace(ctx, d.c, t.Destination.Namespace, t.ManagedNamespaceMetadata); err != nil {
+			return nil, err
+		}
+	}
+	var kinds []kindRef
+	for _, o := range objs {
+		if err := d.remap(o); err != nil && o.mapping == nil {
+			continue // reported when the object is applied
+		}
+		kinds = append(kinds, refOf(o.mapping))
+	}
+	tracked, err := a.listTracked(ctx, d.c, t, dedupe(kinds))
+	if err != nil {
+		return nil, err
+	}
+	idx := liveIndex(tracked)
+	out := make([]ResourceResult, len(objs))
+	for start := 0; start < len(objs); {
+		end := start + 1
+		for end < len(objs) && !objs[start].hook.IsHook() && sameGroup(objs[start], objs[end]) {
+			end++
+		}
+		group := objs[start:end]
+		err := parallel(ctx, len(group), a.concurrency, func(ctx context.Context, i int) error {
+			r, err := a.applyOne(ctx, d, t, op, group[i], idx)
+			out[start+i] = r
+			return err
+		})
+		heartbeat(ctx, end)
+		if err != nil {
+			return out[:end], err
+		}
+		start = end
+	}
+	for _, r := range out {
+		a.log.Debug(msgApplied, "resource", r.String(), "action", r.Action)
+	}
+	return out, nil
+}
+
+func sameGroup(a, b *object) bool {
+	return !b.hook.IsHook() && a.phase == b.phase && a.wave == b.wave && a.obj.GetKind() == b.obj.GetKind()
+}
+
+func dedupe(kinds []kindRef) []kindRef {
+	seen := map[schema.GroupResource]bool{}
+	var out []kindRef
+	for _, k := range kinds {
+		if !seen[k.gvr.GroupResource()] {
+			seen[k.gvr.GroupResource()] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// applyOne applies one object and says what it did.
+func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op SyncOperation, o *object, idx map[appspec.ResourceKey]liveObject) (ResourceResult, error) {
+	res := o.result(ActionFailed, "")
+	fail := func(err error) (ResourceResult, error) {
+		res.Action, res.Message = ActionFailed, err.Error()
+		return res, err
+	}
+	if err := d.remap(o); err != nil {
+		return fail(err)
+	}
+	live, err := getLive(ctx, d.c, o, idx)
+	if err != nil {
+		return fail(err)
+	}
+	var notes []string
+	if o.hook.IsHook() {
+		if live != nil && manifest.CreatedBy(live, op.SyncID, o.phase) {
+			res.Action, res.Message = ActionUnchanged, "hook already created by this sync"
+			return res, nil
+		}
+		if live != nil && o.hook.Deletes(manifest.DeleteBeforeHookCreation) && op.DryRun {
+			res.Action, res.Message = ActionCreated, "hook "+o.phase+"; dry run: the previous instance would be deleted first (BeforeHookCreation)"
+			return res, nil
+		}
+		if live != nil && o.hook.Deletes(manifest.DeleteBeforeHookCreation) {
+			if err := deleteAndWait(ctx, o.client(d.c), live); err != nil {
+				return fail(fmt.Errorf("delete previous hook %s: %w", describe(o.key()), err))
+			}
+			live = nil
+			notes = append(notes, "previous instance deleted (BeforeHookCreation)")
+		}
+	} else if live != nil {
+		if owner := manifest.OwnerApp(live); owner != "" && owner != appName(t) {
+			if o.opts.True(optFailOnSharedResource) {
+				return fail(fmt.Errorf("%w: %s is tracked by app %s (FailOnSharedResource=true)", ErrSharedResource, describe(o.key()), owner))
+			}
+			notes = append(notes, "shared resource: was tracked by app "+owner)
+			a.log.Warn(msgSharedResource, "resource", o.key().String(), "owner", owner, "app", appName(t))
+		}
+	}
+	want := o.obj
+	set, _ := a.ignoreFor(t, o.key())
+	if live != nil && !o.hook.IsHook() {
+		if o.opts.True(optApplyOutOfSyncOnly) {
+			synced, _, err := a.diffOne(ctx, d, t, o, live, set, false)
+			if err == nil && synced {
+				res.Action, res.Message = ActionUnchanged, joinNotes(append(notes, "in sync; not applied (ApplyOutOfSyncOnly)"))
+				return res, nil
+			}
+		}
+		if o.opts.True(optRespectIgnoreDifferences) && !set.empty() {
+			want = respectIgnored(want, live, set)
+		}
+	}
+	after, recreated, err := a.write(ctx, d.c, o, want, live, op.DryRun)
+	if err != nil {
+		return fail(apiError(err))
+	}
+	if recreated {
+		notes = append(notes, "deleted and recreated (Force=true): an immutable field changed")
+	}
+	switch {
+	case live == nil || recreated:
+		res.Action = ActionCreated
+	case op.DryRun:
+		res.Action = ActionUnchanged
+		managed := live.GetManagedFields()
+		if !equalNormalized(normalize(live, managed, set), normalize(after, managed, set)) {
+			res.Action = ActionConfigured
+		}
+	case live.GetResourceVersion() != after.GetResourceVersion():
+		res.Action = ActionConfigured
+	default:
+		res.Action = ActionUnchanged
+	}
+	if o.hook.IsHook() {
+		notes = append([]string{"hook " + o.phase}, notes...)
+	}
+	if op.DryRun {
+		notes = append(notes, "dry run")
+	}
+	res.Message = joinNotes(notes)
+	return res, nil
+}
+
+const msgSharedResource = "resource tracked by another app"
+
+// write sends the object: a server-side apply, or a replace/create with
+// Replace=true. With Force=true an update refused for an immutable field
+// deletes the object and creates it again.
+func (a *Activities) write(ctx context.Context, c *kube.Clients, o *object, want, live *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, bool, error) {
+	rc := o.client(c)
+	validation := "Strict"
+	if o.opts.Is(optValidate, "false") {
+		validation = "Ignore"
+	}
+	var dry []string
+	if dryRun {
+		dry = []string{metav1.DryRunAll}
+	}
+	send := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		if o.opts.True(optReplace) {
+			if live == nil {
+				return rc.Create(ctx, want, metav1.CreateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: validation})
+			}
+			u := want.DeepCopy()
+			u.SetResourceVersion(live.GetResourceVersion())
+			return rc.Update(ctx, u, metav1.UpdateOptions{FieldManager: FieldManager, DryRun: dry, FieldValidation: validation})
+		}
+		body, err := want.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		force := true
+		return rc.Patch(ctx, want.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+			FieldManager: FieldManager, Force: &force, DryRun: dry, FieldValidation: validation,
+		})
+	}
+	after, err := send(live)
+	if err == nil || live == nil || !immutable(err) || !o.opts.True(optForce) || dryRun {
+		return after, false, err
+	}
+	if err := deleteAndWait(ctx, rc, live); err != nil {
+		return nil, false, err
+	}
+	after, err = send(nil)
+	return after, err == nil, err
+}
+
+func equalNormalized(a, b map[string]any) bool { return unifiedDiff(a, b) == "" }
+
+func joinNotes(notes []string) string {
+	out := ""
+	for _, n := range notes {
+		if out != "" {
+			out += "; "
+		}
+		out += n
+	}
+	return out
+}
+
+// deleteAndWait deletes obj (background propagation, only this very
+// object) and watches until it is gone.
+func deleteAndWait(ctx context.Context, rc dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	uid := obj.GetUID()
+	bg := metav1.DeletePropagationBackground
+	err := rc.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	return waitGone(ctx, rc, obj.GetName(), uid)
+}
+
+// waitGone watches one object until the instance with uid no longer exists.
+func waitGone(ctx context.Context, rc dynamic.ResourceInterface, name string, uid types.UID) error {
+	for {
+		cur, err := rc.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.GetUID() != uid {
+			return nil
+		}
+		w, err := rc.Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
+			ResourceVersion: cur.GetResourceVersion(),
+		})
+		if err != nil {
+			return err
+		}
+		gone := false
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Deleted {
+				gone = true
+				break
+			}
+		}
+		w.Stop()
+		if gone {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// ensureNamespace creates the destination namespace when it is missing and
+// applies the managed namespace metadata to it.
+func ensureNamespace(ctx context.Context, c *kube.Clients, name string, md *appspec.ManagedNamespaceMetadata) error {
+	nsRes := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+	if md == nil || len(md.Labels)+len(md.Annotations) == 0 {
+		if _, err := nsRes.Get(ctx, name, metav1.GetOptions{}); err == nil {
+			return nil
+		} else if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get namespace %s: %w", name, err)
+		}
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	if md != nil {
+		ns.SetLabels(maps.Clone(md.Labels))
+		ns.SetAnnotations(maps.Clone(md.Annotations))
+	}
+	if _, err := nsRes.Apply(ctx, name, ns, metav1.ApplyOptions{FieldManager: FieldManager}); err != nil {
+		return apiError(fmt.Errorf("create namespace %s: %w", name, err))
+	}
+	return nil
+}

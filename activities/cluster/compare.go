@@ -1,0 +1,218 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/manifest"
+)
+
+// Compare compares desired and live state and assesses health. Each
+// rendered resource (hooks are left out) is Synced or OutOfSync (Missing
+// when absent); a dry run the server refuses (a CRD not installed yet, a
+// namespace that CreateNamespace will create) makes it OutOfSync with the
+// reason, never Synced. Live objects tracked for the app that are no
+// longer rendered are listed with RequiresPruning; they make the app
+// OutOfSync unless they carry compare-options IgnoreExtraneous. With
+// WithDiff each differing resource carries a unified diff.
+func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
+	out, err := a.compare(ctx, in, true)
+	return out, failure.Activity(err)
+}
+
+// compare reads the live objects and assesses their health; with dryRun
+// it also compares each with a server-side-apply dry run of the desired one.
+func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool) (CompareOutput, error) {
+	t := in.Target
+	d, err := a.load(ctx, t, in.Manifests, nil)
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	}
+	tracked, err := a.listTracked(ctx, d.c, t, a.searchKinds(t, d.c, d.objs))
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	}
+	idx := liveIndex(tracked)
+	res := d.resources()
+	sortObjects(res)
+	statuses := make([]appspec.ResourceStatus, len(res))
+	err = parallel(ctx, len(res), a.concurrency, func(ctx context.Context, i int) error {
+		live, err := getLive(ctx, d.c, res[i], idx)
+		if err != nil {
+			return err
+		}
+		statuses[i], err = a.compareOne(ctx, d, t, res[i], live, dryRun, in.WithDiff)
+		return err
+	})
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	}
+	out := CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, Resources: statuses}
+	if !dryRun {
+		out.Sync = appspec.SyncUnknown
+	}
+	for _, rs := range statuses {
+		if dryRun && rs.Status != appspec.SyncSynced {
+			out.Sync = appspec.SyncOutOfSync
+		}
+		out.Health = appspec.Worse(out.Health, rs.Health)
+	}
+	for _, rs := range a.extraneous(t, d, tracked, in.WithDiff) {
+		if rs.Message != msgIgnoredExtraneous && dryRun {
+			out.Sync = appspec.SyncOutOfSync
+		}
+		out.Health = appspec.Worse(out.Health, rs.Health)
+		out.Resources = append(out.Resources, rs)
+	}
+	return out, nil
+}
+
+const msgIgnoredExtraneous = "not rendered any more; ignored (compare-options IgnoreExtraneous)"
+
+// extraneous returns the statuses of tracked live objects that are no
+// longer rendered (hooks excepted), in key order. Those with
+// IgnoreExtraneous carry msgIgnoredExtraneous and do not make the app
+// OutOfSync.
+func (a *Activities) extraneous(t Target, d *desired, tracked []liveObject, withDiff bool) []appspec.ResourceStatus {
+	want := map[appspec.ResourceKey]bool{}
+	for _, o := range d.objs {
+		want[o.key()] = true
+	}
+	var out []appspec.ResourceStatus
+	for _, l := range tracked {
+		if want[l.key()] || isLiveHook(l.obj) {
+			continue
+		}
+		h := a.health.Assess(l.obj)
+		rs := appspec.ResourceStatus{
+			ResourceKey: l.key(), Version: l.kind.gvk.Version, Status: appspec.SyncOutOfSync,
+			Health: h.Status, HealthMessage: h.Message, RequiresPruning: true,
+		}
+		if manifest.ParseOptions(manifest.CompareOptionsOf(l.obj)).True(optIgnoreExtraneous) {
+			rs.Message = msgIgnoredExtraneous
+		}
+		if withDiff {
+			set, _ := a.ignoreFor(t, rs.ResourceKey)
+			rs.Diff = unifiedDiff(normalize(l.obj, l.obj.GetManagedFields(), set), nil)
+		}
+		out = append(out, rs)
+	}
+	slices.SortFunc(out, func(x, y appspec.ResourceStatus) int {
+		switch {
+		case x.String() < y.String():
+			return -1
+		case x.String() > y.String():
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *object, live *unstructured.Unstructured, dryRun, withDiff bool) (appspec.ResourceStatus, error) {
+	rs := appspec.ResourceStatus{ResourceKey: o.key(), Version: o.obj.GroupVersionKind().Version}
+	set, ignoreErr := a.ignoreFor(t, rs.ResourceKey)
+	note := func(msg string) {
+		if rs.Message != "" {
+			msg = rs.Message + "; " + msg
+		}
+		rs.Message = msg
+	}
+	if ignoreErr != nil {
+		note("ignoreDifferences: " + ignoreErr.Error())
+	}
+	if o.mapping == nil || live == nil {
+		rs.Status, rs.Health = appspec.SyncOutOfSync, appspec.HealthMissing
+		if o.mapping == nil {
+			note(d.unmapped(o).Error())
+		} else {
+			note("resource does not exist in the cluster")
+		}
+		if withDiff {
+			rs.Diff = unifiedDiff(nil, normalize(o.obj, nil, set))
+		}
+		return rs, nil
+	}
+	h := a.health.Assess(live)
+	rs.Health, rs.HealthMessage = h.Status, h.Message
+	if owner := manifest.OwnerApp(live); owner != "" && owner != appName(t) {
+		note("shared resource: also tracked by app " + owner)
+	}
+	if !dryRun {
+		rs.Status = appspec.SyncUnknown
+		return rs, nil
+	}
+	synced, diff, err := a.diffOne(ctx, d, t, o, live, set, withDiff)
+	if err != nil {
+		if transient(err) {
+			return rs, fmt.Errorf("dry run %s: %w", describe(rs.ResourceKey), err)
+		}
+		rs.Status = appspec.SyncOutOfSync
+		note("server-side dry run failed: " + err.Error())
+		if withDiff {
+			managed := live.GetManagedFields()
+			rs.Diff = unifiedDiff(normalize(live, managed, set), normalize(o.obj, managed, set))
+		}
+		return rs, nil
+	}
+	rs.Status, rs.Diff = appspec.SyncOutOfSync, diff
+	if synced {
+		rs.Status = appspec.SyncSynced
+	}
+	return rs, nil
+}
+
+// diffOne server-side applies o as a dry run and compares the result with
+// live after normalisation; with withDiff it renders the difference.
+func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *object, live *unstructured.Unstructured, set ignoreSet, withDiff bool) (bool, string, error) {
+	dry, err := o.client(d.c).Apply(ctx, o.obj.GetName(), o.obj, metav1.ApplyOptions{
+		FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll},
+	})
+	if err != nil {
+		return false, "", err
+	}
+	managed := live.GetManagedFields()
+	ln, dn := normalize(live, managed, set), normalize(dry, managed, set)
+	if equality.Semantic.DeepEqual(ln, dn) {
+		return true, "", nil
+	}
+	if !withDiff {
+		return false, "", nil
+	}
+	return false, unifiedDiff(ln, dn), nil
+}
+
+// WaitHealthy polls the live objects' health (no diff: that is Compare's
+// job) until every resource is Healthy or one is Degraded, heartbeating as
+// it goes. It returns the last comparison when ctx ends (the activity's
+// timeout) with the context's error, so the caller can report progress.
+// The sync engine's WaitWave watches instead of polling.
+func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutput, error) {
+	poll := time.Duration(in.PollMillis) * time.Millisecond
+	if poll <= 0 {
+		poll = 500 * time.Millisecond
+	}
+	for {
+		out, err := a.compare(ctx, in.CompareInput, false)
+		if err != nil {
+			return out, failure.Activity(err)
+		}
+		heartbeat(ctx, out.Health)
+		if out.Health == appspec.HealthHealthy || out.Health == appspec.HealthDegraded {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}

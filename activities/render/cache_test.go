@@ -1,0 +1,303 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/testbed"
+)
+
+// memStore is an in-memory Store that records its calls.
+type memStore struct {
+	mu    sync.Mutex
+	m     map[string][]byte
+	gets  int
+	ttls  []time.Duration
+	fails error // returned by every call when set
+}
+
+func (s *memStore) Get(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gets++
+	if s.fails != nil {
+		return nil, s.fails
+	}
+	b, ok := s.m[key]
+	if !ok {
+		return nil, ErrCacheMiss
+	}
+	return b, nil
+}
+
+func (s *memStore) Set(_ context.Context, key string, value []byte, ttl time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fails != nil {
+		return s.fails
+	}
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	s.m[key] = bytes.Clone(value)
+	s.ttls = append(s.ttls, ttl)
+	return nil
+}
+
+// dirCheckouter serves every commit from one directory.
+type dirCheckouter struct{ root string }
+
+func (d dirCheckouter) Checkout(context.Context, string, string) (string, error) { return d.root, nil }
+
+// fixtureRequest writes a directory app and returns a request for it.
+func fixtureRequest(t *testing.T, names ...string) (Checkouter, Request) {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{}
+	for _, n := range names {
+		files["app/"+n+".yaml"] = cm(n)
+	}
+	writeFiles(t, root, files)
+	src := appspec.Source{RepoURL: "https://git.example/repo.git", Path: "app"}
+	return dirCheckouter{root}, SingleSource("demo", "default", src, strings.Repeat("a", 40))
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestEntryEncoding(t *testing.T) {
+	raw := []byte(`[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]`)
+	enc, err := encodeEntry(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(enc, entryMagic) {
+		t.Fatalf("encoded entry lacks the format marker: %q", enc[:8])
+	}
+	big := bytes.Repeat(raw[:len(raw)-1], 200)
+	encBig, _ := encodeEntry(big)
+	if len(encBig) >= len(big)/4 {
+		t.Errorf("compressed %d bytes to %d, want at least 4x smaller", len(big), len(encBig))
+	}
+	tests := []struct {
+		name    string
+		in      []byte
+		want    []byte
+		wantErr bool
+	}{
+		{"compressed", enc, raw, false},
+		{"plain JSON of format v1", raw, raw, false},
+		{"unknown format", []byte("garbage"), nil, true},
+		{"empty", nil, nil, true},
+		{"truncated stream", enc[:len(enc)-6], nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeEntry(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("decodeEntry error = %v, want error %v", err, tt.wantErr)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("decoded (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestRenderCacheRoundTrip(t *testing.T) {
+	git, req := fixtureRequest(t, "a", "b")
+	store := &memStore{}
+	r, err := NewRenderer(Config{Store: store, Git: git, Logger: quietLogger(), CacheTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Render(t.Context(), req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := store.m[first.Key]; !bytes.HasPrefix(v, entryMagic) {
+		t.Fatalf("stored value is not a compressed entry: %q", v)
+	}
+	if d := cmp.Diff([]time.Duration{time.Hour}, store.ttls); d != "" {
+		t.Errorf("TTLs (-want +got):\n%s", d)
+	}
+	second, err := r.Render(t.Context(), req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(first, second); d != "" {
+		t.Errorf("cached ref differs from the rendered one (-first +second):\n%s", d)
+	}
+	objs, err := r.Load(t.Context(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetName())
+	}
+	if d := cmp.Diff([]string{"a", "b"}, names); d != "" {
+		t.Errorf("loaded objects (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(CacheStats{Hits: 2, Misses: 1}, r.CacheStats()); d != "" {
+		t.Errorf("stats (-want +got):\n%s", d)
+	}
+}
+
+func TestRenderCacheFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(t *testing.T) Store
+		want  CacheStats
+	}{
+		{
+			name: "redis unreachable",
+			store: func(t *testing.T) Store {
+				c := redis.NewClient(&redis.Options{Addr: closedPort(t)})
+				t.Cleanup(func() { _ = c.Close() })
+				return RedisStore{Client: c}
+			},
+			// Render: the get fails (miss + error) and the cache is skipped
+			// from then on: the set (error), Load's get (miss + error) and set (error).
+			want: CacheStats{Misses: 2, Errors: 4},
+		},
+		{
+			name:  "store errors",
+			store: func(*testing.T) Store { return &memStore{fails: errors.New("boom")} },
+			want:  CacheStats{Misses: 2, Errors: 4},
+		},
+		{
+			name:  "corrupt entry",
+			store: func(*testing.T) Store { return &corruptStore{} },
+			want:  CacheStats{Misses: 2, Errors: 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			git, req := fixtureRequest(t, "a")
+			r, err := NewRenderer(Config{Store: tt.store(t), Git: git, Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := r.Render(t.Context(), req, false)
+			if err != nil {
+				t.Fatalf("Render with a failing cache: %v", err)
+			}
+			if ref.Count != 1 || ref.Digest == "" {
+				t.Errorf("ref = %+v, want one object and a digest", ref)
+			}
+			objs, err := r.Load(t.Context(), ref)
+			if err != nil {
+				t.Fatalf("Load with a failing cache: %v", err)
+			}
+			if len(objs) != 1 || objs[0].GetName() != "a" {
+				t.Errorf("Load returned %d objects", len(objs))
+			}
+			if d := cmp.Diff(tt.want, r.CacheStats()); d != "" {
+				t.Errorf("stats (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// corruptStore holds an unreadable value under every key.
+type corruptStore struct{}
+
+func (corruptStore) Get(context.Context, string) ([]byte, error) {
+	return append(bytes.Clone(entryMagic), "not gzip"...), nil
+}
+func (corruptStore) Set(context.Context, string, []byte, time.Duration) error { return nil }
+
+func TestRenderHardBypassesCache(t *testing.T) {
+	git, req := fixtureRequest(t, "a")
+	store := &memStore{}
+	r, err := NewRenderer(Config{Store: store, Git: git, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := r.Render(t.Context(), req, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.gets != 0 {
+		t.Errorf("hard render read the cache %d times", store.gets)
+	}
+	if d := cmp.Diff([]time.Duration{CacheTTL, CacheTTL}, store.ttls); d != "" {
+		t.Errorf("hard render must still write the cache (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(CacheStats{Bypassed: 2}, r.CacheStats()); d != "" {
+		t.Errorf("stats (-want +got):\n%s", d)
+	}
+}
+
+// TestRedisStore runs the cache against the test bed's Redis.
+func TestRedisStore(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: redisForTest(t)})
+	t.Cleanup(func() { _ = c.Close() })
+	git, req := fixtureRequest(t, "a", "b", "c")
+	r, err := NewRenderer(Config{Store: RedisStore{Client: c}, Git: git, Logger: quietLogger(), CacheTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := r.Render(t.Context(), req, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := c.TTL(t.Context(), ref.Key).Result()
+	if err != nil || ttl <= 0 || ttl > time.Minute {
+		t.Fatalf("TTL of %s = %v, %v; want at most a minute", ref.Key, ttl, err)
+	}
+	hit, err := r.Render(t.Context(), req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(ref, hit); d != "" {
+		t.Errorf("cache hit differs (-rendered +hit):\n%s", d)
+	}
+	if got := r.CacheStats().Hits; got != 1 {
+		t.Errorf("hits = %d, want 1", got)
+	}
+}
+
+// closedPort returns a 127.0.0.1 address nothing listens on.
+func closedPort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// redisForTest returns the test bed's Redis ($WINDLASS_TEST_REDIS_ADDR, as
+// hack/test.sh and hack/bench.sh set it), or starts a private one for tb.
+func redisForTest(tb testing.TB) string {
+	tb.Helper()
+	if addr := os.Getenv(testbed.EnvRedisAddr); addr != "" {
+		return addr
+	}
+	dir := filepath.Join(tb.TempDir(), "redis")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rd, err := testbed.StartRedis(ctx, dir)
+	if err != nil {
+		tb.Fatalf("start redis: %v", err)
+	}
+	tb.Cleanup(func() { _ = rd.Stop() })
+	return rd.Addr()
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/manifest"
+)
+
+// runHealth is `windlass health`: it assesses one object from a file with the
+// checks the worker uses, and prints {"status": ..., "message": ...}. Any
+// status, Degraded included, is a success; unreadable or invalid input is not.
+func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("customizations", "", "directory of Lua health scripts: <group>/<Kind>/health.lua, <Kind>/health.lua for the core group")
+	file := fs.String("object", "", "YAML or JSON file holding one Kubernetes object (- for stdin)")
+	timeout := fs.Duration("timeout", 0, "time limit of one Lua health script (default 1s)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: windlass health [--customizations DIR] --object FILE")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	if *file == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	data, err := readObjectFile(*file, stdin)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	objs, err := manifest.Parse(*file, data)
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	if len(objs) != 1 {
+		return fmt.Errorf("health: %s holds %d objects, want exactly one", *file, len(objs))
+	}
+	if objs[0].GetKind() == "" || objs[0].GetAPIVersion() == "" {
+		return fmt.Errorf("health: %s: the object needs apiVersion and kind", *file)
+	}
+	checker, err := health.New(health.Options{CustomizationsDir: *dir, Timeout: *timeout})
+	if err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	return json.NewEncoder(stdout).Encode(checker.Assess(objs[0]))
+}
+
+func readObjectFile(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(io.LimitReader(stdin, manifest.MaxFileBytes+1))
+	}
+	return os.ReadFile(name)
+}

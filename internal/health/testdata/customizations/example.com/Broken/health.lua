@@ -1,0 +1,2 @@
+hs = {status = "Healthy"
+return hs

@@ -1,0 +1,2 @@
+-- Deeper than <group>/<Kind>: never loaded.
+this is not lua
