@@ -73,8 +73,8 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-bench: ## benchmarks (not implemented yet)
-	@echo "make bench: not implemented yet (see the benchmarks issue)"; exit 2
+bench: deps ## benchmarks against a started Redis (render: cache hit, cold checkout, warm mirror, per tool); results in .cache/bench
+	@hack/bench.sh
 
 ui: ## web UI (not implemented yet)
 	@echo "make ui: not implemented yet (see the web UI issue)"; exit 2
