@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -12,6 +13,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -40,7 +42,10 @@ type application struct {
 	started   map[string]error
 	admitting int
 	hard      bool
-	passes    int
+	// fresh bypasses the ls-remote cache: a refresh was asked for, as in
+	// Argo CD, where a requested refresh skips the revision cache.
+	fresh  bool
+	passes int
 	// timerFired says the last wake-up was the refresh timer: a quiet
 	// period in which no drift was reported.
 	timerFired bool
@@ -230,7 +235,7 @@ func (a *application) admit(ctx workflow.Context, req SyncRequest, revision stri
 	}
 	if sources == nil {
 		var err error
-		revision, sources, err = a.resolveSources(ctx, a.st.Spec, req.Revision, false)
+		revision, sources, err = a.resolveSources(ctx, a.st.Spec, req.Revision, true)
 		if err != nil {
 			return "", temporal.NewApplicationError("revision: "+errorMessage(err), ErrTypeRevisionNotFound)
 		}
@@ -437,6 +442,9 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 		return false
 	}
 	a.deleteErr = nil
+	if a.cfg.DriftWatch && len(a.st.WatchedKinds) > 0 {
+		a.signalWatch(ctx, nil)
+	}
 	return true
 }
 
@@ -524,6 +532,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
+	a.fresh = true
 }
 
 // refreshInterval is the app's interval plus up to 10 % jitter, derived
@@ -562,7 +571,7 @@ func (a *application) resolveSources(ctx workflow.Context, spec appspec.Applicat
 		if s.Chart != "" {
 			return "", nil, temporal.NewNonRetryableApplicationError("Helm chart repository sources are not supported yet", "NotImplemented", nil)
 		}
-		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev})
+		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
 		if err != nil {
 			return "", nil, err
 		}
@@ -573,7 +582,6 @@ func (a *application) resolveSources(ctx workflow.Context, spec appspec.Applicat
 			shown = rev
 		}
 	}
-	_ = hard
 	return shown, out, nil
 }
 
@@ -587,8 +595,8 @@ func (a *application) renderRequest(sources []render.SourceRequest) render.Reque
 // they never fail the workflow.
 func (a *application) reconcile(ctx workflow.Context) {
 	a.passes++
-	hard := a.hard
-	a.hard = false
+	hard, fresh := a.hard, a.hard || a.fresh
+	a.hard, a.fresh = false, false
 	spec := a.st.Spec
 	st := &a.st.Status
 	st.ReconciledAt = workflow.Now(ctx)
@@ -605,7 +613,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "project", err)
 		return
 	}
-	rev, sources, err := a.resolveSources(ctx, spec, "", hard)
+	rev, sources, err := a.resolveSources(ctx, spec, "", fresh)
 	if err != nil {
 		a.unknown(ctx, "resolve revision", err)
 		return
@@ -625,6 +633,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 	}
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = rev, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
 	a.st.Manifests, a.st.Sources = &ref, sources
+	a.reportKinds(ctx)
 	if a.timerFired && st.Sync == appspec.SyncSynced {
 		a.st.SelfHeal = SelfHealState{} // quiet for a whole interval: drift is over
 	}
@@ -636,6 +645,38 @@ func (a *application) unknown(ctx workflow.Context, step string, err error) {
 	st.Message = step + ": " + errorMessage(err)
 	workflow.GetLogger(ctx).Warn(msgReconcileFailed, "step", step, "error", st.Message)
 }
+
+// reportKinds tells the cluster watch which kinds the app manages when
+// that set has changed. A failed signal is retried on the next pass.
+func (a *application) reportKinds(ctx workflow.Context) {
+	if !a.cfg.DriftWatch {
+		return
+	}
+	var kinds []watch.GroupKind
+	for _, r := range a.st.Status.Resources {
+		if k := (watch.GroupKind{Group: r.Group, Kind: r.Kind}); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	kinds = watchKinds([]WatchRequest{{Kinds: kinds}})
+	if slices.Equal(kinds, a.st.WatchedKinds) {
+		return
+	}
+	a.signalWatch(ctx, kinds)
+}
+
+func (a *application) signalWatch(ctx workflow.Context, kinds []watch.GroupKind) {
+	spec := a.st.Spec
+	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
+	err := workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn(msgWatchSignal, "error", errorMessage(err))
+		return
+	}
+	a.st.WatchedKinds = kinds
+}
+
+const msgWatchSignal = "cannot reach the cluster watch"
 
 // selfHealDelay is the wait before self-heal attempt n: 2 s × 3^(n-1),
 // capped at 5 min.

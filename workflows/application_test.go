@@ -112,13 +112,20 @@ func (s *appSuite) expectProject(p appspec.Project) {
 	s.env.OnActivity(project.GetName, mock.Anything, project.GetInput{Name: "default"}).Return(p, nil)
 }
 
-func (s *appSuite) expectResolve(sha string) {
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+// expectResolve expects the revision resolved; fresh (a requested refresh
+// or a manual sync) bypasses the ls-remote cache.
+func (s *appSuite) expectResolve(sha string, fresh bool) {
+	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
 		Return(source.ResolveOutput{SHA: sha, Ref: "refs/heads/main"}, nil).Once()
 }
 
 func (s *appSuite) expectReconcile(sha string, out cluster.CompareOutput) {
-	s.expectResolve(sha)
+	s.expectReconcileF(sha, out, false)
+}
+
+// expectReconcileF expects a reconcile pass after a refresh signal.
+func (s *appSuite) expectReconcileF(sha string, out cluster.CompareOutput, fresh bool) {
+	s.expectResolve(sha, fresh)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
 	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: ref(sha)}).Return(out, nil).Once()
 }
@@ -231,7 +238,7 @@ func (s *appSuite) TestNoRetryOfFailedSHA() {
 func (s *appSuite) TestManualSyncUpdate() {
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
-	s.expectResolve(sha1) // the update resolves the revision before accepting
+	s.expectResolve(sha1, true) // the update resolves the revision before accepting
 	s.expectSync(1, sha1, nil)
 	s.expectReconcile(sha1, synced)
 	var first, second *updateOutcome
@@ -255,7 +262,7 @@ func (s *appSuite) TestManualSyncUpdate() {
 func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, synced)
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "nope"}).
+	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "nope", Hard: true}).
 		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision nope not found", "RevisionNotFound", nil)).Once()
 	s.at(time.Second, func() { s.env.SignalWorkflow(SignalSync, SyncRequest{Revision: "nope", Initiator: "ops"}) })
 	s.expectReconcile(sha1, synced) // the pass after the signal
@@ -335,11 +342,11 @@ func (s *appSuite) TestSelfHealBackoff() {
 	s.expectSync(1, sha1, nil)
 	s.expectReconcile(sha1, synced)
 	// Drift 1: healed at once (attempt 1).
-	s.expectReconcile(sha1, outOfSync)
+	s.expectReconcileF(sha1, outOfSync, true)
 	s.expectSync(2, sha1, nil)
 	s.expectReconcile(sha1, synced)
 	// Drift 2, right after: attempt 2 must wait 6 s after attempt 1.
-	s.expectReconcile(sha1, outOfSync)
+	s.expectReconcileF(sha1, outOfSync, true)
 	s.expectReconcile(sha1, outOfSync) // woken by the backoff timer
 	s.expectSync(3, sha1, nil)
 	s.expectReconcile(sha1, synced)
@@ -392,7 +399,7 @@ func (s *appSuite) TestRollback() {
 func (s *appSuite) TestTerminateDuringWave() {
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
-	s.expectResolve(sha1)
+	s.expectResolve(sha1, true)
 	op := syncOp(1, false)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: op, Project: ptr(appspec.DefaultProjectSpec())}

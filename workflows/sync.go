@@ -224,7 +224,12 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 		wait = 5 * time.Minute
 	}
 	waited, err := waitWave(ctx, wi, wait)
-	s.res.Resources = append(s.res.Resources, waited.Resources...)
+	// The log keeps what happened: hook outcomes, not every health check.
+	for _, r := range waited.Resources {
+		if r.Action != cluster.ActionWaited {
+			s.res.Resources = append(s.res.Resources, r)
+		}
+	}
 	s.res.Health = worseHealth(s.res.Health, waited.Health)
 	if err != nil {
 		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": waiting failed", resource: waited.Failed, cause: err}
@@ -335,9 +340,10 @@ func renderRequest(spec appspec.Application, sha string) render.Request {
 }
 
 func clusterTarget(spec appspec.Application) cluster.Target {
-	t := cluster.Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination}
+	t := cluster.Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination, IgnoreDifferences: spec.IgnoreDifferences}
 	if spec.SyncPolicy != nil {
 		t.SyncOptions = append([]string(nil), spec.SyncPolicy.SyncOptions...)
+		t.ManagedNamespaceMetadata = spec.SyncPolicy.ManagedNamespaceMetadata
 	}
 	return t
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -22,6 +23,9 @@ type AppConfig struct {
 	RefreshSeconds int `json:"refreshSeconds,omitempty"`
 	// SyncTimeoutSeconds bounds the wait for health in a sync (default 300).
 	SyncTimeoutSeconds int `json:"syncTimeoutSeconds,omitempty"`
+	// DriftWatch makes the app tell its cluster's ClusterWatchWorkflow
+	// which kinds it manages, so that drift triggers a refresh.
+	DriftWatch bool `json:"driftWatch,omitempty"`
 	// HistoryThreshold is the history length at which the workflow
 	// continues as new even without the server's suggestion (default 10000).
 	HistoryThreshold int `json:"historyThreshold,omitempty"`
@@ -58,6 +62,8 @@ type AppState struct {
 	// HoldSHA holds automated sync back while the target is still this SHA
 	// (set by a forced rollback of an automated app).
 	HoldSHA string `json:"holdSHA,omitempty"`
+	// WatchedKinds are the kinds last reported to the cluster watch.
+	WatchedKinds []watch.GroupKind `json:"watchedKinds,omitempty"`
 	// QueuedSyncs and QueuedRollbacks are signals carried over a
 	// continue-as-new.
 	QueuedSyncs     []SyncRequest     `json:"queuedSyncs,omitempty"`
