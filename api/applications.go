@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -142,39 +143,141 @@ func (s *Server) getApp(c *echo.Context) error {
 	return c.JSON(http.StatusOK, view)
 }
 
-// syncRequest is the body of POST .../sync.
-type syncRequest struct {
-	Revision string `json:"revision,omitempty"`
-	DryRun   bool   `json:"dryRun,omitempty"`
-}
-
-// syncApp runs a sync and answers when it has ended.
+// syncApp starts a sync. With ?wait=false it answers 202 with the sync's
+// ID at once; by default it waits for the sync to end and returns its
+// result (200 when it succeeded, 409 with the result when it did not).
 func (s *Server) syncApp(c *echo.Context) error {
 	id, err := s.appID(c)
 	if err != nil {
 		return err
 	}
-	var body syncRequest
+	var body workflows.SyncRequest
 	if c.Request().ContentLength != 0 {
 		if err := echo.BindBody(c, &body); err != nil {
 			return problem(http.StatusBadRequest, "request body is not a valid sync request: "+err.Error())
 		}
 	}
+	body.Initiator = "api"
+	return s.runOperation(c, id, workflows.UpdateSync, body)
+}
+
+// rollbackApp re-syncs a past sync's exact revision and sources.
+func (s *Server) rollbackApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	var body workflows.RollbackRequest
+	if err := echo.BindBody(c, &body); err != nil || body.ID == "" {
+		return problem(http.StatusBadRequest, "request body must name the sync to roll back to: {\"id\": \"sync/<project>/<app>/<n>\"}")
+	}
+	body.Initiator = "api"
+	return s.runOperation(c, id, workflows.UpdateRollback, body)
+}
+
+func (s *Server) runOperation(c *echo.Context, id, update string, arg any) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), s.opts.SyncTimeout)
 	defer cancel()
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: workflows.UpdateSync,
-		Args:         []any{workflows.SyncRequest{Revision: body.Revision, DryRun: body.DryRun, Initiator: "api"}},
+		WorkflowID: id, UpdateName: update, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	var acc workflows.SyncAccepted
+	if err := h.Get(ctx, &acc); err != nil {
+		return err
+	}
+	if c.QueryParam("wait") == "false" {
+		return c.JSON(http.StatusAccepted, acc)
+	}
+	res, ok, err := WaitSync(ctx, s.c, acc.ID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.JSON(http.StatusConflict, res)
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+// WaitSync waits for a SyncWorkflow and returns its result, and whether
+// it succeeded.
+func WaitSync(ctx context.Context, c client.Client, syncID string) (workflows.SyncResult, bool, error) {
+	var res workflows.SyncResult
+	err := c.GetWorkflow(ctx, syncID, "").Get(ctx, &res)
+	if err == nil {
+		return res, true, nil
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && (app.Type() == workflows.ErrTypeSyncFailed || app.Type() == workflows.ErrTypeSyncTerminated) && app.HasDetails() {
+		if derr := app.Details(&res); derr == nil {
+			return res, false, nil
+		}
+	}
+	return res, false, err
+}
+
+// terminateApp cancels the running operation.
+func (s *Server) terminateApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	h, err := s.c.UpdateWorkflow(c.Request().Context(), client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateTerminate, Args: []any{workflows.TerminateRequest{Initiator: "api"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return err
 	}
-	var res workflows.SyncResult
+	if err := h.Get(c.Request().Context(), nil); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusAccepted)
+}
+
+// deleteApp deletes the app's resources (?cascade=foreground|background|
+// orphan, default foreground) and ends its workflow.
+func (s *Server) deleteApp(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), s.opts.SyncTimeout)
+	defer cancel()
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateDelete,
+		Args:         []any{workflows.DeleteRequest{Cascade: c.QueryParam("cascade"), Initiator: "api"}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	var res workflows.DeleteResult
 	if err := h.Get(ctx, &res); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, res)
+}
+
+// queryApp answers a read-only query of the app workflow.
+func (s *Server) queryApp(name string, into func() any) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		id, err := s.appID(c)
+		if err != nil {
+			return err
+		}
+		v, err := s.c.QueryWorkflow(c.Request().Context(), id, "", name)
+		if err != nil {
+			return err
+		}
+		out := into()
+		if err := v.Get(out); err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, out)
+	}
 }
 
 func (s *Server) refreshApp(c *echo.Context) error {

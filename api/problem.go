@@ -57,8 +57,17 @@ func toProblem(err error) *Problem {
 				_ = app.Details(&pr.Field)
 			}
 			return pr
-		case workflows.ErrTypeOperationInProgress:
+		case workflows.ErrTypeNotPermitted:
+			pr := problem(http.StatusForbidden, app.Message())
+			if app.HasDetails() {
+				_ = app.Details(&pr.Field)
+			}
+			return pr
+		case workflows.ErrTypeOperationInProgress, workflows.ErrTypeSyncWindow, workflows.ErrTypeRollback,
+			workflows.ErrTypeNoOperation, workflows.ErrTypeDeleting:
 			return problem(http.StatusConflict, app.Message())
+		case workflows.ErrTypeRevisionNotFound:
+			return problem(http.StatusUnprocessableEntity, app.Message())
 		}
 	}
 	var notFound *serviceerror.NotFound

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v5/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -60,6 +61,12 @@ func New(c client.Client, opts Options) *Server {
 	v1.PUT("/applications/:name", s.updateApp)
 	v1.POST("/applications/:name/sync", s.syncApp)
 	v1.POST("/applications/:name/refresh", s.refreshApp)
+	v1.POST("/applications/:name/rollback", s.rollbackApp)
+	v1.POST("/applications/:name/terminate", s.terminateApp)
+	v1.DELETE("/applications/:name", s.deleteApp)
+	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
+	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
+	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
 	return s
 }
 

@@ -12,12 +12,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/activities/watch"
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -37,6 +41,22 @@ type Config struct {
 	MaxConcurrentActivities int
 	// Cache settings; zero values take the defaults below.
 	Cache CacheConfig
+	// Namespace is the Temporal namespace (for the self-heal sweep's
+	// visibility queries; default "default").
+	Namespace string
+	// Projects serves the projects (default: only the built-in default
+	// project).
+	Projects project.Store
+	// Health assesses resource health (default: the built-in checks);
+	// pass a *health.Checker to add Lua customizations.
+	Health cluster.HealthChecker
+	// SweepEvery is how often the self-heal sweep runs (default 5 min;
+	// negative: no schedule).
+	SweepEvery time.Duration
+	// WatchDebounce gathers drift events per app (default 1 s).
+	WatchDebounce time.Duration
+	// NoClusterWatch leaves the in-cluster watch workflow unstarted.
+	NoClusterWatch bool
 }
 
 // CacheConfig bounds the worker's caches.
@@ -82,6 +102,7 @@ type Worker struct {
 	log   *slog.Logger
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
+	cfg   Config
 }
 
 // New builds the activities and registers everything.
@@ -116,7 +137,30 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := cluster.New(renderer, kube.NewFactory(cfg.Kube, cfg.KubeOptions), log)
+	clusters := kube.NewFactory(cfg.Kube, cfg.KubeOptions)
+	var clOpts []cluster.Option
+	if cfg.Health != nil {
+		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
+	}
+	cl, err := cluster.New(renderer, clusters, log, clOpts...)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Projects == nil {
+		store, err := project.NewStaticStore()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Projects = store
+	}
+	proj, err := project.New(cfg.Projects)
+	if err != nil {
+		return nil, err
+	}
+	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +171,9 @@ func New(cfg Config) (*Worker, error) {
 	src.Register(w)
 	rnd.Register(w)
 	cl.Register(w)
-	return &Worker{w: w, src: src, cache: cfg.Cache, log: log}, nil
+	proj.Register(w)
+	wat.Register(w)
+	return &Worker{w: w, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil
 }
 
 // Start starts polling, and the eviction of old Git checkouts.
@@ -138,8 +184,53 @@ func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
 	w.wg.Go(func() { w.evictLoop(ctx) })
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	if err := w.ensureBackground(sctx); err != nil {
+		w.Stop()
+		return err
+	}
 	return nil
 }
+
+// ensureBackground starts the in-cluster watch workflow and the self-heal
+// sweep schedule unless they exist already.
+func (w *Worker) ensureBackground(ctx context.Context) error {
+	c := w.cfg.Client
+	if !w.cfg.NoClusterWatch {
+		server := appspec.InClusterServer
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.ClusterWatchWorkflowID(server), TaskQueue: w.cfg.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		}, workflows.ClusterWatchWorkflowName, workflows.ClusterWatchInput{Server: server, DebounceMillis: int(w.cfg.WatchDebounce.Milliseconds())})
+		if err != nil {
+			return fmt.Errorf("start cluster watch: %w", err)
+		}
+	}
+	every := w.cfg.SweepEvery
+	if every < 0 {
+		return nil
+	}
+	if every == 0 {
+		every = DefaultSweepEvery
+	}
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      workflows.SelfHealSweepScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID: "selfheal-sweep", Workflow: workflows.SelfHealSweepWorkflowName, TaskQueue: w.cfg.TaskQueue,
+			Args: []any{workflows.SelfHealSweepInput{}},
+		},
+	})
+	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("create self-heal sweep schedule: %w", err)
+	}
+	return nil
+}
+
+// DefaultSweepEvery is how often the self-heal sweep runs by default.
+const DefaultSweepEvery = 5 * time.Minute
 
 // Stop stops the eviction and polling, and waits for running tasks.
 func (w *Worker) Stop() {

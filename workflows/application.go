@@ -3,14 +3,17 @@ package workflows
 import (
 	"errors"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -22,23 +25,47 @@ var (
 	saHealth  = temporal.NewSearchAttributeKeyKeyword(SearchAttrHealth)
 	saRev     = temporal.NewSearchAttributeKeyKeyword(SearchAttrRev)
 	saCluster = temporal.NewSearchAttributeKeyKeyword(SearchAttrCluster)
+	saPolicy  = temporal.NewSearchAttributeKeyKeyword(SearchAttrSyncPolicy)
 )
 
 // application is the state and the handlers of one ApplicationWorkflow run.
 type application struct {
-	cfg     AppConfig
-	st      AppState
-	refresh workflow.ReceiveChannel
-	wake    workflow.Channel
-	pending []pendingSync
-	done    map[string]SyncResult
-	hard    bool
-	passes  int
+	cfg AppConfig
+	st  AppState
+	// project is the app's project as of the last reconcile.
+	project *appspec.Project
+
+	refresh, syncSig, rollbackSig, progress workflow.ReceiveChannel
+	wake                                    workflow.Channel
+
+	pending   []pendingSync
+	started   map[string]error
+	admitting int
+	hard      bool
+	// fresh bypasses the ls-remote cache: a refresh was asked for, as in
+	// Argo CD, where a requested refresh skips the revision cache.
+	fresh  bool
+	passes int
+	// timerFired says the last wake-up was the refresh timer: a quiet
+	// period in which no drift was reported.
+	timerFired bool
+	// wakeAt is the earliest moment the loop must look again (a self-heal
+	// backoff or a sync window), zero when none.
+	wakeAt     time.Time
+	cancelSync workflow.CancelFunc
+
+	deleting  *DeleteRequest
+	deleted   bool
+	deleteRes DeleteResult
+	deleteErr error
 }
 
+// pendingSync is an admitted sync: its revision is resolved.
 type pendingSync struct {
-	id  string
-	req SyncRequest
+	id       string
+	req      SyncRequest
+	revision string
+	sources  []render.SourceRequest
 }
 
 // ApplicationWorkflow is the entity workflow of one application.
@@ -52,10 +79,13 @@ func ApplicationWorkflow(ctx workflow.Context, in AppInput) error {
 
 func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	a := &application{
-		cfg:     in.Config,
-		refresh: workflow.GetSignalChannel(ctx, SignalRefresh),
-		wake:    workflow.NewBufferedChannel(ctx, 1),
-		done:    map[string]SyncResult{},
+		cfg:         in.Config,
+		refresh:     workflow.GetSignalChannel(ctx, SignalRefresh),
+		syncSig:     workflow.GetSignalChannel(ctx, SignalSync),
+		rollbackSig: workflow.GetSignalChannel(ctx, SignalRollback),
+		progress:    workflow.GetSignalChannel(ctx, SignalSyncProgress),
+		wake:        workflow.NewBufferedChannel(ctx, 1),
+		started:     map[string]error{},
 	}
 	if in.State != nil {
 		a.st = *in.State
@@ -63,16 +93,37 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	} else {
 		a.st = AppState{Spec: in.Spec.Defaulted(), Status: AppStatus{Sync: appspec.SyncUnknown, Health: appspec.HealthUnknown}}
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (AppView, error) { return a.view(), nil }); err != nil {
-		return nil, err
+	a.st.Runs++
+	queries := []struct {
+		name string
+		fn   any
+	}{
+		{QueryStatus, func() (AppView, error) { return a.view(), nil }},
+		{QueryResources, func() ([]appspec.ResourceStatus, error) { return a.st.Status.Resources, nil }},
+		{QueryHistory, func() (HistoryView, error) { return HistoryView{Recent: a.st.History}, nil }},
+		{QueryOperation, func() (*Operation, error) { return a.st.Status.Operation, nil }},
 	}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetSpec, a.setSpec, workflow.UpdateHandlerOptions{Validator: a.validateSpec})
-	if err != nil {
-		return nil, err
+	for _, q := range queries {
+		if err := workflow.SetQueryHandler(ctx, q.name, q.fn); err != nil {
+			return nil, err
+		}
 	}
-	err = workflow.SetUpdateHandlerWithOptions(ctx, UpdateSync, a.sync, workflow.UpdateHandlerOptions{Validator: a.validateSync})
-	if err != nil {
-		return nil, err
+	updates := []struct {
+		name      string
+		handler   any
+		validator any
+	}{
+		{UpdateSetSpec, a.setSpec, a.validateSpec},
+		{UpdateSync, a.syncUpdate, a.validateSync},
+		{UpdateRollback, a.rollbackUpdate, a.validateRollback},
+		{UpdateTerminate, a.terminate, a.validateTerminate},
+		{UpdateDelete, a.deleteUpdate, a.validateDelete},
+	}
+	for _, u := range updates {
+		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -81,7 +132,33 @@ func (a *application) view() AppView {
 	return AppView{Spec: a.st.Spec, Status: a.st.Status, History: a.st.History}
 }
 
+// event records a notable event in the status, newest first. A repeat of
+// the newest event only refreshes its time.
+func (a *application) event(ctx workflow.Context, typ, reason, msg string) {
+	now := workflow.Now(ctx)
+	ev := a.st.Status.Events
+	if len(ev) > 0 && ev[0].Reason == reason && ev[0].Message == msg {
+		ev[0].Time = now
+		return
+	}
+	a.st.Status.Events = append([]Event{{Time: now, Type: typ, Reason: reason, Message: msg}}, ev...)
+	if len(a.st.Status.Events) > maxEvents {
+		a.st.Status.Events = a.st.Status.Events[:maxEvents]
+	}
+	workflow.GetLogger(ctx).Info(msgEvent, "reason", reason, "message", msg)
+}
+
+const (
+	msgEvent           = "app event"
+	msgReconcileFailed = "reconcile failed"
+)
+
+// --- setSpec -------------------------------------------------------------
+
 func (a *application) validateSpec(_ workflow.Context, spec appspec.Application) error {
+	if a.deleting != nil {
+		return temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
+	}
 	spec = spec.Defaulted()
 	if err := spec.Validate(); err != nil {
 		var fe *appspec.FieldError
@@ -96,68 +173,366 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 	return nil
 }
 
-func (a *application) setSpec(_ workflow.Context, spec appspec.Application) (AppView, error) {
-	a.st.Spec = spec.Defaulted()
+// setSpec checks the spec against its project, then stores it.
+func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (AppView, error) {
+	spec = spec.Defaulted()
+	proj, err := getProject(ctx, spec.Project)
+	if err != nil {
+		return AppView{}, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
+	}
+	if err := proj.CheckApp(spec); err != nil {
+		var fe *appspec.FieldError
+		field := ""
+		if errors.As(err, &fe) {
+			field = fe.Field
+		}
+		return AppView{}, temporal.NewApplicationError(err.Error(), ErrTypeNotPermitted, field)
+	}
+	a.st.Spec = spec
+	a.project = &proj
 	a.wake.SendAsync(true)
 	return a.view(), nil
 }
 
-func (a *application) validateSync(_ workflow.Context, _ SyncRequest) error {
-	if a.st.Status.Operation != nil || len(a.pending) > 0 {
+// --- sync and rollback ----------------------------------------------------
+
+// busy says why no new operation can start, or "".
+func (a *application) busy() error {
+	switch {
+	case a.deleting != nil:
+		return temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
+	case a.st.Status.Operation != nil || len(a.pending) > 0 || a.admitting > 0:
 		return temporal.NewApplicationError("another operation is already in progress", ErrTypeOperationInProgress)
 	}
 	return nil
 }
 
-// sync queues a sync for the main loop and waits for its result.
-func (a *application) sync(ctx workflow.Context, req SyncRequest) (SyncResult, error) {
-	a.st.SyncSeq++
-	id := SyncWorkflowID(a.st.Spec.Project, a.st.Spec.Name, a.st.SyncSeq)
-	a.pending = append(a.pending, pendingSync{id: id, req: req})
-	a.st.Status.Operation = &Operation{SyncID: id, Phase: "Pending", Initiator: req.Initiator, StartedAt: workflow.Now(ctx)}
-	a.wake.SendAsync(true)
-	if err := workflow.Await(ctx, func() bool { _, ok := a.done[id]; return ok }); err != nil {
-		return SyncResult{}, err
+func (a *application) validateSync(_ workflow.Context, req SyncRequest) error {
+	if err := a.busy(); err != nil {
+		return err
 	}
-	res := a.done[id]
-	delete(a.done, id)
-	return res, nil
+	switch req.Strategy {
+	case "", cluster.StrategyHook, cluster.StrategyApply:
+	default:
+		return temporal.NewApplicationError("strategy must be hook or apply", ErrTypeInvalidSpec, "strategy")
+	}
+	return nil
 }
 
+// admit checks the sync windows and resolves the revision (unless the
+// sources are given, as for a rollback), then queues the sync. It runs
+// inside update handlers and for signals.
+func (a *application) admit(ctx workflow.Context, req SyncRequest, revision string, sources []render.SourceRequest) (string, error) {
+	// Validators of updates delivered together may all run before the
+	// first handler does, so the handler checks again.
+	if err := a.busy(); err != nil {
+		return "", err
+	}
+	a.admitting++
+	defer func() { a.admitting-- }()
+	if err := a.checkWindow(ctx, true); err != nil {
+		return "", err
+	}
+	if sources == nil {
+		var err error
+		revision, sources, err = a.resolveSources(ctx, a.st.Spec, req.Revision, true)
+		if err != nil {
+			return "", temporal.NewApplicationError("revision: "+errorMessage(err), ErrTypeRevisionNotFound)
+		}
+	}
+	a.st.SyncSeq++
+	id := SyncWorkflowID(a.st.Spec.Project, a.st.Spec.Name, a.st.SyncSeq)
+	a.pending = append(a.pending, pendingSync{id: id, req: req, revision: revision, sources: sources})
+	a.st.Status.Operation = &Operation{SyncID: id, Phase: PhasePending, Initiator: req.Initiator, StartedAt: workflow.Now(ctx)}
+	a.wake.SendAsync(true)
+	return id, nil
+}
+
+// checkWindow returns a SyncWindowDenied error when the project's sync
+// windows forbid a sync now.
+func (a *application) checkWindow(ctx workflow.Context, manual bool) error {
+	d, err := a.window(ctx, manual)
+	if err != nil {
+		return temporal.NewApplicationError("sync windows: "+errorMessage(err), ErrTypeSyncWindow)
+	}
+	if !d.Allowed {
+		return temporal.NewApplicationError(d.Reason, ErrTypeSyncWindow)
+	}
+	return nil
+}
+
+func (a *application) window(ctx workflow.Context, manual bool) (appspec.WindowDecision, error) {
+	if a.project == nil {
+		p, err := getProject(ctx, a.st.Spec.Project)
+		if err != nil {
+			return appspec.WindowDecision{}, err
+		}
+		a.project = &p
+	}
+	if len(a.project.SyncWindows) == 0 {
+		return appspec.WindowDecision{Allowed: true}, nil
+	}
+	spec := a.st.Spec
+	return syncWindow(ctx, project.WindowInput{Project: *a.project, App: spec.Name, Namespace: spec.Destination.Namespace,
+		Server: spec.Destination.Server, Now: workflow.Now(ctx), Manual: manual})
+}
+
+// awaitStart waits until the loop has started the SyncWorkflow.
+func (a *application) awaitStart(ctx workflow.Context, id string) (SyncAccepted, error) {
+	if err := workflow.Await(ctx, func() bool { _, ok := a.started[id]; return ok }); err != nil {
+		return SyncAccepted{}, err
+	}
+	err := a.started[id]
+	delete(a.started, id)
+	if err != nil {
+		return SyncAccepted{}, err
+	}
+	return SyncAccepted{ID: id}, nil
+}
+
+func (a *application) syncUpdate(ctx workflow.Context, req SyncRequest) (SyncAccepted, error) {
+	id, err := a.admit(ctx, req, "", nil)
+	if err != nil {
+		return SyncAccepted{}, err
+	}
+	return a.awaitStart(ctx, id)
+}
+
+// findSync returns a recent sync by ID.
+func (a *application) findSync(id string) (SyncSummary, bool) {
+	for _, s := range a.st.History {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return SyncSummary{}, false
+}
+
+func (a *application) validateRollback(_ workflow.Context, req RollbackRequest) error {
+	if err := a.busy(); err != nil {
+		return err
+	}
+	past, ok := a.findSync(req.ID)
+	switch {
+	case !ok:
+		return temporal.NewApplicationError("sync "+req.ID+" is not in the application's history", ErrTypeRollback, "id")
+	case len(past.Sources) == 0:
+		return temporal.NewApplicationError("sync "+req.ID+" did not record its sources", ErrTypeRollback, "id")
+	case a.st.Spec.IsAutomated() && !req.Force:
+		return temporal.NewApplicationError("rollback is refused while automated sync is on; disable it or use force", ErrTypeRollback, "force")
+	}
+	return nil
+}
+
+func (a *application) rollbackUpdate(ctx workflow.Context, req RollbackRequest) (SyncAccepted, error) {
+	id, err := a.admitRollback(ctx, req)
+	if err != nil {
+		return SyncAccepted{}, err
+	}
+	return a.awaitStart(ctx, id)
+}
+
+// admitRollback queues a sync of exactly a past sync's sources. A forced
+// rollback of an automated app holds automated sync back until a new
+// revision arrives, or it would undo the rollback at once.
+func (a *application) admitRollback(ctx workflow.Context, req RollbackRequest) (string, error) {
+	past, _ := a.findSync(req.ID)
+	sreq := SyncRequest{Prune: req.Prune, DryRun: req.DryRun, Initiator: req.Initiator}
+	id, err := a.admit(ctx, sreq, past.Revision, past.Sources)
+	if err != nil {
+		return "", err
+	}
+	if a.st.Spec.IsAutomated() && !req.DryRun {
+		a.st.HoldSHA = a.st.Status.SHA
+	}
+	a.event(ctx, EventNormal, "Rollback", "rollback to "+req.ID+" ("+past.SHA+") as "+id)
+	return id, nil
+}
+
+// handleSyncSignal is the signal form of the sync update. A signal cannot
+// answer, so a refusal becomes an event.
+func (a *application) handleSyncSignal(ctx workflow.Context, req SyncRequest) {
+	err := a.validateSync(ctx, req)
+	if err == nil {
+		_, err = a.admit(ctx, req, "", nil)
+	}
+	if err != nil {
+		a.event(ctx, EventWarning, "SyncRefused", errorMessage(err))
+	}
+}
+
+func (a *application) handleRollbackSignal(ctx workflow.Context, req RollbackRequest) {
+	err := a.validateRollback(ctx, req)
+	if err == nil {
+		_, err = a.admitRollback(ctx, req)
+	}
+	if err != nil {
+		a.event(ctx, EventWarning, "RollbackRefused", errorMessage(err))
+	}
+}
+
+// --- terminate and delete -------------------------------------------------
+
+func (a *application) validateTerminate(_ workflow.Context, _ TerminateRequest) error {
+	if a.cancelSync == nil {
+		return temporal.NewApplicationError("no operation is running", ErrTypeNoOperation)
+	}
+	return nil
+}
+
+func (a *application) terminate(ctx workflow.Context, req TerminateRequest) error {
+	if a.cancelSync == nil {
+		return temporal.NewApplicationError("no operation is running", ErrTypeNoOperation)
+	}
+	a.cancelSync()
+	msg := "operation " + a.st.Status.Operation.SyncID + " terminated"
+	if req.Initiator != "" {
+		msg += " by " + req.Initiator
+	}
+	if req.Reason != "" {
+		msg += ": " + req.Reason
+	}
+	a.event(ctx, EventNormal, "OperationTerminated", msg)
+	return nil
+}
+
+func (a *application) validateDelete(_ workflow.Context, req DeleteRequest) error {
+	if a.deleting != nil {
+		return temporal.NewApplicationError("the application is already being deleted", ErrTypeDeleting)
+	}
+	switch req.Cascade {
+	case "", cluster.CascadeForeground, cluster.CascadeBackground, cluster.CascadeOrphan:
+		return nil
+	}
+	return temporal.NewApplicationError("cascade must be foreground, background or orphan", ErrTypeInvalidSpec, "cascade")
+}
+
+// deleteUpdate stops any operation, lets the loop delete the app's
+// resources and waits for the outcome. On success the workflow completes.
+func (a *application) deleteUpdate(ctx workflow.Context, req DeleteRequest) (DeleteResult, error) {
+	if req.Cascade == "" {
+		req.Cascade = cluster.CascadeForeground
+	}
+	a.deleting, a.deleted = &req, false
+	if a.cancelSync != nil {
+		a.cancelSync()
+	}
+	a.wake.SendAsync(true)
+	if err := workflow.Await(ctx, func() bool { return a.deleted }); err != nil {
+		return DeleteResult{}, err
+	}
+	return a.deleteRes, a.deleteErr
+}
+
+// runDelete deletes the app's resources; it reports whether the app is
+// gone.
+func (a *application) runDelete(ctx workflow.Context) bool {
+	req := *a.deleting
+	for _, p := range a.pending {
+		a.started[p.id] = temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
+	}
+	a.pending = nil
+	a.st.Status.Operation = nil
+	out, err := deleteApp(ctx, cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests})
+	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources}, true
+	if err != nil {
+		a.deleteErr = temporal.NewApplicationError("delete: "+errorMessage(err), ErrTypeDeleting)
+		a.event(ctx, EventWarning, "DeleteFailed", errorMessage(err))
+		a.deleting = nil
+		return false
+	}
+	a.deleteErr = nil
+	if a.cfg.DriftWatch && len(a.st.WatchedKinds) > 0 {
+		a.signalWatch(ctx, nil)
+	}
+	return true
+}
+
+// --- the loop -------------------------------------------------------------
+
 func (a *application) run(ctx workflow.Context) error {
+	for _, req := range a.st.QueuedSyncs {
+		a.handleSyncSignal(ctx, req)
+	}
+	for _, req := range a.st.QueuedRollbacks {
+		a.handleRollbackSignal(ctx, req)
+	}
+	a.st.QueuedSyncs, a.st.QueuedRollbacks = nil, nil
 	for {
-		a.reconcile(ctx)
-		a.autoSync(ctx)
-		for len(a.pending) > 0 {
+		if a.deleting != nil {
+			if a.runDelete(ctx) {
+				return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			}
+		}
+		if len(a.pending) == 0 {
+			a.reconcile(ctx)
+			a.autoSync(ctx)
+		}
+		for len(a.pending) > 0 && a.deleting == nil {
 			p := a.pending[0]
 			a.pending = a.pending[1:]
-			a.done[p.id] = a.runSync(ctx, p.id, p.req)
+			a.runSync(ctx, p)
 			a.reconcile(ctx)
 		}
-		if a.shouldContinueAsNew(ctx) {
+		if a.deleting == nil && a.shouldContinueAsNew(ctx) {
 			return a.continueAsNew(ctx)
 		}
-		a.waitForWork(ctx)
+		if a.deleting == nil {
+			a.waitForWork(ctx)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
 }
 
-// waitForWork blocks until the refresh timer fires, a refresh signal
-// arrives, or a handler queued work.
+// waitForWork blocks until the refresh timer fires, a signal arrives, or a
+// handler queued work.
 func (a *application) waitForWork(ctx workflow.Context) {
 	timerCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
+	wait := a.refreshInterval(ctx)
+	if !a.wakeAt.IsZero() {
+		if d := a.wakeAt.Sub(workflow.Now(ctx)); d < wait {
+			wait = max(d, time.Second)
+		}
+		a.wakeAt = time.Time{}
+	}
+	a.timerFired = false
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(timerCtx, a.refreshInterval(ctx)), func(workflow.Future) {})
+	sel.AddFuture(workflow.NewTimer(timerCtx, wait), func(workflow.Future) { a.timerFired = true })
 	sel.AddReceive(a.refresh, func(c workflow.ReceiveChannel, _ bool) {
 		var r RefreshRequest
 		c.Receive(ctx, &r)
-		a.hard = a.hard || r.Hard
+		a.onRefresh(r)
 	})
+	sel.AddReceive(a.syncSig, func(c workflow.ReceiveChannel, _ bool) {
+		var r SyncRequest
+		c.Receive(ctx, &r)
+		a.handleSyncSignal(ctx, r)
+	})
+	sel.AddReceive(a.rollbackSig, func(c workflow.ReceiveChannel, _ bool) {
+		var r RollbackRequest
+		c.Receive(ctx, &r)
+		a.handleRollbackSignal(ctx, r)
+	})
+	sel.AddReceive(a.progress, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
 	sel.AddReceive(a.wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
 	sel.Select(ctx)
+	// Take every refresh that queued up meanwhile: one pass serves them all.
+	for {
+		var r RefreshRequest
+		if !a.refresh.ReceiveAsync(&r) {
+			break
+		}
+		a.onRefresh(r)
+	}
+}
+
+func (a *application) onRefresh(r RefreshRequest) {
+	a.st.Refreshes++
+	a.hard = a.hard || r.Hard
+	a.fresh = true
 }
 
 // refreshInterval is the app's interval plus up to 10 % jitter, derived
@@ -179,25 +554,71 @@ func (a *application) refreshInterval(ctx workflow.Context) time.Duration {
 	return base + jitter
 }
 
-// reconcile resolves, renders and compares, then publishes the status.
-// Errors make the status Unknown with the message; they never fail the
-// workflow.
+// resolveSources resolves every source's revision; override replaces the
+// revision of the first source that renders. It returns the revision shown
+// for the app.
+func (a *application) resolveSources(ctx workflow.Context, spec appspec.Application, override string, hard bool) (string, []render.SourceRequest, error) {
+	var (
+		shown string
+		out   []render.SourceRequest
+	)
+	for _, s := range spec.AllSources() {
+		rev := s.Revision()
+		if override != "" && shown == "" && s.Ref == "" {
+			rev = override
+		}
+		var sha string
+		if s.Chart != "" {
+			return "", nil, temporal.NewNonRetryableApplicationError("Helm chart repository sources are not supported yet", "NotImplemented", nil)
+		}
+		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
+		if err != nil {
+			return "", nil, err
+		}
+		sha = resolved.SHA
+		s.TargetRevision = rev
+		out = append(out, render.SourceRequest{Source: s, SHA: sha})
+		if shown == "" && (s.Ref == "" || s.Path != "") {
+			shown = rev
+		}
+	}
+	return shown, out, nil
+}
+
+func (a *application) renderRequest(sources []render.SourceRequest) render.Request {
+	spec := a.st.Spec
+	return render.Request{AppName: spec.Name, Namespace: spec.Destination.Namespace, Sources: sources}
+}
+
+// reconcile checks the project, resolves, renders and compares, then
+// publishes the status. Errors make the status Unknown with the message;
+// they never fail the workflow.
 func (a *application) reconcile(ctx workflow.Context) {
 	a.passes++
-	hard := a.hard
-	a.hard = false
+	hard, fresh := a.hard, a.hard || a.fresh
+	a.hard, a.fresh = false, false
 	spec := a.st.Spec
 	st := &a.st.Status
 	st.ReconciledAt = workflow.Now(ctx)
-	st.Revision = spec.Source.Revision()
+	st.Revision = spec.AllSources()[0].Revision()
 	defer a.publish(ctx)
 
-	resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: spec.Source.RepoURL, Revision: spec.Source.Revision()})
+	proj, err := getProject(ctx, spec.Project)
+	if err != nil {
+		a.unknown(ctx, "project", err)
+		return
+	}
+	a.project = &proj
+	if err := proj.CheckApp(spec); err != nil {
+		a.unknown(ctx, "project", err)
+		return
+	}
+	rev, sources, err := a.resolveSources(ctx, spec, "", fresh)
 	if err != nil {
 		a.unknown(ctx, "resolve revision", err)
 		return
 	}
-	ref, err := renderManifests(ctx, render.RenderInput{Request: renderRequest(spec, resolved.SHA), Hard: hard})
+	ref, err := renderManifests(ctx, render.RenderInput{Request: a.renderRequest(sources), Hard: hard})
 	if err != nil {
 		a.unknown(ctx, "render", err)
 		return
@@ -207,7 +628,15 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "compare", err)
 		return
 	}
-	st.SHA, st.Sync, st.Health, st.Resources, st.Message = resolved.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
+	if ref.SHA != st.SHA {
+		a.st.SelfHeal = SelfHealState{}
+	}
+	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = rev, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
+	a.st.Manifests, a.st.Sources = &ref, sources
+	a.reportKinds(ctx)
+	if a.timerFired && st.Sync == appspec.SyncSynced {
+		a.st.SelfHeal = SelfHealState{} // quiet for a whole interval: drift is over
+	}
 }
 
 func (a *application) unknown(ctx workflow.Context, step string, err error) {
@@ -217,59 +646,160 @@ func (a *application) unknown(ctx workflow.Context, step string, err error) {
 	workflow.GetLogger(ctx).Warn(msgReconcileFailed, "step", step, "error", st.Message)
 }
 
-const msgReconcileFailed = "reconcile failed"
+// reportKinds tells the cluster watch which kinds the app manages when
+// that set has changed. A failed signal is retried on the next pass.
+func (a *application) reportKinds(ctx workflow.Context) {
+	if !a.cfg.DriftWatch {
+		return
+	}
+	var kinds []watch.GroupKind
+	for _, r := range a.st.Status.Resources {
+		if k := (watch.GroupKind{Group: r.Group, Kind: r.Kind}); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	kinds = watchKinds([]WatchRequest{{Kinds: kinds}})
+	if slices.Equal(kinds, a.st.WatchedKinds) {
+		return
+	}
+	a.signalWatch(ctx, kinds)
+}
+
+func (a *application) signalWatch(ctx workflow.Context, kinds []watch.GroupKind) {
+	spec := a.st.Spec
+	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
+	err := workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req).Get(ctx, nil)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn(msgWatchSignal, "error", errorMessage(err))
+		return
+	}
+	a.st.WatchedKinds = kinds
+}
+
+const msgWatchSignal = "cannot reach the cluster watch"
+
+// selfHealDelay is the wait before self-heal attempt n: 2 s × 3^(n-1),
+// capped at 5 min.
+func selfHealDelay(n int) time.Duration {
+	d := 2 * time.Second
+	for i := 1; i < n && d < 5*time.Minute; i++ {
+		d *= 3
+	}
+	return min(d, 5*time.Minute)
+}
 
 // autoSync starts a sync when automated sync is on and the app is
-// OutOfSync. As in Argo CD, a SHA whose sync failed is not retried, and
-// without selfHeal a SHA already synced is not synced again after drift.
+// OutOfSync. As in Argo CD, a revision whose sync failed is not retried
+// with the same parameters, and without selfHeal a revision already synced
+// is not synced again after drift. Self-heal backs off, and sync windows
+// can hold an automated sync back until they open.
 func (a *application) autoSync(ctx workflow.Context) {
 	spec, st := a.st.Spec, a.st.Status
-	if !spec.IsAutomated() || st.Sync != appspec.SyncOutOfSync || st.SHA == "" || len(a.pending) > 0 {
+	if !spec.IsAutomated() || st.Sync != appspec.SyncOutOfSync || st.SHA == "" || len(a.pending) > 0 || a.st.Manifests == nil {
 		return
 	}
-	if st.SHA == a.st.LastFailedSHA {
+	key := a.st.Manifests.Key
+	if key == a.st.LastFailedKey || st.SHA == a.st.HoldSHA {
 		return
 	}
-	if st.SHA == a.st.LastSyncedSHA && !spec.SyncPolicy.Automated.SelfHeal {
+	auto := spec.SyncPolicy.Automated
+	if auto.Prune && !auto.AllowEmpty && a.st.Manifests.Count == 0 {
+		a.event(ctx, EventWarning, "SyncRefused", "automated sync with prune refuses to delete every resource: the render is empty and allowEmpty is off")
 		return
+	}
+	selfHeal := st.SHA == a.st.LastSyncedSHA
+	if selfHeal && !auto.SelfHeal {
+		return
+	}
+	now := workflow.Now(ctx)
+	if selfHeal {
+		next := a.st.SelfHeal.LastAt.Add(selfHealDelay(a.st.SelfHeal.Attempts + 1))
+		if a.st.SelfHeal.Attempts > 0 && now.Before(next) {
+			a.wakeAt = next
+			return
+		}
+	}
+	d, err := a.window(ctx, false)
+	if err != nil {
+		a.event(ctx, EventWarning, "SyncWindowError", errorMessage(err))
+		return
+	}
+	if !d.Allowed {
+		a.event(ctx, EventNormal, "SyncWindowDenied", "automated sync waits: "+d.Reason)
+		a.wakeAt = d.NextChange
+		return
+	}
+	if selfHeal {
+		a.st.SelfHeal.Attempts++
+		a.st.SelfHeal.LastAt = now
 	}
 	a.st.SyncSeq++
 	id := SyncWorkflowID(spec.Project, spec.Name, a.st.SyncSeq)
-	a.runSync(ctx, id, SyncRequest{Initiator: InitiatorAutomated})
+	a.runSync(ctx, pendingSync{id: id, req: SyncRequest{Initiator: InitiatorAutomated, Prune: auto.Prune},
+		revision: st.Revision, sources: a.st.Sources})
 	a.reconcile(ctx)
 }
 
-// runSync resolves the revision and runs the SyncWorkflow child.
-func (a *application) runSync(ctx workflow.Context, id string, req SyncRequest) SyncResult {
+// runSync runs the SyncWorkflow child and records its outcome.
+func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	spec := a.st.Spec
-	rev := req.Revision
-	if rev == "" {
-		rev = spec.Source.Revision()
-	}
 	start := workflow.Now(ctx)
-	a.st.Status.Operation = &Operation{SyncID: id, Phase: PhaseRunning, Initiator: req.Initiator, StartedAt: start}
+	op := &Operation{SyncID: p.id, Phase: PhaseRunning, Initiator: p.req.Initiator, StartedAt: start}
+	a.st.Status.Operation = op
 	a.publish(ctx)
 	defer func() { a.st.Status.Operation = nil }()
 
-	res := SyncResult{SyncSummary: SyncSummary{ID: id, Revision: rev, Initiator: req.Initiator, StartedAt: start}}
-	resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: spec.Source.RepoURL, Revision: rev})
-	if err != nil {
-		res.Phase, res.Message, res.FinishedAt = PhaseFailed, "resolve revision: "+errorMessage(err), workflow.Now(ctx)
-		a.record(res)
-		return res
+	sha := ""
+	if len(p.sources) > 0 {
+		sha = p.sources[0].SHA
+		for _, s := range p.sources {
+			if !s.RefOnly() {
+				sha = s.SHA
+				break
+			}
+		}
 	}
-	res.SHA = resolved.SHA
-	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: id,
+	res := SyncResult{SyncSummary: SyncSummary{ID: p.id, Revision: p.revision, SHA: sha, Sources: p.sources,
+		Prune: p.req.Prune, Initiator: p.req.Initiator, StartedAt: start}}
+	childCtx, cancel := workflow.WithCancel(ctx)
+	a.cancelSync = cancel
+	defer func() { a.cancelSync = nil; cancel() }()
+	childCtx = workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
+		WorkflowID:          p.id,
+		WaitForCancellation: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project+"/"+spec.Name)),
 	})
-	in := SyncInput{ID: id, Spec: spec, Revision: rev, SHA: resolved.SHA, DryRun: req.DryRun,
-		Initiator: req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds}
-	err = workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in).Get(ctx, &res)
+	proj := a.project
+	in := SyncInput{ID: p.id, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
+		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true,
+		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
+			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
+	fut := workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in)
+	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		a.started[p.id] = temporal.NewApplicationError("start sync: "+errorMessage(err), ErrTypeSyncFailed)
+		res.Phase, res.Message, res.FinishedAt = PhaseFailed, "start sync: "+errorMessage(err), workflow.Now(ctx)
+		a.record(res)
+		return res
+	}
+	a.started[p.id] = nil
+	var err error
+	for done := false; !done; {
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(fut, func(f workflow.Future) { err, done = f.Get(ctx, &res), true })
+		sel.AddReceive(a.progress, func(c workflow.ReceiveChannel, _ bool) {
+			var pr SyncProgress
+			c.Receive(ctx, &pr)
+			if pr.SyncID == p.id {
+				step := pr.Step
+				op.Step, op.StepIndex, op.Steps, op.Resources = &step, pr.StepIndex, pr.Steps, pr.Resources
+			}
+		})
+		sel.Select(ctx)
+	}
 	if err != nil {
 		var app *temporal.ApplicationError
-		if errors.As(err, &app) && app.Type() == ErrTypeSyncFailed && app.HasDetails() {
+		if errors.As(err, &app) && (app.Type() == ErrTypeSyncFailed || app.Type() == ErrTypeSyncTerminated) && app.HasDetails() {
 			_ = app.Details(&res)
 		} else {
 			res.Phase, res.Message = PhaseFailed, errorMessage(err)
@@ -278,8 +808,12 @@ func (a *application) runSync(ctx workflow.Context, id string, req SyncRequest) 
 			res.FinishedAt = workflow.Now(ctx)
 		}
 	}
-	if !req.DryRun {
+	if !p.req.DryRun {
 		a.st.LastSyncedSHA = res.SHA
+		a.st.LastFailedKey = ""
+		if res.Phase != PhaseSucceeded && a.st.Manifests != nil && a.st.Manifests.SHA == res.SHA {
+			a.st.LastFailedKey = a.st.Manifests.Key
+		}
 		if res.Phase == PhaseFailed {
 			a.st.LastFailedSHA = res.SHA
 		} else {
@@ -291,7 +825,8 @@ func (a *application) runSync(ctx workflow.Context, id string, req SyncRequest) 
 }
 
 func (a *application) record(res SyncResult) {
-	a.st.History = append([]SyncSummary{res.SyncSummary}, a.st.History...)
+	sum := res.SyncSummary
+	a.st.History = append([]SyncSummary{sum}, a.st.History...)
 	if len(a.st.History) > maxHistory {
 		a.st.History = a.st.History[:maxHistory]
 	}
@@ -308,6 +843,7 @@ func (a *application) publish(ctx workflow.Context) {
 		saHealth.ValueSet(string(st.Health)),
 		saRev.ValueSet(st.SHA),
 		saCluster.ValueSet(spec.Destination.Server),
+		saPolicy.ValueSet(syncPolicyLabel(spec)),
 	)
 	op := ""
 	if st.Operation != nil {
@@ -316,7 +852,27 @@ func (a *application) publish(ctx workflow.Context) {
 	_ = workflow.UpsertMemo(ctx, map[string]any{"resources": len(st.Resources), "operation": op, "message": st.Message})
 }
 
+// Values of the WindlassSyncPolicy search attribute.
+const (
+	PolicyManual    = "manual"
+	PolicyAutomated = "automated"
+	PolicySelfHeal  = "selfHeal"
+)
+
+func syncPolicyLabel(spec appspec.Application) string {
+	switch {
+	case !spec.IsAutomated():
+		return PolicyManual
+	case spec.SyncPolicy.Automated.SelfHeal:
+		return PolicySelfHeal
+	}
+	return PolicyAutomated
+}
+
 func (a *application) shouldContinueAsNew(ctx workflow.Context) bool {
+	if a.st.Status.Operation != nil || len(a.pending) > 0 || a.admitting > 0 {
+		return false
+	}
 	info := workflow.GetInfo(ctx)
 	limit := a.cfg.HistoryThreshold
 	if limit <= 0 {
@@ -325,8 +881,9 @@ func (a *application) shouldContinueAsNew(ctx workflow.Context) bool {
 	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
 }
 
-// continueAsNew waits for the handlers, drains the refresh signals and
-// carries the whole state into a new run.
+// continueAsNew waits for the handlers, drains the signals and carries the
+// whole state into a new run. Sync and rollback signals that arrived meanwhile
+// are carried too and handled first by the next run.
 func (a *application) continueAsNew(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
@@ -336,7 +893,23 @@ func (a *application) continueAsNew(ctx workflow.Context) error {
 		if !a.refresh.ReceiveAsync(&r) {
 			break
 		}
-		a.hard = a.hard || r.Hard
+		a.onRefresh(r)
+	}
+	for {
+		var r SyncRequest
+		if !a.syncSig.ReceiveAsync(&r) {
+			break
+		}
+		a.st.QueuedSyncs = append(a.st.QueuedSyncs, r)
+	}
+	for {
+		var r RollbackRequest
+		if !a.rollbackSig.ReceiveAsync(&r) {
+			break
+		}
+		a.st.QueuedRollbacks = append(a.st.QueuedRollbacks, r)
+	}
+	for a.progress.ReceiveAsync(nil) {
 	}
 	st := a.st
 	st.HardRefresh = a.hard

@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -22,7 +24,8 @@ import (
 type appSuite struct {
 	suite.Suite
 	testsuite.WorkflowTestSuite
-	env *testsuite.TestWorkflowEnvironment
+	env  *testsuite.TestWorkflowEnvironment
+	proj appspec.Project
 }
 
 func TestApplicationWorkflow(t *testing.T) { suite.Run(t, new(appSuite)) }
@@ -43,31 +46,52 @@ func testSpec(automated bool) appspec.Application {
 	return a.Defaulted()
 }
 
+func selfHealSpec() appspec.Application {
+	a := testSpec(true)
+	a.SyncPolicy.Automated.SelfHeal = true
+	return a
+}
+
+// placeholder registers an activity under name that fails if a test did not
+// expect the call: every call a test makes is mocked with its exact input.
+func placeholder[I, O any](env *testsuite.TestWorkflowEnvironment, name string) {
+	env.RegisterActivityWithOptions(func(context.Context, I) (O, error) {
+		var zero O
+		return zero, errors.New("unexpected call of " + name)
+	}, activity.RegisterOptions{Name: name})
+}
+
+func registerPlaceholders(env *testsuite.TestWorkflowEnvironment) {
+	placeholder[source.ResolveInput, source.ResolveOutput](env, source.ResolveRevisionName)
+	placeholder[render.RenderInput, render.ManifestRef](env, render.RenderName)
+	placeholder[cluster.CompareInput, cluster.CompareOutput](env, cluster.CompareName)
+	placeholder[cluster.PlanInput, cluster.PlanOutput](env, cluster.PlanName)
+	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.ApplyWaveName)
+	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.WaitWaveName)
+	placeholder[cluster.PruneInput, cluster.ApplyOutput](env, cluster.PruneName)
+	env.RegisterActivityWithOptions(func(context.Context, cluster.HookCleanupInput) error {
+		return errors.New("unexpected call of " + cluster.DeleteHooksName)
+	}, activity.RegisterOptions{Name: cluster.DeleteHooksName})
+	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
+	placeholder[project.GetInput, appspec.Project](env, project.GetName)
+	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
+}
+
 func (s *appSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	Register(s.env)
-	// Placeholders so that the names resolve; every call is mocked below.
-	s.env.RegisterActivityWithOptions(func(context.Context, source.ResolveInput) (source.ResolveOutput, error) {
-		return source.ResolveOutput{}, errors.New("unexpected call")
-	}, activity.RegisterOptions{Name: source.ResolveRevisionName})
-	s.env.RegisterActivityWithOptions(func(context.Context, render.RenderInput) (render.ManifestRef, error) {
-		return render.ManifestRef{}, errors.New("unexpected call")
-	}, activity.RegisterOptions{Name: render.RenderName})
-	s.env.RegisterActivityWithOptions(func(context.Context, cluster.CompareInput) (cluster.CompareOutput, error) {
-		return cluster.CompareOutput{}, errors.New("unexpected call")
-	}, activity.RegisterOptions{Name: cluster.CompareName})
-	s.env.RegisterActivityWithOptions(func(context.Context, cluster.WaitInput) (cluster.CompareOutput, error) {
-		return cluster.CompareOutput{}, errors.New("unexpected call")
-	}, activity.RegisterOptions{Name: cluster.WaitHealthyName})
-	s.env.RegisterActivityWithOptions(func(context.Context, cluster.ApplyInput) (cluster.ApplyOutput, error) {
-		return cluster.ApplyOutput{}, errors.New("unexpected call")
-	}, activity.RegisterOptions{Name: cluster.ApplyName})
+	registerPlaceholders(s.env)
+	s.env.SetStartTime(time.Date(2026, 1, 10, 10, 0, 0, 0, time.UTC))
 }
 
 func (s *appSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
 
+func sources(sha string) []render.SourceRequest {
+	return []render.SourceRequest{{Source: appspec.Source{RepoURL: repo, Path: "guestbook", TargetRevision: "main"}, SHA: sha}}
+}
+
 func ref(sha string) render.ManifestRef {
-	req := render.SingleSource("guestbook", "web", appspec.Source{RepoURL: repo, Path: "guestbook", TargetRevision: "main"}, sha)
+	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: sources(sha)}
 	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 2, Digest: "sha256:x", Request: req}
 }
 
@@ -75,28 +99,66 @@ func target() cluster.Target {
 	return cluster.Target{Project: "default", App: "guestbook", Destination: appspec.Destination{Server: appspec.InClusterServer, Namespace: "web"}}
 }
 
-func (s *appSuite) expectReconcile(sha string, out cluster.CompareOutput) {
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+var (
+	outOfSync = cluster.CompareOutput{Sync: appspec.SyncOutOfSync, Health: appspec.HealthMissing}
+	synced    = cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
+	service   = appspec.ResourceKey{Kind: "Service", Namespace: "web", Name: "guestbook"}
+	syncStep  = cluster.Step{Phase: cluster.PhaseSync, Wave: 0, Resources: 2}
+)
+
+// expectProject answers project lookups with p, as often as asked.
+func (s *appSuite) expectProject(p appspec.Project) {
+	s.proj = p
+	s.env.OnActivity(project.GetName, mock.Anything, project.GetInput{Name: "default"}).Return(p, nil)
+}
+
+// expectResolve expects the revision resolved; fresh (a requested refresh
+// or a manual sync) bypasses the ls-remote cache.
+func (s *appSuite) expectResolve(sha string, fresh bool) {
+	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
 		Return(source.ResolveOutput{SHA: sha, Ref: "refs/heads/main"}, nil).Once()
+}
+
+func (s *appSuite) expectReconcile(sha string, out cluster.CompareOutput) {
+	s.expectReconcileF(sha, out, false)
+}
+
+// expectReconcileF expects a reconcile pass after a refresh signal.
+func (s *appSuite) expectReconcileF(sha string, out cluster.CompareOutput, fresh bool) {
+	s.expectResolve(sha, fresh)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
 	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: ref(sha)}).Return(out, nil).Once()
 }
 
-var (
-	outOfSync = cluster.CompareOutput{Sync: appspec.SyncOutOfSync, Health: appspec.HealthMissing}
-	synced    = cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
-)
-
-func (s *appSuite) expectSync(sha string, applyErr error) {
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
-		Return(source.ResolveOutput{SHA: sha}, nil).Once()
-	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
-	applied := cluster.ApplyOutput{Resources: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "Service", Namespace: "web", Name: "guestbook"}, Action: cluster.ActionCreated}}}
-	s.env.OnActivity(cluster.ApplyName, mock.Anything, cluster.ApplyInput{Target: target(), Manifests: ref(sha)}).Return(applied, applyErr).Once()
-	if applyErr == nil {
-		s.env.OnActivity(cluster.WaitHealthyName, mock.Anything, cluster.WaitInput{CompareInput: cluster.CompareInput{Target: target(), Manifests: ref(sha)}}).Return(synced, nil).Once()
-	}
+// syncOp is the operation the app workflow hands its n-th sync.
+func syncOp(n int, prune bool) cluster.SyncOperation {
+	return cluster.SyncOperation{SyncID: SyncWorkflowID("default", "guestbook", n), Prune: prune}
 }
+
+// expectSync expects the activities of sync n at sha: render, plan, one
+// wave applied and waited for; applyErr fails the apply, and a failure
+// runs the SyncFail plan and the hook cleanup.
+func (s *appSuite) expectSync(n int, sha string, applyErr error) {
+	op := syncOp(n, false)
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
+	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha), Operation: op, Project: ptr(s.proj)}
+	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha), Operation: op, Step: syncStep}
+	applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: service, Action: cluster.ActionCreated}}}
+	if applyErr != nil {
+		applied.Failed = &service
+	}
+	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(applied, applyErr).Once()
+	if applyErr == nil {
+		s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+		return
+	}
+	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	s.env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: target(), SyncID: op.SyncID, Outcome: cluster.OutcomeFailed}).
+		Return(nil).Once()
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func (s *appSuite) status() AppView {
 	v, err := s.env.QueryWorkflow(QueryStatus)
@@ -106,41 +168,63 @@ func (s *appSuite) status() AppView {
 	return view
 }
 
+// at runs fn at d after the start, then cancels the workflow at end.
+func (s *appSuite) at(d time.Duration, fn func()) { s.env.RegisterDelayedCallback(fn, d) }
+
+func (s *appSuite) cancelAt(d time.Duration) { s.env.RegisterDelayedCallback(s.env.CancelWorkflow, d) }
+
+// updateOutcome is filled in as the test environment runs an update.
+type updateOutcome struct {
+	accepted bool
+	result   any
+	err      error
+}
+
+// update sends an update; its outcome is known once the callbacks ran,
+// which is later: read it after ExecuteWorkflow returns.
+func (s *appSuite) update(name string, arg any) *updateOutcome {
+	o := &updateOutcome{}
+	s.env.UpdateWorkflow(name, "", &testsuite.TestUpdateCallback{
+		OnReject:   func(e error) { o.err = e },
+		OnAccept:   func() { o.accepted = true },
+		OnComplete: func(v any, e error) { o.result, o.err = v, e },
+	}, arg)
+	return o
+}
+
 // An automated app that is OutOfSync syncs by itself and ends Synced.
 func (s *appSuite) TestAutoSyncOnOutOfSync() {
+	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
-	s.expectSync(sha1, nil)
+	s.expectSync(1, sha1, nil)
 	s.expectReconcile(sha1, synced)
 	var view AppView
-	s.env.RegisterDelayedCallback(func() {
-		view = s.status()
-		s.env.CancelWorkflow()
-	}, time.Minute)
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true)})
 	s.Equal(appspec.SyncSynced, view.Status.Sync)
 	s.Equal(appspec.HealthHealthy, view.Status.Health)
 	s.Equal(sha1, view.Status.SHA)
 	s.Require().Len(view.History, 1)
-	s.Equal(SyncWorkflowID("default", "guestbook", 1), view.History[0].ID)
-	s.Equal(PhaseSucceeded, view.History[0].Phase)
-	s.Equal(InitiatorAutomated, view.History[0].Initiator)
+	h := view.History[0]
+	s.Equal(SyncWorkflowID("default", "guestbook", 1), h.ID)
+	s.Equal(PhaseSucceeded, h.Phase)
+	s.Equal(InitiatorAutomated, h.Initiator)
+	s.Equal(sources(sha1), h.Sources)
 }
 
 // A SHA whose automated sync failed is not synced again; a new SHA is.
 func (s *appSuite) TestNoRetryOfFailedSHA() {
 	rejected := temporal.NewNonRetryableApplicationError("apply rejected", "ApplyFailed", nil)
+	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
-	s.expectSync(sha1, rejected)
+	s.expectSync(1, sha1, rejected)
 	s.expectReconcile(sha1, outOfSync) // after the failed sync
 	s.expectReconcile(sha1, outOfSync) // timer refresh: same SHA, no sync
 	s.expectReconcile(sha2, outOfSync) // new commit: sync again
-	s.expectSync(sha2, nil)
+	s.expectSync(2, sha2, nil)
 	s.expectReconcile(sha2, synced)
 	var view AppView
-	s.env.RegisterDelayedCallback(func() {
-		view = s.status()
-		s.env.CancelWorkflow()
-	}, 7*time.Minute)
+	s.at(7*time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true), Config: AppConfig{RefreshSeconds: 180}})
 	s.Require().Len(view.History, 2)
 	s.Equal(PhaseSucceeded, view.History[0].Phase)
@@ -149,85 +233,280 @@ func (s *appSuite) TestNoRetryOfFailedSHA() {
 	s.Contains(view.History[1].Message, "apply rejected")
 }
 
-// A manual sync through the update returns the result; a second sync
-// while one runs is rejected by the validator.
+// A manual sync through the update returns the sync's ID once it has
+// started; a second sync while one runs is rejected by the validator.
 func (s *appSuite) TestManualSyncUpdate() {
+	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
-	s.expectSync(sha1, nil)
+	s.expectResolve(sha1, true) // the update resolves the revision before accepting
+	s.expectSync(1, sha1, nil)
 	s.expectReconcile(sha1, synced)
-	var got SyncResult
-	var second error
-	s.env.RegisterDelayedCallback(func() {
-		s.env.UpdateWorkflow(UpdateSync, "u1", &testsuite.TestUpdateCallback{
-			OnAccept: func() {
-				s.env.UpdateWorkflow(UpdateSync, "u2", &testsuite.TestUpdateCallback{
-					OnReject: func(err error) { second = err }, OnAccept: func() {}, OnComplete: func(any, error) {},
-				}, SyncRequest{Initiator: "bob"})
-			},
-			OnReject: func(err error) { s.Fail("sync rejected", err.Error()) },
-			OnComplete: func(v any, err error) {
-				s.Require().NoError(err)
-				got = v.(SyncResult)
-			},
-		}, SyncRequest{Initiator: "alice"})
-	}, time.Second)
-	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
+	var first, second *updateOutcome
+	s.at(time.Second, func() {
+		first = s.update(UpdateSync, SyncRequest{Initiator: "alice"})
+		second = s.update(UpdateSync, SyncRequest{Initiator: "bob"})
+	})
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
-	s.Equal(PhaseSucceeded, got.Phase)
-	s.Equal("alice", got.Initiator)
-	s.Equal(SyncWorkflowID("default", "guestbook", 1), got.ID)
-	s.Equal([]cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "Service", Namespace: "web", Name: "guestbook"}, Action: cluster.ActionCreated}}, got.Resources)
-	s.Require().Error(second)
-	s.Contains(second.Error(), "already in progress")
+	s.Require().NoError(first.err)
+	s.Equal(SyncAccepted{ID: SyncWorkflowID("default", "guestbook", 1)}, first.result)
+	s.Require().Error(second.err)
+	s.Contains(second.err.Error(), "already in progress")
+	s.Require().Len(view.History, 1)
+	s.Equal("alice", view.History[0].Initiator)
+	s.Equal(PhaseSucceeded, view.History[0].Phase)
+}
+
+// A sync signal that cannot run is recorded as an event with its reason.
+func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "nope", Hard: true}).
+		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision nope not found", "RevisionNotFound", nil)).Once()
+	s.at(time.Second, func() { s.env.SignalWorkflow(SignalSync, SyncRequest{Revision: "nope", Initiator: "ops"}) })
+	s.expectReconcile(sha1, synced) // the pass after the signal
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
+	s.Empty(view.History)
+	s.Require().NotEmpty(view.Status.Events)
+	s.Equal("SyncRefused", view.Status.Events[0].Reason)
+	s.Contains(view.Status.Events[0].Message, "revision nope not found")
 }
 
 // A non-automated app stays OutOfSync; a bad revision makes it Unknown
 // with the reason, and the workflow keeps running.
 func (s *appSuite) TestUnknownOnResolveError() {
+	s.expectProject(appspec.DefaultProjectSpec())
 	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
 		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision not found", "RevisionNotFound", nil)).Once()
 	var view AppView
-	s.env.RegisterDelayedCallback(func() {
-		view = s.status()
-		s.env.CancelWorkflow()
-	}, time.Minute)
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
 	s.Equal(appspec.SyncUnknown, view.Status.Sync)
 	s.Contains(view.Status.Message, "revision not found")
 	s.Empty(view.History)
 }
 
+// A destination outside the project makes the app Unknown and not
+// permitted; setSpec with such a destination is refused.
+func (s *appSuite) TestProjectRestrictsDestination() {
+	p := appspec.DefaultProjectSpec()
+	p.Destinations = []appspec.ProjectDestination{{Server: "*", Namespace: "team-*"}}
+	s.expectProject(p)
+	var view AppView
+	var set *updateOutcome
+	s.at(time.Second, func() { set = s.update(UpdateSetSpec, testSpec(true)) })
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true)})
+	s.Equal(appspec.SyncUnknown, view.Status.Sync)
+	s.Contains(view.Status.Message, "not permitted")
+	s.Require().Error(set.err)
+	s.Contains(set.err.Error(), "not permitted")
+}
+
 // setSpec validates: a bad spec or a rename is rejected; a good one is
 // accepted and triggers a refresh.
 func (s *appSuite) TestSetSpecValidation() {
+	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, synced)
 	changed := testSpec(false)
 	changed.RefreshSeconds = 60
 	s.expectReconcile(sha1, synced)
-	var rejected []string
-	var accepted AppView
-	s.env.RegisterDelayedCallback(func() {
-		bad := testSpec(false)
-		bad.Source.Path = "../../etc"
-		renamed := testSpec(false)
-		renamed.Name = "other"
-		for _, sp := range []appspec.Application{bad, renamed} {
-			s.env.UpdateWorkflow(UpdateSetSpec, "", &testsuite.TestUpdateCallback{
-				OnReject: func(err error) { rejected = append(rejected, err.Error()) },
-				OnAccept: func() { s.Fail("accepted a bad spec") }, OnComplete: func(any, error) {},
-			}, sp)
-		}
-		s.env.UpdateWorkflow(UpdateSetSpec, "", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { s.Fail("rejected", err.Error()) }, OnAccept: func() {},
-			OnComplete: func(v any, err error) { accepted = v.(AppView) },
-		}, changed)
-	}, time.Second)
-	s.env.RegisterDelayedCallback(func() { s.env.CancelWorkflow() }, time.Minute)
+	var bad, renamed, good *updateOutcome
+	s.at(time.Second, func() {
+		b := testSpec(false)
+		b.Source.Path = "../../etc"
+		r := testSpec(false)
+		r.Name = "other"
+		bad, renamed, good = s.update(UpdateSetSpec, b), s.update(UpdateSetSpec, r), s.update(UpdateSetSpec, changed)
+	})
+	s.cancelAt(time.Minute)
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
-	s.Require().Len(rejected, 2)
-	s.Contains(rejected[0], "path traversal")
-	s.Contains(rejected[1], "cannot change")
-	if d := cmp.Diff(changed, accepted.Spec); d != "" {
+	s.False(bad.accepted)
+	s.ErrorContains(bad.err, "path traversal")
+	s.False(renamed.accepted)
+	s.ErrorContains(renamed.err, "cannot change")
+	s.Require().NoError(good.err)
+	if d := cmp.Diff(changed, good.result.(AppView).Spec); d != "" {
 		s.Fail("spec (-want +got)", d)
 	}
+}
+
+// With selfHeal, drift at the synced SHA is synced again, and successive
+// self-heals back off: 2 s, then 6 s after the previous one.
+func (s *appSuite) TestSelfHealBackoff() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	// Drift 1: healed at once (attempt 1).
+	s.expectReconcileF(sha1, outOfSync, true)
+	s.expectSync(2, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	// Drift 2, right after: attempt 2 must wait 6 s after attempt 1.
+	s.expectReconcileF(sha1, outOfSync, true)
+	s.expectReconcile(sha1, outOfSync) // woken by the backoff timer
+	s.expectSync(3, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	s.at(10*time.Second, func() { s.env.SignalWorkflow(SignalRefresh, RefreshRequest{Reason: "drift"}) })
+	s.at(11*time.Second, func() { s.env.SignalWorkflow(SignalRefresh, RefreshRequest{Reason: "drift"}) })
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: selfHealSpec()})
+	s.Require().Len(view.History, 3)
+	heal1, heal2 := view.History[1].StartedAt, view.History[0].StartedAt
+	s.GreaterOrEqual(heal2.Sub(heal1), selfHealDelay(2), "second self-heal must back off")
+	s.Equal(2, view.History[0].Attempts+1) // each sync ran one attempt
+	s.Equal(6*time.Second, selfHealDelay(2))
+	s.Equal(5*time.Minute, selfHealDelay(10))
+}
+
+// A rollback is refused while automated sync is on, unless forced; it then
+// syncs exactly the past sync's sources.
+func (s *appSuite) TestRollback() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	s.expectReconcile(sha2, outOfSync) // a new commit, auto-synced
+	s.expectSync(2, sha2, nil)
+	s.expectReconcile(sha2, synced)
+	s.expectSync(3, sha1, nil) // the forced rollback to sync 1
+	s.expectReconcile(sha2, outOfSync)
+	var refused, forced *updateOutcome
+	s.at(4*time.Minute, func() {
+		refused = s.update(UpdateRollback, RollbackRequest{ID: SyncWorkflowID("default", "guestbook", 1)})
+		forced = s.update(UpdateRollback, RollbackRequest{ID: SyncWorkflowID("default", "guestbook", 1), Force: true, Initiator: "alice"})
+	})
+	var view AppView
+	s.at(5*time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true), Config: AppConfig{RefreshSeconds: 180}})
+	s.ErrorContains(refused.err, "automated sync is on")
+	s.Require().NoError(forced.err)
+	s.Equal(SyncAccepted{ID: SyncWorkflowID("default", "guestbook", 3)}, forced.result)
+	s.Require().Len(view.History, 3)
+	s.Equal(sha1, view.History[0].SHA)
+	s.Equal("alice", view.History[0].Initiator)
+	// Automated sync holds back: the target is still sha2, which the
+	// rollback replaced on purpose.
+	s.Equal(appspec.SyncOutOfSync, view.Status.Sync)
+}
+
+// Terminating a sync during a wave cancels the wait, deletes the sync's
+// hooks and records Terminated.
+func (s *appSuite) TestTerminateDuringWave() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectResolve(sha1, true)
+	op := syncOp(1, false)
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: op, Project: ptr(appspec.DefaultProjectSpec())}
+	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: syncStep}
+	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+	// A wave that does not become healthy for 10 minutes.
+	s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).
+		Return(cluster.WaveOutput{Health: appspec.HealthProgressing}, temporal.NewCanceledError()).Once()
+	cleanup := false
+	s.env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: target(), SyncID: op.SyncID, Outcome: cluster.OutcomeTerminated}).
+		Return(func(context.Context, cluster.HookCleanupInput) error { cleanup = true; return nil }).Once()
+	s.expectReconcile(sha1, outOfSync)
+	var opView *Operation
+	var term *updateOutcome
+	s.at(time.Second, func() { s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
+	s.at(30*time.Second, func() {
+		v, err := s.env.QueryWorkflow(QueryOperation)
+		s.Require().NoError(err)
+		s.Require().NoError(v.Get(&opView))
+		term = s.update(UpdateTerminate, TerminateRequest{Initiator: "bob", Reason: "stuck"})
+	})
+	var view AppView
+	s.at(20*time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+	s.NoError(term.err)
+	s.Require().NotNil(opView)
+	s.Equal(op.SyncID, opView.SyncID)
+	s.True(cleanup, "terminate must clean up the sync's hooks")
+	s.Require().Len(view.History, 1)
+	s.Equal(PhaseTerminated, view.History[0].Phase)
+	s.Nil(view.Status.Operation)
+	s.Equal("OperationTerminated", view.Status.Events[0].Reason)
+}
+
+// A sync window holds an automated sync back until it opens; a manual sync
+// inside it is refused with the reason.
+func (s *appSuite) TestSyncWindowDeniesThenAllows() {
+	p := appspec.DefaultProjectSpec()
+	p.SyncWindows = []appspec.SyncWindow{{Kind: appspec.WindowDeny, Schedule: "0 10 * * *", Duration: "1h", Applications: []string{"*"}}}
+	s.expectProject(p)
+	start := time.Date(2026, 1, 10, 10, 0, 0, 0, time.UTC)
+	opens := start.Add(time.Hour)
+	denied := appspec.WindowDecision{Allowed: false, Reason: "sync denied by the deny window", NextChange: opens}
+	s.env.OnActivity(project.SyncWindowName, mock.Anything, mock.MatchedBy(func(in project.WindowInput) bool {
+		return in.Now.Before(opens)
+	})).Return(denied, nil)
+	s.env.OnActivity(project.SyncWindowName, mock.Anything, mock.MatchedBy(func(in project.WindowInput) bool {
+		return !in.Now.Before(opens) && !in.Manual && in.App == "guestbook"
+	})).Return(appspec.WindowDecision{Allowed: true}, nil).Once()
+	s.expectReconcile(sha1, outOfSync)
+	s.expectReconcile(sha1, outOfSync) // woken when the window opens
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	var manual *updateOutcome
+	var during AppView
+	s.at(time.Minute, func() { manual = s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
+	s.at(2*time.Minute, func() { during = s.status() })
+	var view AppView
+	s.at(2*time.Hour, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true), Config: AppConfig{RefreshSeconds: 3 * 3600}})
+	s.ErrorContains(manual.err, "deny window")
+	s.Require().NotEmpty(during.Status.Events)
+	s.Equal("SyncWindowDenied", during.Status.Events[0].Reason)
+	s.Require().Len(view.History, 1)
+	s.False(view.History[0].StartedAt.Before(opens), "the sync must wait for the window")
+}
+
+// The delete update deletes the app's resources with the cascade policy,
+// and the workflow then completes.
+func (s *appSuite) TestDelete() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	r := ref(sha1)
+	out := cluster.DeleteAppOutput{Resources: []cluster.ResourceResult{{ResourceKey: service, Action: cluster.ActionDeleted}}}
+	s.env.OnActivity(cluster.DeleteAppName, mock.Anything, cluster.DeleteAppInput{Target: target(), Cascade: cluster.CascadeForeground, Manifests: &r}).
+		Return(out, nil).Once()
+	var bad, del *updateOutcome
+	s.at(time.Second, func() {
+		bad = s.update(UpdateDelete, DeleteRequest{Cascade: "sideways"})
+		del = s.update(UpdateDelete, DeleteRequest{Initiator: "alice"})
+	})
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	s.ErrorContains(bad.err, "cascade")
+	s.Require().NoError(del.err)
+	s.Equal(DeleteResult{Resources: out.Resources}, del.result)
+}
+
+// Continue-as-new carries the whole state: history, sequence, counters.
+func (s *appSuite) TestContinueAsNewKeepsState() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	s.env.SetCurrentHistoryLength(100)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true), Config: AppConfig{HistoryThreshold: 50}})
+	var can *workflow.ContinueAsNewError
+	s.Require().ErrorAs(s.env.GetWorkflowError(), &can)
+	var next AppInput
+	s.Require().NoError(converterFor().FromPayloads(can.Input, &next))
+	s.Require().NotNil(next.State)
+	s.Equal(1, next.State.SyncSeq)
+	s.Require().Len(next.State.History, 1)
+	s.Equal(sha1, next.State.LastSyncedSHA)
+	s.Equal(appspec.SyncSynced, next.State.Status.Sync)
+	s.Equal(50, next.Config.HistoryThreshold)
+	s.Equal(1, next.State.Runs)
 }

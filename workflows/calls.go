@@ -6,8 +6,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // One typed helper per activity: the SDK does not type-check activity
@@ -40,5 +42,51 @@ func applyManifests(ctx workflow.Context, in cluster.ApplyInput) (cluster.ApplyO
 func waitHealthy(ctx workflow.Context, in cluster.WaitInput, timeout time.Duration) (cluster.CompareOutput, error) {
 	var out cluster.CompareOutput
 	err := workflow.ExecuteActivity(waitOptions(ctx, timeout), cluster.WaitHealthyName, in).Get(ctx, &out)
+	return out, err
+}
+
+func getProject(ctx workflow.Context, name string) (appspec.Project, error) {
+	var out appspec.Project
+	err := workflow.ExecuteActivity(quickOptions(ctx), project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
+	return out, err
+}
+
+func syncWindow(ctx workflow.Context, in project.WindowInput) (appspec.WindowDecision, error) {
+	var out appspec.WindowDecision
+	err := workflow.ExecuteActivity(quickOptions(ctx), project.SyncWindowName, in).Get(ctx, &out)
+	return out, err
+}
+
+func planSync(ctx workflow.Context, in cluster.PlanInput) (cluster.PlanOutput, error) {
+	var out cluster.PlanOutput
+	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.PlanName, in).Get(ctx, &out)
+	return out, err
+}
+
+func applyWave(ctx workflow.Context, in cluster.WaveInput) (cluster.WaveOutput, error) {
+	var out cluster.WaveOutput
+	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.ApplyWaveName, in).Get(ctx, &out)
+	return out, err
+}
+
+func waitWave(ctx workflow.Context, in cluster.WaveInput, timeout time.Duration) (cluster.WaveOutput, error) {
+	var out cluster.WaveOutput
+	err := workflow.ExecuteActivity(waitOptions(ctx, timeout), cluster.WaitWaveName, in).Get(ctx, &out)
+	return out, err
+}
+
+func pruneResources(ctx workflow.Context, in cluster.PruneInput) (cluster.ApplyOutput, error) {
+	var out cluster.ApplyOutput
+	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.PruneName, in).Get(ctx, &out)
+	return out, err
+}
+
+func deleteHooks(ctx workflow.Context, in cluster.HookCleanupInput) error {
+	return workflow.ExecuteActivity(clusterOptions(ctx), cluster.DeleteHooksName, in).Get(ctx, nil)
+}
+
+func deleteApp(ctx workflow.Context, in cluster.DeleteAppInput) (cluster.DeleteAppOutput, error) {
+	var out cluster.DeleteAppOutput
+	err := workflow.ExecuteActivity(deleteOptions(ctx), cluster.DeleteAppName, in).Get(ctx, &out)
 	return out, err
 }

@@ -10,10 +10,23 @@ const (
 	ApplicationWorkflowName = "windlass.ApplicationWorkflow"
 	SyncWorkflowName        = "windlass.SyncWorkflow"
 
-	UpdateSetSpec = "setSpec"
-	UpdateSync    = "sync"
-	SignalRefresh = "refresh"
-	QueryStatus   = "status"
+	UpdateSetSpec   = "setSpec"
+	UpdateSync      = "sync"
+	UpdateRollback  = "rollback"
+	UpdateTerminate = "terminateOperation"
+	UpdateDelete    = "delete"
+	SignalRefresh   = "refresh"
+	// SignalSync and SignalRollback take the same payloads as the updates
+	// of the same names, for operators who trigger them from the Temporal
+	// UI or `temporal workflow signal`.
+	SignalSync     = "sync"
+	SignalRollback = "rollback"
+	// SignalSyncProgress is sent by a SyncWorkflow to its parent.
+	SignalSyncProgress = "syncProgress"
+	QueryStatus        = "status"
+	QueryResources     = "resources"
+	QueryHistory       = "history"
+	QueryOperation     = "operation"
 
 	// TaskQueue is the default task queue of workflows and activities.
 	TaskQueue = "windlass"
@@ -24,6 +37,12 @@ const (
 const (
 	ErrTypeInvalidSpec         = "InvalidSpec"
 	ErrTypeOperationInProgress = "OperationInProgress"
+	ErrTypeNoOperation         = "NoOperation"
+	ErrTypeSyncWindow          = "SyncWindowDenied"
+	ErrTypeRevisionNotFound    = "RevisionNotFound"
+	ErrTypeRollback            = "RollbackRefused"
+	ErrTypeNotPermitted        = "NotPermitted"
+	ErrTypeDeleting            = "Deleting"
 )
 
 // Custom search attributes (all Keyword), registered by the server role.
@@ -34,11 +53,13 @@ const (
 	SearchAttrHealth  = "WindlassHealthStatus"
 	SearchAttrRev     = "WindlassRevision"
 	SearchAttrCluster = "WindlassCluster"
+	// SearchAttrSyncPolicy is manual, automated or selfHeal.
+	SearchAttrSyncPolicy = "WindlassSyncPolicy"
 )
 
 // KeywordSearchAttributes lists the custom search attributes.
 var KeywordSearchAttributes = []string{
-	SearchAttrProject, SearchAttrApp, SearchAttrSync, SearchAttrHealth, SearchAttrRev, SearchAttrCluster,
+	SearchAttrProject, SearchAttrApp, SearchAttrSync, SearchAttrHealth, SearchAttrRev, SearchAttrCluster, SearchAttrSyncPolicy,
 }
 
 // AppWorkflowID is the stable ID of an application's workflow.

@@ -9,4 +9,6 @@ import (
 func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(ApplicationWorkflow, workflow.RegisterOptions{Name: ApplicationWorkflowName})
 	r.RegisterWorkflowWithOptions(SyncWorkflow, workflow.RegisterOptions{Name: SyncWorkflowName})
+	r.RegisterWorkflowWithOptions(ClusterWatchWorkflow, workflow.RegisterOptions{Name: ClusterWatchWorkflowName})
+	r.RegisterWorkflowWithOptions(SelfHealSweepWorkflow, workflow.RegisterOptions{Name: SelfHealSweepWorkflowName})
 }

@@ -12,73 +12,338 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
-// ErrTypeSyncFailed is the error type of a failed SyncWorkflow. Its details
-// hold the SyncResult.
-const ErrTypeSyncFailed = "SyncFailed"
-
-// SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
-// common case), apply in sync order, then wait until the resources are
-// healthy. A failed sync fails the workflow with an error of type
-// ErrTypeSyncFailed whose details carry the SyncResult, so the Temporal UI
-// shows it as failed and the parent still gets the per-resource log.
-func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
-	res := SyncResult{SyncSummary: SyncSummary{ID: in.ID, Revision: in.Revision, SHA: in.SHA, Initiator: in.Initiator,
-		Phase: PhaseRunning, StartedAt: workflow.Now(ctx)}}
-	fail := func(msg string, err error) (SyncResult, error) {
-		res.Phase, res.FinishedAt = PhaseFailed, workflow.Now(ctx)
-		res.Message = msg
-		if err != nil {
-			res.Message = msg + ": " + errorMessage(err)
-		}
-		return res, temporal.NewNonRetryableApplicationError(res.Message, ErrTypeSyncFailed, nil, res)
-	}
-	spec := in.Spec
-	ref, err := renderManifests(ctx, render.RenderInput{Request: renderRequest(spec, in.SHA)})
-	if err != nil {
-		return fail("render failed", err)
-	}
-	if ref.Count == 0 && !(spec.SyncPolicy != nil && spec.SyncPolicy.Automated != nil && spec.SyncPolicy.Automated.AllowEmpty) && in.Initiator == InitiatorAutomated {
-		return fail("render produced no resources and allowEmpty is off", nil)
-	}
-	target := clusterTarget(spec)
-	applied, err := applyManifests(ctx, cluster.ApplyInput{Target: target, Manifests: ref, DryRun: in.DryRun})
-	res.Resources = applied.Resources
-	if err != nil {
-		return fail("apply failed", err)
-	}
-	if in.DryRun {
-		res.Phase, res.FinishedAt, res.Message = PhaseSucceeded, workflow.Now(ctx), "dry run"
-		return res, nil
-	}
-	wait := time.Duration(in.WaitSeconds) * time.Second
-	if wait <= 0 {
-		wait = 5 * time.Minute
-	}
-	state, err := waitHealthy(ctx, cluster.WaitInput{CompareInput: cluster.CompareInput{Target: target, Manifests: ref}}, wait)
-	res.Health = state.Health
-	if err != nil {
-		return fail("waiting for health failed", err)
-	}
-	if state.Health == appspec.HealthDegraded {
-		return fail("resources are degraded", nil)
-	}
-	res.Phase, res.FinishedAt, res.Message = PhaseSucceeded, workflow.Now(ctx), "successfully synced"
-	return res, nil
-}
+// Error types of a SyncWorkflow that did not succeed; their details hold
+// the SyncResult.
+const (
+	ErrTypeSyncFailed     = "SyncFailed"
+	ErrTypeSyncTerminated = "SyncTerminated"
+)
 
 // Initiators of a sync.
 const (
 	InitiatorAutomated = "automated"
 )
 
+// syncRun is one SyncWorkflow execution.
+type syncRun struct {
+	in     SyncInput
+	res    SyncResult
+	target cluster.Target
+	ref    render.ManifestRef
+	// created says hooks or resources may exist that cleanup must visit.
+	created bool
+}
+
+// SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
+// common case), plan, then PreSync, Sync and PostSync waves in order, each
+// applied and then waited for until healthy, with prune after the Sync
+// phase (or last). On failure the SyncFail hooks run. A retry policy
+// retries a failed attempt unless its error cannot be fixed by retrying. A
+// sync timeout or a termination cancels the running step, deletes the
+// hooks the sync made, and records Terminated.
+//
+// A sync that does not succeed fails the workflow with an error of type
+// ErrTypeSyncFailed or ErrTypeSyncTerminated whose details carry the
+// SyncResult, so the Temporal UI shows it as failed and the parent still
+// gets the per-resource log.
+func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
+	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
+	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
+	if s.in.Operation.SyncID == "" {
+		s.in.Operation.SyncID = in.ID
+		s.in.Operation.DryRun = in.DryRun
+	}
+	s.res = SyncResult{SyncSummary: SyncSummary{ID: in.ID, Revision: in.Revision, SHA: in.SHA, Sources: in.Sources,
+		Prune: in.Operation.Prune, Initiator: in.Initiator, Phase: PhaseRunning, StartedAt: workflow.Now(ctx)}}
+
+	workCtx, cancelWork := workflow.WithCancel(ctx)
+	var (
+		done    bool
+		workErr error
+	)
+	workflow.Go(workCtx, func(c workflow.Context) {
+		workErr = s.attempts(c)
+		done = true
+	})
+	timeout := time.Duration(0)
+	if p := in.Spec.SyncPolicy; p != nil && p.SyncTimeoutSeconds > 0 {
+		timeout = time.Duration(p.SyncTimeoutSeconds) * time.Second
+	}
+	var (
+		finished bool
+		err      error
+	)
+	if timeout > 0 {
+		finished, err = workflow.AwaitWithTimeout(ctx, timeout, func() bool { return done })
+	} else {
+		err = workflow.Await(ctx, func() bool { return done })
+		finished = err == nil
+	}
+	if !finished || err != nil {
+		why := "terminated"
+		if err == nil {
+			why = "sync timed out after " + timeout.String()
+		}
+		return s.terminate(ctx, cancelWork, func() bool { return done }, why)
+	}
+	cancelWork()
+	if workErr != nil {
+		return s.fail(ctx, workErr)
+	}
+	s.res.Phase, s.res.FinishedAt = PhaseSucceeded, workflow.Now(ctx)
+	if s.in.Operation.DryRun {
+		s.res.Message = "dry run"
+	} else {
+		s.res.Message = "successfully synced"
+	}
+	return s.res, nil
+}
+
+// stepError is a failed step, naming the failing resource.
+type stepError struct {
+	msg      string
+	resource *appspec.ResourceKey
+	cause    error
+}
+
+func (e *stepError) Error() string {
+	if e.cause != nil {
+		return e.msg + ": " + errorMessage(e.cause)
+	}
+	return e.msg
+}
+
+func (e *stepError) Unwrap() error { return e.cause }
+
+// permanent reports whether retrying cannot fix err.
+func permanent(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.NonRetryable()
+}
+
+// attempts runs the sync, retrying per the spec's retry policy.
+func (s *syncRun) attempts(ctx workflow.Context) error {
+	limit, backoff := 0, time.Duration(0)
+	factor, maxBackoff := int64(2), 3*time.Minute
+	if p := s.in.Spec.SyncPolicy; p != nil && p.Retry != nil {
+		limit = p.Retry.Limit
+		backoff = 5 * time.Second
+		if b := p.Retry.Backoff; b != nil {
+			if d, err := appspec.ParseDuration(b.Duration); err == nil && b.Duration != "" {
+				backoff = d
+			}
+			if b.Factor > 0 {
+				factor = b.Factor
+			}
+			if d, err := appspec.ParseDuration(b.MaxDuration); err == nil && b.MaxDuration != "" {
+				maxBackoff = d
+			}
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		s.res.Attempts = attempt
+		err := s.once(ctx)
+		if err == nil || ctx.Err() != nil || permanent(err) || (limit >= 0 && attempt > limit) {
+			return err
+		}
+		workflow.GetLogger(ctx).Info(msgSyncRetry, "attempt", attempt, "backoff", backoff.String(), "error", err.Error())
+		if err := workflow.Sleep(ctx, backoff); err != nil {
+			return err
+		}
+		backoff = min(time.Duration(int64(backoff)*factor), maxBackoff)
+	}
+}
+
+const msgSyncRetry = "sync attempt failed, retrying"
+
+// once is one attempt of the sync.
+func (s *syncRun) once(ctx workflow.Context) error {
+	in := s.in
+	s.res.Resources, s.res.Failed = nil, nil
+	req := render.Request{AppName: in.Spec.Name, Namespace: in.Spec.Destination.Namespace, Sources: in.Sources}
+	if len(req.Sources) == 0 {
+		req = renderRequest(in.Spec, in.SHA)
+	}
+	ref, err := renderManifests(ctx, render.RenderInput{Request: req})
+	if err != nil {
+		return &stepError{msg: "render failed", cause: err}
+	}
+	s.ref = ref
+	auto := in.Spec.SyncPolicy != nil && in.Spec.SyncPolicy.Automated != nil
+	if ref.Count == 0 && in.Initiator == InitiatorAutomated && !(auto && in.Spec.SyncPolicy.Automated.AllowEmpty) {
+		return temporal.NewNonRetryableApplicationError("render produced no resources and allowEmpty is off", "EmptyRender", nil)
+	}
+	plan, err := planSync(ctx, cluster.PlanInput{Target: s.target, Manifests: ref, Operation: in.Operation, Project: in.Project})
+	if err != nil {
+		return &stepError{msg: "plan failed", cause: err}
+	}
+	prune := func() error {
+		if !in.Operation.Prune || plan.Prune == 0 {
+			return nil
+		}
+		out, err := pruneResources(ctx, cluster.PruneInput{Target: s.target, Manifests: ref, Operation: in.Operation})
+		s.res.Resources = append(s.res.Resources, out.Resources...)
+		if err != nil {
+			return &stepError{msg: "prune failed", cause: err}
+		}
+		return nil
+	}
+	pruned := false
+	for i, step := range plan.Steps {
+		if !pruned && !plan.PruneLast && step.Phase == cluster.PhasePostSync {
+			if err := prune(); err != nil {
+				return err
+			}
+			pruned = true
+		}
+		s.progress(ctx, step, i, len(plan.Steps))
+		if err := s.runStep(ctx, step); err != nil {
+			return err
+		}
+	}
+	if !pruned {
+		return prune()
+	}
+	return nil
+}
+
+// runStep applies one wave and, unless this is a dry run, waits for it.
+func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
+	wi := cluster.WaveInput{Target: s.target, Manifests: s.ref, Operation: s.in.Operation, Step: step}
+	s.created = s.created || !s.in.Operation.DryRun
+	applied, err := applyWave(ctx, wi)
+	s.res.Resources = append(s.res.Resources, applied.Resources...)
+	if err != nil {
+		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
+	}
+	if s.in.Operation.DryRun {
+		return nil
+	}
+	wait := time.Duration(s.in.WaitSeconds) * time.Second
+	if wait <= 0 {
+		wait = 5 * time.Minute
+	}
+	waited, err := waitWave(ctx, wi, wait)
+	// The log keeps what happened: hook outcomes, not every health check.
+	for _, r := range waited.Resources {
+		if r.Action != cluster.ActionWaited {
+			s.res.Resources = append(s.res.Resources, r)
+		}
+	}
+	s.res.Health = worseHealth(s.res.Health, waited.Health)
+	if err != nil {
+		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": waiting failed", resource: waited.Failed, cause: err}
+	}
+	if waited.Health == appspec.HealthDegraded || waited.Failed != nil {
+		msg := waited.Message
+		if msg == "" {
+			msg = "resources are degraded"
+		}
+		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": " + msg, resource: waited.Failed}
+	}
+	return nil
+}
+
+func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return appspec.Worse(a, b)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
+
+// progress tells the parent which step runs now.
+func (s *syncRun) progress(ctx workflow.Context, step cluster.Step, i, n int) {
+	if !s.in.ReportProgress {
+		return
+	}
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	p := SyncProgress{SyncID: s.in.ID, Step: step, StepIndex: i, Steps: n, Resources: s.res.Resources}
+	// Fire and forget: progress is a hint, the result is authoritative.
+	workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, SignalSyncProgress, p)
+}
+
+// fail runs the SyncFail hooks and the hook cleanup, then fails the
+// workflow with the result.
+func (s *syncRun) fail(ctx workflow.Context, err error) (SyncResult, error) {
+	s.res.Phase, s.res.Message = PhaseFailed, errorMessage(err)
+	var se *stepError
+	if errors.As(err, &se) && se.resource != nil {
+		s.res.Failed = se.resource
+	}
+	if s.created && s.ref.Key != "" {
+		s.runSyncFail(ctx)
+		if cerr := deleteHooks(ctx, cluster.HookCleanupInput{Target: s.target, SyncID: s.in.Operation.SyncID, Outcome: cluster.OutcomeFailed}); cerr != nil {
+			s.res.Message += "; hook cleanup failed: " + errorMessage(cerr)
+		}
+	}
+	s.res.FinishedAt = workflow.Now(ctx)
+	return s.res, temporal.NewNonRetryableApplicationError(s.res.Message, ErrTypeSyncFailed, nil, s.res)
+}
+
+// runSyncFail runs the SyncFail steps; their own failures are noted, not
+// fatal.
+func (s *syncRun) runSyncFail(ctx workflow.Context) {
+	plan, err := planSync(ctx, cluster.PlanInput{Target: s.target, Manifests: s.ref, Operation: s.in.Operation, Project: s.in.Project})
+	if err != nil || len(plan.SyncFail) == 0 {
+		return
+	}
+	for _, step := range plan.SyncFail {
+		if err := s.runStep(ctx, step); err != nil {
+			s.res.Message += "; SyncFail hooks failed: " + errorMessage(err)
+			return
+		}
+	}
+}
+
+// terminate stops the work, waits for it to unwind, deletes the hooks the
+// sync made and records Terminated.
+func (s *syncRun) terminate(ctx workflow.Context, cancelWork workflow.CancelFunc, done func() bool, why string) (SyncResult, error) {
+	cancelWork()
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.Await(dctx, done)
+	s.res.Phase, s.res.Message = PhaseTerminated, why
+	if s.created {
+		if err := deleteHooks(dctx, cluster.HookCleanupInput{Target: s.target, SyncID: s.in.Operation.SyncID, Outcome: cluster.OutcomeTerminated}); err != nil {
+			s.res.Message += "; hook cleanup failed: " + errorMessage(err)
+		}
+	}
+	s.res.FinishedAt = workflow.Now(dctx)
+	return s.res, temporal.NewNonRetryableApplicationError(s.res.Message, ErrTypeSyncTerminated, nil, s.res)
+}
+
 func renderRequest(spec appspec.Application, sha string) render.Request {
 	return render.SingleSource(spec.Name, spec.Destination.Namespace, spec.Source, sha)
 }
 
 func clusterTarget(spec appspec.Application) cluster.Target {
-	t := cluster.Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination}
+	t := cluster.Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination, IgnoreDifferences: spec.IgnoreDifferences}
 	if spec.SyncPolicy != nil {
-		t.SyncOptions = spec.SyncPolicy.SyncOptions
+		t.SyncOptions = append([]string(nil), spec.SyncPolicy.SyncOptions...)
+		t.ManagedNamespaceMetadata = spec.SyncPolicy.ManagedNamespaceMetadata
 	}
 	return t
 }
@@ -86,6 +351,10 @@ func clusterTarget(spec appspec.Application) cluster.Target {
 // errorMessage unwraps Temporal's activity and child errors to the message
 // of the cause, which is what a user needs to read.
 func errorMessage(err error) string {
+	var se *stepError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		return app.Message()

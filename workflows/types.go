@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -21,6 +23,9 @@ type AppConfig struct {
 	RefreshSeconds int `json:"refreshSeconds,omitempty"`
 	// SyncTimeoutSeconds bounds the wait for health in a sync (default 300).
 	SyncTimeoutSeconds int `json:"syncTimeoutSeconds,omitempty"`
+	// DriftWatch makes the app tell its cluster's ClusterWatchWorkflow
+	// which kinds it manages, so that drift triggers a refresh.
+	DriftWatch bool `json:"driftWatch,omitempty"`
 	// HistoryThreshold is the history length at which the workflow
 	// continues as new even without the server's suggestion (default 10000).
 	HistoryThreshold int `json:"historyThreshold,omitempty"`
@@ -41,6 +46,35 @@ type AppState struct {
 	// HardRefresh carries a hard refresh that arrived while the previous
 	// run was continuing as new.
 	HardRefresh bool `json:"hardRefresh,omitempty"`
+	// Manifests is the last rendered manifest set (for PostDelete hooks).
+	Manifests *render.ManifestRef `json:"manifests,omitempty"`
+	// Sources are the last reconciled sources with their resolved SHAs.
+	Sources []render.SourceRequest `json:"sources,omitempty"`
+	// SelfHeal paces automated re-syncs after drift.
+	SelfHeal SelfHealState `json:"selfHeal,omitzero"`
+	// Refreshes counts the refresh signals received over the app's life.
+	Refreshes int64 `json:"refreshes,omitempty"`
+	// Runs counts the workflow runs (continue-as-new) of the app.
+	Runs int `json:"runs,omitempty"`
+	// LastFailedKey is the manifest key (SHA and parameters) of the last
+	// failed sync: automated sync does not retry it.
+	LastFailedKey string `json:"lastFailedKey,omitempty"`
+	// HoldSHA holds automated sync back while the target is still this SHA
+	// (set by a forced rollback of an automated app).
+	HoldSHA string `json:"holdSHA,omitempty"`
+	// WatchedKinds are the kinds last reported to the cluster watch.
+	WatchedKinds []watch.GroupKind `json:"watchedKinds,omitempty"`
+	// QueuedSyncs and QueuedRollbacks are signals carried over a
+	// continue-as-new.
+	QueuedSyncs     []SyncRequest     `json:"queuedSyncs,omitempty"`
+	QueuedRollbacks []RollbackRequest `json:"queuedRollbacks,omitempty"`
+}
+
+// SelfHealState is the backoff of self-heal syncs: attempt n waits
+// 2 s × 3^(n-1), capped at 5 min, after the previous one.
+type SelfHealState struct {
+	Attempts int       `json:"attempts,omitempty"`
+	LastAt   time.Time `json:"lastAt,omitzero"`
 }
 
 // AppStatus is the observed state of an application.
@@ -54,29 +88,103 @@ type AppStatus struct {
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`
+	// Events are the latest notable events, newest first (bounded): a
+	// refused sync or rollback signal, a sync window that held an
+	// automated sync back, a terminated operation.
+	Events []Event `json:"events,omitempty"`
 }
 
-// Operation is the sync in progress.
+// Event is one notable thing that happened to an app.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+}
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// Operation is the sync in progress, as the operation query shows it.
 type Operation struct {
 	SyncID    string    `json:"syncID"`
 	Phase     string    `json:"phase"`
 	Initiator string    `json:"initiator,omitempty"`
 	StartedAt time.Time `json:"startedAt,omitzero"`
+	// Step is the phase and wave running now, StepIndex its position among
+	// Steps.
+	Step      *cluster.Step `json:"step,omitempty"`
+	StepIndex int           `json:"stepIndex,omitempty"`
+	Steps     int           `json:"steps,omitempty"`
+	// Resources is the per-resource log so far.
+	Resources []cluster.ResourceResult `json:"resources,omitempty"`
 }
 
 // Sync phases.
 const (
-	PhaseRunning   = "Running"
-	PhaseSucceeded = "Succeeded"
-	PhaseFailed    = "Failed"
+	PhasePending    = "Pending"
+	PhaseRunning    = "Running"
+	PhaseSucceeded  = "Succeeded"
+	PhaseFailed     = "Failed"
+	PhaseTerminated = "Terminated"
 )
 
-// SyncRequest is the payload of the sync update.
+// SyncRequest is the payload of the sync update and signal.
 type SyncRequest struct {
 	// Revision overrides the spec's target revision for this sync.
-	Revision  string `json:"revision,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	Prune    bool   `json:"prune,omitempty"`
+	DryRun   bool   `json:"dryRun,omitempty"`
+	// Resources makes the sync selective.
+	Resources   []appspec.ResourceKey `json:"resources,omitempty"`
+	SyncOptions []string              `json:"syncOptions,omitempty"`
+	// Strategy is "hook" (default) or "apply".
+	Strategy  string `json:"strategy,omitempty"`
+	Initiator string `json:"initiator,omitempty"`
+}
+
+// SyncAccepted answers the sync and rollback updates: the ID of the
+// SyncWorkflow that runs the operation, which has started.
+type SyncAccepted struct {
+	ID string `json:"id"`
+}
+
+// RollbackRequest is the payload of the rollback update and signal.
+type RollbackRequest struct {
+	// ID is a past sync's ID.
+	ID string `json:"id"`
+	// Force allows a rollback while automated sync is on.
+	Force     bool   `json:"force,omitempty"`
+	Prune     bool   `json:"prune,omitempty"`
 	DryRun    bool   `json:"dryRun,omitempty"`
 	Initiator string `json:"initiator,omitempty"`
+}
+
+// TerminateRequest is the payload of the terminateOperation update.
+type TerminateRequest struct {
+	Initiator string `json:"initiator,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// DeleteRequest is the payload of the delete update.
+type DeleteRequest struct {
+	// Cascade is foreground (default), background or orphan.
+	Cascade   string `json:"cascade,omitempty"`
+	Initiator string `json:"initiator,omitempty"`
+}
+
+// DeleteResult answers the delete update.
+type DeleteResult struct {
+	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+}
+
+// HistoryView answers the history query: the recent syncs the workflow
+// keeps; older ones are closed SyncWorkflows in visibility.
+type HistoryView struct {
+	Recent []SyncSummary `json:"recent"`
 }
 
 // RefreshRequest is the payload of the refresh signal.
@@ -87,25 +195,38 @@ type RefreshRequest struct {
 
 // SyncInput starts a SyncWorkflow.
 type SyncInput struct {
-	ID          string              `json:"id"`
-	Spec        appspec.Application `json:"spec"`
-	Revision    string              `json:"revision"`
-	SHA         string              `json:"sha"`
-	DryRun      bool                `json:"dryRun,omitempty"`
-	Initiator   string              `json:"initiator,omitempty"`
-	WaitSeconds int                 `json:"waitSeconds,omitempty"`
+	ID       string              `json:"id"`
+	Spec     appspec.Application `json:"spec"`
+	Revision string              `json:"revision"`
+	SHA      string              `json:"sha"`
+	// Sources are the sources to render, with their SHAs resolved.
+	Sources   []render.SourceRequest `json:"sources,omitempty"`
+	Operation cluster.SyncOperation  `json:"operation"`
+	Project   *appspec.Project       `json:"project,omitempty"`
+	DryRun    bool                   `json:"dryRun,omitempty"`
+	Initiator string                 `json:"initiator,omitempty"`
+	// WaitSeconds bounds the wait for each wave (default 300).
+	WaitSeconds int `json:"waitSeconds,omitempty"`
+	// ReportProgress makes the sync signal its progress to its parent.
+	ReportProgress bool `json:"reportProgress,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.
 type SyncSummary struct {
-	ID         string    `json:"id"`
-	Revision   string    `json:"revision"`
-	SHA        string    `json:"sha"`
-	Phase      string    `json:"phase"`
-	Message    string    `json:"message,omitempty"`
-	Initiator  string    `json:"initiator,omitempty"`
-	StartedAt  time.Time `json:"startedAt,omitzero"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	ID       string `json:"id"`
+	Revision string `json:"revision"`
+	SHA      string `json:"sha"`
+	// Sources are the exact sources and SHAs synced; a rollback syncs
+	// them again.
+	Sources    []render.SourceRequest `json:"sources,omitempty"`
+	Prune      bool                   `json:"prune,omitempty"`
+	Phase      string                 `json:"phase"`
+	Message    string                 `json:"message,omitempty"`
+	Initiator  string                 `json:"initiator,omitempty"`
+	StartedAt  time.Time              `json:"startedAt,omitzero"`
+	FinishedAt time.Time              `json:"finishedAt,omitzero"`
+	// Attempts counts the tries of a sync with a retry policy.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // SyncResult is the outcome of one sync: its summary plus the ordered log
@@ -114,6 +235,18 @@ type SyncResult struct {
 	SyncSummary
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
 	Health    appspec.HealthStatus     `json:"health,omitempty"`
+	// Failed names the resource that failed the sync.
+	Failed *appspec.ResourceKey `json:"failed,omitempty"`
+}
+
+// SyncProgress is the payload of the progress signal a SyncWorkflow sends
+// its parent.
+type SyncProgress struct {
+	SyncID    string                   `json:"syncID"`
+	Step      cluster.Step             `json:"step"`
+	StepIndex int                      `json:"stepIndex"`
+	Steps     int                      `json:"steps"`
+	Resources []cluster.ResourceResult `json:"resources,omitempty"`
 }
 
 // AppView answers the status query and the setSpec update.
@@ -126,3 +259,6 @@ type AppView struct {
 // maxHistory bounds the recent-sync list kept in the workflow; the full
 // history is the closed SyncWorkflow executions.
 const maxHistory = 20
+
+// maxEvents bounds the events kept in the status.
+const maxEvents = 20

@@ -2,18 +2,24 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
@@ -77,6 +83,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	}
 	cleanup = append(cleanup, c.Close)
 
+	cfg.workerSettings.namespace = cfg.Namespace
 	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig)
 	if err != nil {
 		return err
@@ -134,6 +141,7 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 		return err
 	}
 	defer c.Close()
+	cfg.workerSettings.namespace = cfg.Namespace
 	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig)
 	if err != nil {
 		return err
@@ -150,6 +158,22 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	if err != nil {
 		return nil, err
 	}
+	creds, err := w.credentials()
+	if err != nil {
+		return nil, err
+	}
+	projects, err := loadProjects(w.ProjectsFile)
+	if err != nil {
+		return nil, err
+	}
+	var checker cluster.HealthChecker
+	if w.ResourceCustomizations != "" {
+		hc, err := health.New(health.Options{CustomizationsDir: w.ResourceCustomizations})
+		if err != nil {
+			return nil, err
+		}
+		checker = hc
+	}
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -161,6 +185,8 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
+		Credentials: creds, Namespace: w.namespace, Projects: projects, Health: checker,
+		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(),
 	})
 	if err != nil {
 		_ = rdb.Close()
@@ -176,7 +202,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 func listenAPI(log *slog.Logger, c client.Client, addr, namespace string, refresh int) (*http.Server, net.Listener, error) {
 	h := api.New(c, api.Options{
 		Logger: log, Namespace: namespace,
-		AppConfig: workflows.AppConfig{RefreshSeconds: refresh},
+		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true},
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -201,4 +227,21 @@ func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Liste
 		return err
 	}
 	return nil
+}
+
+// loadProjects reads a JSON list of projects (Argo CD AppProject specs in
+// Windlass's form); the default project always exists.
+func loadProjects(path string) (*project.StaticStore, error) {
+	if path == "" {
+		return project.NewStaticStore()
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("projects file: %w", err)
+	}
+	var list []appspec.Project
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("projects file %s: %w", path, err)
+	}
+	return project.NewStaticStore(list...)
 }

@@ -1,0 +1,132 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
+)
+
+// Activity names: wire contracts, never rename.
+const (
+	GetName        = "project.Get"
+	SyncWindowName = "project.SyncWindow"
+)
+
+// ErrNotFound is returned for a project that does not exist.
+var ErrNotFound = failure.Permanent("ProjectNotFound", "project not found")
+
+// Store reads projects.
+type Store interface {
+	Project(ctx context.Context, name string) (appspec.Project, error)
+}
+
+// StaticStore holds projects in memory; the default project exists unless
+// it is overridden. It is safe for concurrent use.
+type StaticStore struct {
+	mu       sync.RWMutex
+	projects map[string]appspec.Project
+}
+
+// NewStaticStore validates and stores projects.
+func NewStaticStore(projects ...appspec.Project) (*StaticStore, error) {
+	s := &StaticStore{projects: map[string]appspec.Project{appspec.DefaultProject: appspec.DefaultProjectSpec()}}
+	for _, p := range projects {
+		if err := s.Put(p); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Put adds or replaces a project.
+func (s *StaticStore) Put(p appspec.Project) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("project %s: %w", p.Name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.projects[p.Name] = p
+	return nil
+}
+
+// Project returns the named project or ErrNotFound.
+func (s *StaticStore) Project(_ context.Context, name string) (appspec.Project, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p, ok := s.projects[name]
+	if !ok {
+		return appspec.Project{}, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	return p, nil
+}
+
+// Names lists the projects, sorted.
+func (s *StaticStore) Names() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.projects))
+	for n := range s.projects {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Activities is the project capability.
+type Activities struct{ store Store }
+
+// New checks its dependencies.
+func New(store Store) (*Activities, error) {
+	if store == nil {
+		return nil, errors.New("project: store is required")
+	}
+	return &Activities{store: store}, nil
+}
+
+// Register registers the activities under their constant names.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Get, activity.RegisterOptions{Name: GetName})
+	r.RegisterActivityWithOptions(a.SyncWindow, activity.RegisterOptions{Name: SyncWindowName})
+}
+
+// GetInput names a project.
+type GetInput struct {
+	Name string `json:"name"`
+}
+
+// Get returns a project.
+func (a *Activities) Get(ctx context.Context, in GetInput) (appspec.Project, error) {
+	p, err := a.store.Project(ctx, in.Name)
+	return p, failure.Activity(err)
+}
+
+// WindowInput asks whether a sync may run at Now.
+type WindowInput struct {
+	Project   appspec.Project `json:"project"`
+	App       string          `json:"app"`
+	Namespace string          `json:"namespace,omitempty"`
+	Server    string          `json:"server,omitempty"`
+	Now       time.Time       `json:"now"`
+	Manual    bool            `json:"manual,omitempty"`
+}
+
+// SyncWindow judges the project's sync windows.
+func (a *Activities) SyncWindow(_ context.Context, in WindowInput) (appspec.WindowDecision, error) {
+	d, err := in.Project.SyncAllowed(in.Now, in.App, in.Namespace, in.Server, in.Manual)
+	if err != nil {
+		return d, failure.Activity(fmt.Errorf("%w: sync windows of %s: %w", ErrInvalid, in.Project.Name, err))
+	}
+	return d, nil
+}
+
+// ErrInvalid marks a project whose windows cannot be evaluated.
+var ErrInvalid = failure.Permanent("InvalidProject", "invalid project")

@@ -1,0 +1,328 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	workflowservice "go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/manifest"
+)
+
+// Activity names: wire contracts, never rename.
+const (
+	WatchName         = "watch.Watch"
+	SweepSelfHealName = "watch.SweepSelfHeal"
+)
+
+// Names of the application workflow's refresh signal and ID scheme; they
+// mirror the workflows package, which this package must not import.
+const (
+	refreshSignal = "refresh"
+	appIDPrefix   = "app/"
+)
+
+// RefreshRequest is the payload of an application's refresh signal.
+type RefreshRequest struct {
+	Hard   bool   `json:"hard,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ClientSource hands out clients per destination server.
+type ClientSource interface {
+	For(server string) (*kube.Clients, error)
+}
+
+// Temporal is the part of the Temporal client the activities use.
+type Temporal interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+}
+
+// Activities is the watch capability.
+type Activities struct {
+	clusters     ClientSource
+	temporal     Temporal
+	namespace    string
+	fieldManager string
+	log          *slog.Logger
+}
+
+// New checks its dependencies. fieldManager names Windlass's own writes,
+// which are not drift.
+func New(clusters ClientSource, temporal Temporal, namespace, fieldManager string, log *slog.Logger) (*Activities, error) {
+	if clusters == nil || temporal == nil || fieldManager == "" {
+		return nil, errors.New("watch: clusters, temporal client and field manager are required")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Activities{clusters: clusters, temporal: temporal, namespace: namespace, fieldManager: fieldManager, log: log}, nil
+}
+
+// Register registers the activities under their constant names.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Watch, activity.RegisterOptions{Name: WatchName})
+	r.RegisterActivityWithOptions(a.SweepSelfHeal, activity.RegisterOptions{Name: SweepSelfHealName})
+}
+
+// GroupKind names a kind to watch.
+type GroupKind struct {
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+}
+
+// Input is the input of Watch.
+type Input struct {
+	Server string      `json:"server"`
+	Kinds  []GroupKind `json:"kinds"`
+	// DebounceMillis is how long events for one app are gathered before
+	// one refresh is sent (default 1000).
+	DebounceMillis int `json:"debounceMillis,omitempty"`
+	// HeartbeatMillis is the heartbeat period (default 5000).
+	HeartbeatMillis int `json:"heartbeatMillis,omitempty"`
+}
+
+// Progress is the heartbeat detail of Watch.
+type Progress struct {
+	Kinds   int   `json:"kinds"`
+	Events  int64 `json:"events"`
+	Signals int64 `json:"signals"`
+}
+
+const (
+	msgWatching    = "watching cluster for drift"
+	msgDrift       = "drift detected"
+	msgSignalError = "refresh signal failed"
+	msgKindSkipped = "kind not served, not watched"
+)
+
+// Watch runs informers until ctx ends (the activity is cancelled or times
+// out), signalling refreshes on drift.
+func (a *Activities) Watch(ctx context.Context, in Input) error {
+	c, err := a.clusters.For(in.Server)
+	if err != nil {
+		return failure.Activity(fmt.Errorf("watch %s: %w", in.Server, err))
+	}
+	debounce := time.Duration(in.DebounceMillis) * time.Millisecond
+	if debounce <= 0 {
+		debounce = time.Second
+	}
+	beat := time.Duration(in.HeartbeatMillis) * time.Millisecond
+	if beat <= 0 {
+		beat = 5 * time.Second
+	}
+	d := &debouncer{delay: debounce, send: func(app, reason string) { a.signal(ctx, app, reason) }, pending: map[string]*time.Timer{}}
+	defer d.stop()
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
+	watched := 0
+	for _, gk := range in.Kinds {
+		m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
+		if err != nil {
+			a.log.Debug(msgKindSkipped, "group", gk.Group, "kind", gk.Kind, "err", err)
+			continue
+		}
+		inf := factory.ForResource(m.Resource).Informer()
+		if _, err := inf.AddEventHandler(a.handler(d)); err != nil {
+			return fmt.Errorf("watch %s: %w", m.Resource, err)
+		}
+		watched++
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx.Done())
+	a.log.Info(msgWatching, "server", in.Server, "kinds", watched)
+	t := time.NewTicker(beat)
+	defer t.Stop()
+	for {
+		activity.RecordHeartbeat(ctx, Progress{Kinds: watched, Events: d.events(), Signals: d.signals()})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// handler turns informer events on tracked objects into debounced
+// refreshes. The initial list is not drift.
+func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*unstructured.Unstructured)
+			n, ok2 := newObj.(*unstructured.Unstructured)
+			if !ok1 || !ok2 {
+				return
+			}
+			app := manifest.OwnerApp(n)
+			if app == "" || !a.isDrift(o, n) {
+				return
+			}
+			d.touch(app, "drift: "+n.GetKind()+" "+n.GetNamespace()+"/"+n.GetName()+" changed")
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			o, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			if app := manifest.OwnerApp(o); app != "" {
+				d.touch(app, "drift: "+o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()+" deleted")
+			}
+		},
+	}
+}
+
+// isDrift reports whether the change from o to n touched more than status
+// and bookkeeping, and was made by someone other than Windlass.
+func (a *Activities) isDrift(o, n *unstructured.Unstructured) bool {
+	if reflect.DeepEqual(desiredPart(o), desiredPart(n)) {
+		return false
+	}
+	return lastWriter(n) != a.fieldManager
+}
+
+// desiredPart is the object without status and server bookkeeping.
+func desiredPart(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy().Object
+	delete(c, "status")
+	if md, ok := c["metadata"].(map[string]any); ok {
+		for _, k := range []string{"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp"} {
+			delete(md, k)
+		}
+	}
+	return c
+}
+
+// lastWriter is the manager of the newest non-status managed-fields entry.
+func lastWriter(u *unstructured.Unstructured) string {
+	var (
+		best     string
+		bestTime time.Time
+	)
+	for _, e := range u.GetManagedFields() {
+		if e.Subresource == "status" || e.Time == nil {
+			continue
+		}
+		if t := e.Time.Time; best == "" || t.After(bestTime) || (t.Equal(bestTime) && e.Operation != metav1.ManagedFieldsOperationApply) {
+			best, bestTime = e.Manager, t
+		}
+	}
+	return best
+}
+
+// signal sends one refresh to app ("<project>/<name>").
+func (a *Activities) signal(ctx context.Context, app, reason string) {
+	a.log.Info(msgDrift, "app", app, "reason", reason)
+	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason})
+	if err != nil && ctx.Err() == nil {
+		a.log.Warn(msgSignalError, "app", app, "err", err)
+	}
+}
+
+// debouncer gathers events per app and sends one refresh after delay.
+type debouncer struct {
+	mu       sync.Mutex
+	delay    time.Duration
+	send     func(app, reason string)
+	pending  map[string]*time.Timer
+	nEvents  int64
+	nSignals int64
+	stopped  bool
+}
+
+func (d *debouncer) touch(app, reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nEvents++
+	if d.stopped || d.pending[app] != nil {
+		return
+	}
+	d.pending[app] = time.AfterFunc(d.delay, func() {
+		d.mu.Lock()
+		delete(d.pending, app)
+		stopped := d.stopped
+		if !stopped {
+			d.nSignals++
+		}
+		d.mu.Unlock()
+		if !stopped {
+			d.send(app, reason)
+		}
+	})
+}
+
+func (d *debouncer) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	for _, t := range d.pending {
+		t.Stop()
+	}
+}
+
+func (d *debouncer) events() int64  { d.mu.Lock(); defer d.mu.Unlock(); return d.nEvents }
+func (d *debouncer) signals() int64 { d.mu.Lock(); defer d.mu.Unlock(); return d.nSignals }
+
+// SweepInput is the input of SweepSelfHeal.
+type SweepInput struct {
+	// Query selects the apps to refresh (a visibility query).
+	Query string `json:"query"`
+}
+
+// SweepOutput counts the apps refreshed.
+type SweepOutput struct {
+	Apps    int `json:"apps"`
+	Failed  int `json:"failed,omitempty"`
+	Scanned int `json:"scanned"`
+}
+
+// SweepSelfHeal signals a refresh to every running app the query selects.
+func (a *Activities) SweepSelfHeal(ctx context.Context, in SweepInput) (SweepOutput, error) {
+	var out SweepOutput
+	var token []byte
+	for {
+		resp, err := a.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: a.namespace, Query: in.Query, PageSize: 500, NextPageToken: token,
+		})
+		if err != nil {
+			return out, fmt.Errorf("list self-healing apps: %w", err)
+		}
+		ids := make([]string, 0, len(resp.Executions))
+		for _, e := range resp.Executions {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			out.Scanned++
+			err := a.temporal.SignalWorkflow(ctx, id, "", refreshSignal, RefreshRequest{Reason: "self-heal sweep"})
+			if err != nil {
+				out.Failed++
+				a.log.Warn(msgSignalError, "app", id, "err", err)
+				continue
+			}
+			out.Apps++
+		}
+		activity.RecordHeartbeat(ctx, out)
+		if token = resp.NextPageToken; len(token) == 0 {
+			return out, nil
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package workflows
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+func syncEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	Register(env)
+	registerPlaceholders(env)
+	env.SetStartTime(time.Date(2026, 1, 10, 10, 0, 0, 0, time.UTC))
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env
+}
+
+func syncInput(policy *appspec.SyncPolicy) SyncInput {
+	spec := testSpec(false)
+	spec.SyncPolicy = policy
+	id := SyncWorkflowID("default", "guestbook", 7)
+	return SyncInput{ID: id, Spec: spec, Revision: "main", SHA: sha1, Sources: sources(sha1),
+		Operation: cluster.SyncOperation{SyncID: id}}
+}
+
+func syncResultOf(t *testing.T, err error) SyncResult {
+	t.Helper()
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	var res SyncResult
+	require.NoError(t, app.Details(&res))
+	return res
+}
+
+// A retry policy retries a failed attempt after its backoff, growing by the
+// factor, and stops after the limit.
+func TestSyncRetryFollowsBackoff(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(&appspec.SyncPolicy{Retry: &appspec.RetryStrategy{Limit: 2,
+		Backoff: &appspec.Backoff{Duration: "10s", Factor: 3, MaxDuration: "1m"}}})
+	tgt := target()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(3)
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Times(3)
+	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+	var applies []time.Time
+	conflict := errors.New("the object has been modified") // retryable
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, conflict).Run(func(mock.Arguments) {
+		applies = append(applies, env.Now())
+	}).Times(6) // two sync attempts, each with Temporal's 3 activity tries
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) {
+		applies = append(applies, env.Now())
+	}).Once()
+	env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, PhaseSucceeded, res.Phase)
+	require.Equal(t, 3, res.Attempts)
+	require.Len(t, applies, 7)
+	// Each apply is first retried by Temporal (3 tries, 1 s then 2 s apart);
+	// the sync-level backoff separates the attempts: 10 s, then 10 s × 3.
+	gap1, gap2 := applies[3].Sub(applies[2]), applies[6].Sub(applies[5])
+	require.GreaterOrEqual(t, gap1, 10*time.Second)
+	require.Less(t, gap1, 30*time.Second)
+	require.GreaterOrEqual(t, gap2, 30*time.Second)
+}
+
+// An error retrying cannot fix fails the sync at once despite the policy.
+func TestSyncPermanentErrorFailsFast(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(&appspec.SyncPolicy{Retry: &appspec.RetryStrategy{Limit: 5}})
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).
+		Return(render.ManifestRef{}, temporal.NewNonRetryableApplicationError("bad.yaml line 3: mapping values are not allowed", "InvalidManifest", nil)).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	res := syncResultOf(t, env.GetWorkflowError())
+	require.Equal(t, PhaseFailed, res.Phase)
+	require.Equal(t, 1, res.Attempts)
+	require.Contains(t, res.Message, "bad.yaml line 3")
+}
+
+// A degraded wave fails the sync with the failing resource, runs the
+// SyncFail steps and cleans up the hooks for a failed outcome.
+func TestSyncDegradedWaveRunsSyncFail(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(nil)
+	tgt := target()
+	failStep := cluster.Step{Phase: cluster.PhaseSyncFail, Wave: 0, Resources: 1}
+	pre := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
+	plan := cluster.PlanOutput{Steps: []cluster.Step{pre, syncStep}, SyncFail: []cluster.Step{failStep}}
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Twice()
+	wave := func(st cluster.Step) cluster.WaveInput {
+		return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st}
+	}
+	migrate := appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "migrate"}
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wave(pre)).
+		Return(cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionCreated}}}, nil).Once()
+	env.OnActivity(cluster.WaitWaveName, mock.Anything, wave(pre)).
+		Return(cluster.WaveOutput{Health: appspec.HealthDegraded, Failed: &migrate, Message: "Job has reached the specified backoff limit",
+			Resources: []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionHookFailed}}}, nil).Once()
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wave(failStep)).Return(cluster.WaveOutput{}, nil).Once()
+	env.OnActivity(cluster.WaitWaveName, mock.Anything, wave(failStep)).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+	env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: tgt, SyncID: in.ID, Outcome: cluster.OutcomeFailed}).Return(nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	res := syncResultOf(t, env.GetWorkflowError())
+	require.Equal(t, PhaseFailed, res.Phase)
+	require.Equal(t, &migrate, res.Failed)
+	require.Contains(t, res.Message, "PreSync wave 0: Job has reached the specified backoff limit")
+	require.Equal(t, appspec.HealthDegraded, res.Health)
+	require.Equal(t, []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionCreated}, {ResourceKey: migrate, Action: cluster.ActionHookFailed}}, res.Resources)
+}
+
+// A sync timeout terminates the sync: the running wait is cancelled and the
+// sync's hooks are deleted.
+func TestSyncTimeoutTerminates(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(&appspec.SyncPolicy{SyncTimeoutSeconds: 60})
+	tgt := target()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+	env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).Return(cluster.WaveOutput{}, temporal.NewCanceledError()).Once()
+	env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: tgt, SyncID: in.ID, Outcome: cluster.OutcomeTerminated}).Return(nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &app)
+	require.Equal(t, ErrTypeSyncTerminated, app.Type())
+	res := syncResultOf(t, env.GetWorkflowError())
+	require.Equal(t, PhaseTerminated, res.Phase)
+	require.Contains(t, res.Message, "timed out after 1m0s")
+}
+
+// Prune runs after the Sync phase and before PostSync, and only when the
+// operation asks for it.
+func TestSyncPrunesBeforePostSync(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(nil)
+	in.Operation.Prune = true
+	tgt := target()
+	post := cluster.Step{Phase: cluster.PhasePostSync, Wave: 0, Resources: 1}
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep, post}, Prune: 1}, nil).Once()
+	var order []string
+	for _, st := range []cluster.Step{syncStep, post} {
+		wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st}
+		env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) { order = append(order, "apply "+st.Phase) }).Once()
+		env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+	}
+	old := appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "old"}
+	env.OnActivity(cluster.PruneName, mock.Anything, cluster.PruneInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}).
+		Return(cluster.ApplyOutput{Resources: []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruned}}}, nil).
+		Run(func(mock.Arguments) { order = append(order, "prune") }).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"apply Sync", "prune", "apply PostSync"}, order)
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruned}}, res.Resources)
+}
