@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	commonpb "go.temporal.io/api/common/v1"
@@ -195,10 +196,34 @@ func (s *Server) runOperation(c *echo.Context, id, update string, arg any) error
 	if err != nil {
 		return err
 	}
+	// Answer once the app has recorded the outcome too, so that the next
+	// operation is not refused as "in progress".
+	s.awaitRecorded(ctx, id, acc.ID)
 	if !ok {
 		return c.JSON(http.StatusConflict, res)
 	}
 	return c.JSON(http.StatusOK, res)
+}
+
+// awaitRecorded polls the app's history until it lists syncID (at most a
+// few seconds; the sync result is already known, so this only orders the
+// answer after the app's bookkeeping).
+func (s *Server) awaitRecorded(ctx context.Context, appID, syncID string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		if v, err := s.c.QueryWorkflow(ctx, appID, "", workflows.QueryHistory); err == nil {
+			var h workflows.HistoryView
+			if v.Get(&h) == nil && len(h.Recent) > 0 && h.Recent[0].ID == syncID {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 }
 
 // WaitSync waits for a SyncWorkflow and returns its result, and whether

@@ -569,13 +569,19 @@ func (a *application) resolveSources(ctx workflow.Context, spec appspec.Applicat
 		}
 		var sha string
 		if s.Chart != "" {
-			return "", nil, temporal.NewNonRetryableApplicationError("Helm chart repository sources are not supported yet", "NotImplemented", nil)
+			// A chart from a Helm repository: the "SHA" is its version.
+			v, err := resolveChart(ctx, render.ResolveChartInput{RepoURL: s.RepoURL, Chart: s.Chart, Version: rev})
+			if err != nil {
+				return "", nil, err
+			}
+			sha = v.Version
+		} else {
+			resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
+			if err != nil {
+				return "", nil, err
+			}
+			sha = resolved.SHA
 		}
-		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
-		if err != nil {
-			return "", nil, err
-		}
-		sha = resolved.SHA
 		s.TargetRevision = rev
 		out = append(out, render.SourceRequest{Source: s, SHA: sha})
 		if shown == "" && (s.Ref == "" || s.Path != "") {

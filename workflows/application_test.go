@@ -510,3 +510,25 @@ func (s *appSuite) TestContinueAsNewKeepsState() {
 	s.Equal(50, next.Config.HistoryThreshold)
 	s.Equal(1, next.State.Runs)
 }
+
+// A chart from a Helm repository resolves its version range through the
+// chart activity, and the resolved version is rendered.
+func (s *appSuite) TestChartSourceResolvesVersion() {
+	s.env.RegisterActivityWithOptions(func(context.Context, render.ResolveChartInput) (render.ResolveChartOutput, error) {
+		return render.ResolveChartOutput{}, errors.New("unexpected call")
+	}, activity.RegisterOptions{Name: render.ResolveChartName})
+	s.expectProject(appspec.DefaultProjectSpec())
+	spec := testSpec(false)
+	spec.Source = appspec.Source{RepoURL: "https://charts.example.com", Chart: "nginx", TargetRevision: "^1.2.0"}
+	s.env.OnActivity(render.ResolveChartName, mock.Anything, render.ResolveChartInput{RepoURL: "https://charts.example.com", Chart: "nginx", Version: "^1.2.0"}).
+		Return(render.ResolveChartOutput{Version: "1.2.7"}, nil).Once()
+	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: []render.SourceRequest{{Source: spec.Source, SHA: "1.2.7"}}}
+	r := render.ManifestRef{Key: req.Key(), SHA: "1.2.7", Count: 1, Request: req}
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: req}).Return(r, nil).Once()
+	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: r}).Return(synced, nil).Once()
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: spec})
+	s.Equal("1.2.7", view.Status.SHA)
+	s.Equal(appspec.SyncSynced, view.Status.Sync)
+}

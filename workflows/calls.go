@@ -90,3 +90,9 @@ func deleteApp(ctx workflow.Context, in cluster.DeleteAppInput) (cluster.DeleteA
 	err := workflow.ExecuteActivity(deleteOptions(ctx), cluster.DeleteAppName, in).Get(ctx, &out)
 	return out, err
 }
+
+func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.ResolveChartOutput, error) {
+	var out render.ResolveChartOutput
+	err := workflow.ExecuteActivity(gitOptions(ctx), render.ResolveChartName, in).Get(ctx, &out)
+	return out, err
+}

@@ -110,6 +110,7 @@ const (
 	msgDrift       = "drift detected"
 	msgSignalError = "refresh signal failed"
 	msgKindSkipped = "kind not served, not watched"
+	msgNotDrift    = "tracked object changed by windlass or in status only"
 )
 
 // Watch runs informers until ctx ends (the activity is cancelled or times
@@ -170,7 +171,11 @@ func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 				return
 			}
 			app := manifest.OwnerApp(n)
-			if app == "" || !a.isDrift(o, n) {
+			if app == "" {
+				return
+			}
+			if !a.isDrift(o, n) {
+				a.log.Debug(msgNotDrift, "app", app, "kind", n.GetKind(), "name", n.GetName())
 				return
 			}
 			d.touch(app, "drift: "+n.GetKind()+" "+n.GetNamespace()+"/"+n.GetName()+" changed")
@@ -191,12 +196,14 @@ func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 }
 
 // isDrift reports whether the change from o to n touched more than status
-// and bookkeeping, and was made by someone other than Windlass.
+// and bookkeeping, and whether a writer other than Windlass made it: one of
+// the managed-fields entries that changed belongs to another manager and
+// is not a status update.
 func (a *Activities) isDrift(o, n *unstructured.Unstructured) bool {
 	if reflect.DeepEqual(desiredPart(o), desiredPart(n)) {
 		return false
 	}
-	return lastWriter(n) != a.fieldManager
+	return changedWriter(o, n, a.fieldManager) != ""
 }
 
 // desiredPart is the object without status and server bookkeeping.
@@ -211,21 +218,24 @@ func desiredPart(u *unstructured.Unstructured) map[string]any {
 	return c
 }
 
-// lastWriter is the manager of the newest non-status managed-fields entry.
-func lastWriter(u *unstructured.Unstructured) string {
-	var (
-		best     string
-		bestTime time.Time
-	)
-	for _, e := range u.GetManagedFields() {
-		if e.Subresource == "status" || e.Time == nil {
+// changedWriter returns a manager other than self whose managed-fields
+// entry (outside status) is new or changed from o to n, or "".
+func changedWriter(o, n *unstructured.Unstructured, self string) string {
+	type key struct{ manager, op, sub string }
+	before := map[key]metav1.ManagedFieldsEntry{}
+	for _, e := range o.GetManagedFields() {
+		before[key{e.Manager, string(e.Operation), e.Subresource}] = e
+	}
+	for _, e := range n.GetManagedFields() {
+		if e.Manager == self || e.Subresource == "status" {
 			continue
 		}
-		if t := e.Time.Time; best == "" || t.After(bestTime) || (t.Equal(bestTime) && e.Operation != metav1.ManagedFieldsOperationApply) {
-			best, bestTime = e.Manager, t
+		old, ok := before[key{e.Manager, string(e.Operation), e.Subresource}]
+		if !ok || !reflect.DeepEqual(old.Time, e.Time) || !reflect.DeepEqual(old.FieldsV1, e.FieldsV1) {
+			return e.Manager
 		}
 	}
-	return best
+	return ""
 }
 
 // signal sends one refresh to app ("<project>/<name>").

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"io"
 	"net/http"
 	"strings"
@@ -127,3 +128,13 @@ spec:
   selector:
     app: guestbook-ui
 `
+
+// newAuthRepo clones a repository of the authenticated Git server.
+func newAuthRepo(t *testing.T, url string) *testbed.WorkRepo {
+	t.Helper()
+	w, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), url, &githttp.BasicAuth{Username: "deploy", Password: bed.secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
@@ -23,8 +24,12 @@ import (
 
 // bed is everything the tests talk to.
 var bed struct {
-	env      *testbed.Env
-	git      *testbed.GitServer
+	env *testbed.Env
+	git *testbed.GitServer
+	// authGit requires basic auth with secret, which the worker reads from
+	// a file by reference.
+	authGit  *testbed.GitServer
+	secret   string
 	temporal client.Client
 	api      *httptest.Server
 	kube     kubernetes.Interface
@@ -56,7 +61,11 @@ func setup(m *testing.M) int {
 	bed.env = env
 
 	// Worker and API logs go to a file that the secrets test can scan.
-	bed.logs, err = os.Create(filepath.Join(tmp, "windlass.log"))
+	logPath := filepath.Join(tmp, "windlass.log")
+	if p := os.Getenv("WINDLASS_E2E_LOG"); p != "" {
+		logPath = p // keep the log for debugging
+	}
+	bed.logs, err = os.Create(logPath)
 	if err != nil {
 		return fail(err)
 	}
@@ -67,6 +76,17 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 	defer bed.git.Close()
+
+	bed.secret = fmt.Sprintf("wl-secret-%d-do-not-leak", time.Now().UnixNano())
+	bed.authGit, err = testbed.StartGitServer(filepath.Join(tmp, "authgit"), testbed.GitServerOptions{Username: "deploy", Password: bed.secret})
+	if err != nil {
+		return fail(err)
+	}
+	defer bed.authGit.Close()
+	secretFile := filepath.Join(tmp, "git-password")
+	if err := os.WriteFile(secretFile, []byte(bed.secret+"\n"), 0o600); err != nil {
+		return fail(err)
+	}
 
 	dev, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
 		DataDir: filepath.Join(tmp, "temporal"), FrontendAddr: "127.0.0.1:0", UIAddr: "off",
@@ -86,7 +106,11 @@ func setup(m *testing.M) int {
 	defer rdb.Close()
 	w, err := worker.New(worker.Config{
 		Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
-		Kube: env.Cluster.Config, Logger: log,
+		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(),
+		Credentials: source.Credentials{Repos: []source.RepoCredential{
+			{URLPrefix: bed.authGit.URL(""), Username: "deploy", PasswordFile: secretFile},
+		}},
+		WatchDebounce: 200 * time.Millisecond,
 	})
 	if err != nil {
 		return fail(err)
@@ -102,7 +126,7 @@ func setup(m *testing.M) int {
 	}
 	bed.api = httptest.NewServer(api.New(bed.temporal, api.Options{
 		Logger: log, Namespace: dev.Namespace(),
-		AppConfig: workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120},
+		AppConfig: workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
 	}))
 	defer bed.api.Close()
 	return m.Run()

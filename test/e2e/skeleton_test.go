@@ -140,9 +140,10 @@ func TestGuestbookCreateSyncUpdate(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	repoURL, work := newRepo(t, uniq("bad"))
 	push(t, work, map[string]string{
-		"broken/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n",
-		"good/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n",
-		"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"broken/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n",
+		"good/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n",
+		"chart/Chart.yaml":        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.name }}\n",
 	})
 	t.Run("request errors", func(t *testing.T) {
 		tests := []struct {
@@ -176,7 +177,7 @@ func TestBadInput(t *testing.T) {
 		}{
 			{"malformed yaml", repoURL, "broken", "main", "invalid manifest"},
 			{"missing path", repoURL, "nowhere", "main", "path not found"},
-			{"tool not built yet", repoURL, "chart", "main", "helm tool is not built yet"},
+			{"chart that fails to template", repoURL, "chart", "main", "c/templates/cm.yaml:4"},
 			{"missing revision", repoURL, "good", "no-such-branch", "revision not found"},
 			{"missing repository", bed.git.URL("no-such-repo"), "good", "main", "repository not found"},
 			{"unreachable git server", "http://127.0.0.1:1/repo.git", "good", "main", "connection refused"},

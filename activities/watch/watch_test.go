@@ -1,0 +1,137 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	workflowservice "go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/manifest"
+	"github.com/windlass-cd/windlass/internal/testbed"
+)
+
+type fakeTemporal struct {
+	mu      sync.Mutex
+	signals []string
+}
+
+func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signals = append(f.signals, id+" "+name+" "+arg.(RefreshRequest).Reason)
+	return nil
+}
+
+func (f *fakeTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+
+func (f *fakeTemporal) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.signals...)
+}
+
+// A change by another field manager to a tracked object is drift and
+// signals its app once (debounced); Windlass's own apply is not drift.
+func TestWatchSignalsDrift(t *testing.T) {
+	env, cleanup, err := testbed.Shared(t.Context(), "watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "watch-" + time.Now().Format("150405.000")
+	ns = "watch-" + ns[len(ns)-3:] + "x"
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cfg", "namespace": ns}, "data": map[string]any{"k": "v"}}}
+	manifest.SetTracking("default", "web", cm)
+	clients := kube.NewFactory(env.Cluster.Config, kube.Options{})
+	c, err := clients.For("in-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmRes := c.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns)
+	if _, err := cmRes.Apply(t.Context(), "cfg", cm, metav1.ApplyOptions{FieldManager: "windlass", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeTemporal{}
+	a, err := New(clients, ft, "default", "windlass", slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	aenv := ts.NewTestActivityEnvironment()
+	aenv.RegisterActivityWithOptions(a.Watch, activityOpts(WatchName))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	aenv.SetTestTimeout(time.Minute)
+	done := make(chan error, 1)
+	go func() {
+		_, err := aenv.ExecuteActivity(WatchName, Input{Server: "in-cluster", Kinds: []GroupKind{{Kind: "ConfigMap"}}, DebounceMillis: 100, HeartbeatMillis: 200})
+		done <- err
+	}()
+	_ = ctx
+	time.Sleep(0) // the informer starts in the activity; wait on conditions below
+	// Windlass re-applies with a change: not drift.
+	waitFor(t, func() bool { return true })
+	cm.Object["data"] = map[string]any{"k": "v2"}
+	if _, err := cmRes.Apply(t.Context(), "cfg", cm, metav1.ApplyOptions{FieldManager: "windlass", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else edits it: drift.
+	// The informer starts inside the activity: edit until it notices.
+	n := 0
+	waitFor(t, func() bool {
+		if len(ft.got()) > 0 {
+			return true
+		}
+		n++
+		live, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "cfg", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		live.Data["k"] = fmt.Sprintf("edited-%d", n)
+		if _, err := cs.CoreV1().ConfigMaps(ns).Update(t.Context(), live, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		return false
+	})
+	if got := ft.got(); len(got) != 1 || got[0] != "app/default/web refresh drift: ConfigMap "+ns+"/cfg changed" {
+		t.Fatalf("signals = %q", got)
+	}
+	_ = autoscalingv1.Scale{}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func activityOpts(name string) activity.RegisterOptions { return activity.RegisterOptions{Name: name} }

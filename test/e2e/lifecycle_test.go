@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+func guestbookFiles(image string) map[string]string {
+	return map[string]string{
+		"guestbook/guestbook-ui-deployment.yaml": fmt.Sprintf(deploymentYAML, image),
+		"guestbook/guestbook-ui-svc.yaml":        serviceYAML,
+	}
+}
+
+func appView(t *testing.T, name string) workflows.AppView {
+	t.Helper()
+	var v workflows.AppView
+	call(t, http.MethodGet, "/api/v1/applications/"+name, nil, &v)
+	return v
+}
+
+func syncApp(t *testing.T, name string) workflows.SyncResult {
+	t.Helper()
+	var res workflows.SyncResult
+	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/sync", nil, &res); code != http.StatusOK || res.Phase != workflows.PhaseSucceeded {
+		t.Fatalf("sync: status %d, result %+v", code, res)
+	}
+	return res
+}
+
+func image(t *testing.T, ns string) string {
+	d, _ := deploymentAvailable(t, ns)
+	if d == nil {
+		return ""
+	}
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+// A `kubectl scale` of a self-healing app is noticed by the cluster watch
+// and healed without any refresh call.
+func TestDriftHealedByWatch(t *testing.T) {
+	ns, name := uniq("drift"), uniq("heal")
+	repoURL, work := newRepo(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	body := appBody(name, repoURL, "guestbook", ns)
+	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"selfHeal": true}
+	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	eventually(t, 60*time.Second, "auto-synced and healthy", func() (bool, string) {
+		v := appView(t, name)
+		return v.Status.Sync == appspec.SyncSynced && v.Status.Health == appspec.HealthHealthy, string(v.Status.Sync) + "/" + string(v.Status.Health)
+	})
+	before := len(appView(t, name).History)
+	// What `kubectl scale --replicas=3` does: an update of the scale
+	// subresource by another field manager.
+	_, err := bed.kube.AppsV1().Deployments(ns).UpdateScale(t.Context(), "guestbook-ui",
+		&autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "guestbook-ui", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}},
+		metav1.UpdateOptions{FieldManager: "kubectl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "drift healed back to 1 replica", func() (bool, string) {
+		d, err := bed.kube.AppsV1().Deployments(ns).Get(t.Context(), "guestbook-ui", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		v := appView(t, name)
+		return *d.Spec.Replicas == 1 && len(v.History) > before, fmt.Sprintf("replicas %d, syncs %d", *d.Spec.Replicas, len(v.History))
+	})
+	h := appView(t, name).History[0]
+	if h.Initiator != workflows.InitiatorAutomated || h.Phase != workflows.PhaseSucceeded {
+		t.Fatalf("healing sync = %+v, want an automated success", h)
+	}
+}
+
+// A rollback to the sync before last brings the old image back; the app
+// is then OutOfSync with its branch, as in Argo CD.
+func TestRollbackRestoresOldImage(t *testing.T) {
+	ns, name := uniq("rb"), uniq("rollback")
+	repoURL, work := newRepo(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	if code := call(t, http.MethodPost, "/api/v1/applications", appBody(name, repoURL, "guestbook", ns), nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	first := syncApp(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.2"))
+	call(t, http.MethodPost, "/api/v1/applications/"+name+"/refresh", nil, nil)
+	second := syncApp(t, name)
+	if second.SHA == first.SHA {
+		t.Fatalf("second sync did not see the new commit: %s", second.SHA)
+	}
+	eventually(t, 30*time.Second, "image 0.2 live", func() (bool, string) { i := image(t, ns); return strings.HasSuffix(i, ":0.2"), i })
+
+	var rb workflows.SyncResult
+	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/rollback", map[string]any{"id": first.ID}, &rb); code != http.StatusOK {
+		t.Fatalf("rollback: status %d, result %+v", code, rb)
+	}
+	if rb.SHA != first.SHA || rb.Phase != workflows.PhaseSucceeded {
+		t.Fatalf("rollback result %+v, want a success at %s", rb, first.SHA)
+	}
+	eventually(t, 30*time.Second, "image 0.1 live again", func() (bool, string) { i := image(t, ns); return strings.HasSuffix(i, ":0.1"), i })
+	eventually(t, 30*time.Second, "OutOfSync with the branch", func() (bool, string) {
+		v := appView(t, name)
+		return v.Status.Sync == appspec.SyncOutOfSync && len(v.History) == 3, fmt.Sprintf("%s, %d syncs", v.Status.Sync, len(v.History))
+	})
+	var hist workflows.HistoryView
+	call(t, http.MethodGet, "/api/v1/applications/"+name+"/history", nil, &hist)
+	if len(hist.Recent) != 3 || hist.Recent[0].ID != rb.ID {
+		t.Fatalf("history = %+v", hist.Recent)
+	}
+	// An unknown sync ID is refused with the reason.
+	var p map[string]any
+	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/rollback", map[string]any{"id": "sync/default/x/1"}, &p); code != http.StatusConflict {
+		t.Fatalf("rollback to an unknown sync: status %d %+v, want 409", code, p)
+	}
+}
+
+// Deleting an app with the foreground cascade removes every resource and
+// ends its workflow.
+func TestDeleteForegroundCascade(t *testing.T) {
+	ns, name := uniq("del"), uniq("delete")
+	repoURL, work := newRepo(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	if code := call(t, http.MethodPost, "/api/v1/applications", appBody(name, repoURL, "guestbook", ns), nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	syncApp(t, name)
+	var res workflows.DeleteResult
+	if code := call(t, http.MethodDelete, "/api/v1/applications/"+name+"?cascade=foreground", nil, &res); code != http.StatusOK {
+		t.Fatalf("delete: status %d %+v", code, res)
+	}
+	if len(res.Resources) != 2 {
+		t.Fatalf("deleted %+v, want the Service and the Deployment", res.Resources)
+	}
+	if _, err := bed.kube.AppsV1().Deployments(ns).Get(t.Context(), "guestbook-ui", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("deployment still there after a foreground delete: %v", err)
+	}
+	if _, err := bed.kube.CoreV1().Services(ns).Get(t.Context(), "guestbook-ui", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("service still there after a foreground delete: %v", err)
+	}
+	eventually(t, 30*time.Second, "app workflow completed", func() (bool, string) {
+		d, err := bed.temporal.DescribeWorkflowExecution(t.Context(), workflows.AppWorkflowID("default", name), "")
+		if err != nil {
+			return false, err.Error()
+		}
+		st := d.GetWorkflowExecutionInfo().GetStatus().String()
+		return st == "Completed", st
+	})
+}
+
+// A repository credential never shows up in any workflow history of the
+// namespace, nor in the logs.
+func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
+	ns, name := uniq("sec"), uniq("secret")
+	url, err := bed.authGit.CreateRepo(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := newAuthRepo(t, url)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	body := appBody(name, url, "guestbook", ns)
+	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"prune": true}
+	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	eventually(t, 60*time.Second, "private repo synced", func() (bool, string) {
+		v := appView(t, name)
+		return v.Status.Sync == appspec.SyncSynced && v.Status.Health == appspec.HealthHealthy, string(v.Status.Sync) + ": " + v.Status.Message
+	})
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.2"))
+	call(t, http.MethodPost, "/api/v1/applications/"+name+"/refresh?hard=true", nil, nil)
+	eventually(t, 60*time.Second, "new commit synced", func() (bool, string) {
+		i := image(t, ns)
+		return strings.HasSuffix(i, ":0.2"), i
+	})
+
+	// Every history in the namespace, open and closed.
+	secret := []byte(bed.secret)
+	var token []byte
+	scanned := 0
+	for {
+		resp, err := bed.temporal.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{PageSize: 200, NextPageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range resp.Executions {
+			it := bed.temporal.GetWorkflowHistory(t.Context(), e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, 0)
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := ev.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(b, secret) {
+					t.Fatalf("the repository secret is in the history of %s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType())
+				}
+				scanned++
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	if scanned < 50 {
+		t.Fatalf("scanned only %d history events: the scan is not looking at the e2e runs", scanned)
+	}
+	logs, err := os.ReadFile(bed.logs.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(logs, []byte(name)) {
+		t.Fatal("the log file does not mention the app: the log scan is not looking at the right file")
+	}
+	if bytes.Contains(logs, secret) {
+		t.Fatal("the repository secret is in the logs")
+	}
+}
