@@ -76,10 +76,9 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 	}
 	var kinds []kindRef
 	for _, o := range objs {
-		if err := d.remap(o); err != nil && o.mapping == nil {
-			continue // reported when the object is applied
+		if o.mapping != nil { // the others are mapped when applied
+			kinds = append(kinds, refOf(o.mapping))
 		}
-		kinds = append(kinds, refOf(o.mapping))
 	}
 	tracked, err := a.listTracked(ctx, d.c, t, dedupe(kinds))
 	if err != nil {

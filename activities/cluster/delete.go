@@ -306,7 +306,7 @@ func (a *Activities) postDelete(ctx context.Context, d *desired, t Target, proje
 		if err != nil {
 			return out, err
 		}
-		wave, err := a.waitObjects(ctx, d.c, t, hooks[start:end], &prog)
+		wave, err := a.waitObjects(ctx, d, t, hooks[start:end], &prog)
 		if err != nil {
 			return out, err
 		}

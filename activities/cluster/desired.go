@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -89,6 +90,10 @@ type desired struct {
 	crds map[schema.GroupKind]string
 	// opts are the app's and the operation's sync options.
 	opts manifest.Options
+
+	mu       sync.Mutex // guards remapped and reset
+	remapped map[schema.GroupVersionKind]*meta.RESTMapping
+	reset    time.Time
 }
 
 // load loads the manifests, maps them, defaults their namespace and stamps
@@ -175,15 +180,24 @@ func (d *desired) unmapped(o *object) error {
 }
 
 // remap retries the mapping of an object whose kind was not served when
-// the manifests were loaded (a CRD applied in an earlier wave).
+// the manifests were loaded (a CRD applied in an earlier wave). Objects of
+// one kind share the answer, and the mapper's discovery is refreshed at
+// most every remapEvery.
 func (d *desired) remap(o *object) error {
 	if o.mapping != nil {
 		return nil
 	}
 	gvk := o.obj.GroupVersionKind()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.remapped[gvk]; ok {
+		o.mapping = m
+		return nil
+	}
 	m, err := d.c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
+	if meta.IsNoMatchError(err) && time.Since(d.reset) >= remapEvery {
 		d.c.Mapper.Reset()
+		d.reset = time.Now()
 		m, err = d.c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if meta.IsNoMatchError(err) {
@@ -192,9 +206,15 @@ func (d *desired) remap(o *object) error {
 	if err != nil {
 		return fmt.Errorf("map %s: %w", gvk, err)
 	}
+	if d.remapped == nil {
+		d.remapped = map[schema.GroupVersionKind]*meta.RESTMapping{}
+	}
+	d.remapped[gvk] = m
 	o.mapping = m
 	return nil
 }
+
+const remapEvery = 100 * time.Millisecond
 
 // crdWait bounds how long an apply waits for a kind whose CRD is in the
 // manifests to be served.

@@ -66,7 +66,7 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 		return WaveOutput{Health: appspec.HealthHealthy}, nil
 	}
 	prog := resumeProgress(ctx)
-	out, err := a.waitObjects(ctx, d.c, in.Target, objs, &prog)
+	out, err := a.waitObjects(ctx, d, in.Target, objs, &prog)
 	if err != nil && ctx.Err() == nil {
 		err = failure.Activity(fmt.Errorf("wait wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err))
 	}
@@ -74,12 +74,13 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 }
 
 // waitObjects watches objs until all are done or one fails.
-func (a *Activities) waitObjects(ctx context.Context, c *kube.Clients, t Target, objs []*object, prog *waveProgress) (WaveOutput, error) {
-	w := newWatchSet(c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
+func (a *Activities) waitObjects(ctx context.Context, d *desired, t Target, objs []*object, prog *waveProgress) (WaveOutput, error) {
+	w := newWatchSet(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
 	for _, o := range objs {
-		if o.mapping != nil {
-			w.add(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace())
+		if err := d.awaitKind(ctx, o); err != nil {
+			return WaveOutput{}, err
 		}
+		w.add(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
