@@ -63,6 +63,10 @@ $(TOOLS)/jsonnet-$(JSONNET_VERSION):
 	GOBIN=$(CURDIR)/$(TOOLS)/jsonnet.d go install github.com/google/go-jsonnet/cmd/jsonnet@$(JSONNET_VERSION)
 	mv $(TOOLS)/jsonnet.d/jsonnet $@ && ln -sf $(notdir $@) $(TOOLS)/jsonnet
 
+histories: deps testbed ## re-capture the workflow histories the replay test replays (after an intended, versioned change)
+	@rm -rf workflows/testdata/histories
+	@WINDLASS_UPDATE_HISTORIES=$(CURDIR)/workflows/testdata/histories PKGS=./test/e2e/... hack/test.sh
+
 $(TOOLS)/workflowcheck:
 	GOBIN=$(CURDIR)/$(TOOLS) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
 
@@ -79,4 +83,4 @@ bench: deps ## benchmarks against a started Redis (render: cache hit, cold check
 ui: ## web UI (not implemented yet)
 	@echo "make ui: not implemented yet (see the web UI issue)"; exit 2
 
-.PHONY: help deps testbed reftools build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui
+.PHONY: help deps testbed reftools histories build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui

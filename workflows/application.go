@@ -129,7 +129,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 }
 
 func (a *application) view() AppView {
-	return AppView{Spec: a.st.Spec, Status: a.st.Status, History: a.st.History}
+	return AppView{Spec: a.st.Spec, Status: a.st.Status, History: a.st.History, Refreshes: a.st.Refreshes, Runs: a.st.Runs}
 }
 
 // event records a notable event in the status, newest first. A repeat of

@@ -254,6 +254,10 @@ type AppView struct {
 	Spec    appspec.Application `json:"spec"`
 	Status  AppStatus           `json:"status"`
 	History []SyncSummary       `json:"history,omitempty"`
+	// Refreshes counts the refresh signals received; Runs the workflow
+	// runs (continue-as-new) so far.
+	Refreshes int64 `json:"refreshes,omitempty"`
+	Runs      int   `json:"runs,omitempty"`
 }
 
 // maxHistory bounds the recent-sync list kept in the workflow; the full

@@ -6,7 +6,11 @@
 // history. Later activities call Renderer.Load with the ref; when the cache
 // has lost the entry, Load renders again from the same SHA.
 //
-// Tools implemented: plain directories of YAML/JSON (recurse, include and
-// exclude globs). Helm, Kustomize, Jsonnet and plugins return a clear
-// "not implemented" error until they land.
+// The tool is the one the source's options name, else detected as Argo CD
+// does: Chart.yaml means Helm (v4 SDK, in-process), a kustomization means
+// Kustomize (krusty, in-process), a configured plugin's discovery rule
+// means that plugin, *.jsonnet means Jsonnet, anything else a directory of
+// YAML/JSON. Sources may also be charts from Helm repositories (HTTP or
+// OCI), and several sources may be combined ($ref value files). Nothing is
+// ever read outside the checkout, nor written into it.
 package render

@@ -129,5 +129,11 @@ func setup(m *testing.M) int {
 		AppConfig: workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
 	}))
 	defer bed.api.Close()
-	return m.Run()
+	code := m.Run()
+	if dir := os.Getenv("WINDLASS_UPDATE_HISTORIES"); dir != "" && code == 0 {
+		if err := captureHistories(context.Background(), dir, 3); err != nil {
+			return fail(fmt.Errorf("capture histories: %w", err))
+		}
+	}
+	return code
 }

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// signalsQueue is the task queue of TestTenThousandRefreshes's stub worker.
+const signalsQueue = "e2e-signals"
+
+// 10,000 refresh signals through one app: none is lost across the
+// continue-as-new runs, and every run's history stays bounded. The
+// activities are stubs on a task queue of their own: this is about the
+// workflow and the real Temporal server, not Git or the cluster.
+func TestTenThousandRefreshes(t *testing.T) {
+	const (
+		signals   = 10000
+		threshold = 1500
+		queue     = signalsQueue
+	)
+	w := sdkworker.New(bed.temporal, queue, sdkworker.Options{})
+	workflows.Register(w)
+	w.RegisterActivityWithOptions(func(context.Context, project.GetInput) (appspec.Project, error) {
+		return appspec.DefaultProjectSpec(), nil
+	}, activity.RegisterOptions{Name: project.GetName})
+	w.RegisterActivityWithOptions(func(context.Context, source.ResolveInput) (source.ResolveOutput, error) {
+		return source.ResolveOutput{SHA: "1111111111111111111111111111111111111111"}, nil
+	}, activity.RegisterOptions{Name: source.ResolveRevisionName})
+	w.RegisterActivityWithOptions(func(_ context.Context, in render.RenderInput) (render.ManifestRef, error) {
+		return render.ManifestRef{Key: in.Request.Key(), SHA: "1111111111111111111111111111111111111111", Count: 1, Request: in.Request}, nil
+	}, activity.RegisterOptions{Name: render.RenderName})
+	w.RegisterActivityWithOptions(func(context.Context, cluster.CompareInput) (cluster.CompareOutput, error) {
+		return cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}, nil
+	}, activity.RegisterOptions{Name: cluster.CompareName})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	name := uniq("signals")
+	spec := appspec.Application{Name: name, Project: "default", Source: appspec.Source{RepoURL: "http://unused.test/r.git", Path: "."},
+		Destination: appspec.Destination{Namespace: "x"}}.Defaulted()
+	id := workflows.AppWorkflowID("default", name)
+	_, err := bed.temporal.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue},
+		workflows.ApplicationWorkflowName, workflows.AppInput{Spec: spec, Config: workflows.AppConfig{RefreshSeconds: 3600, HistoryThreshold: threshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bed.temporal.TerminateWorkflow(context.Background(), id, "", "test done") }()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < signals; i += 8 {
+				if err := bed.temporal.SignalWorkflow(t.Context(), id, "", workflows.SignalRefresh, workflows.RefreshRequest{Reason: fmt.Sprint(i)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var view workflows.AppView
+	eventually(t, 3*time.Minute, "every refresh counted", func() (bool, string) {
+		v, err := bed.temporal.QueryWorkflow(t.Context(), id, "", workflows.QueryStatus)
+		if err != nil {
+			return false, err.Error()
+		}
+		if err := v.Get(&view); err != nil {
+			return false, err.Error()
+		}
+		return view.Refreshes == signals, fmt.Sprintf("%d refreshes, %d runs", view.Refreshes, view.Runs)
+	})
+	if view.Runs < 2 {
+		t.Fatalf("the app never continued as new (%d run)", view.Runs)
+	}
+	resp, err := bed.temporal.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = %q", id)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range resp.Executions {
+		// A run ends at the first pass after the threshold; one pass adds
+		// at most the signals that queued up meanwhile plus its commands.
+		if e.GetHistoryLength() > 2*threshold {
+			t.Fatalf("run %s has %d history events; the threshold is %d", e.GetExecution().GetRunId(), e.GetHistoryLength(), threshold)
+		}
+	}
+	t.Logf("%d signals, %d runs, %d executions listed", signals, view.Runs, len(resp.Executions))
+}
