@@ -335,18 +335,77 @@ type AppList struct {
 	Next string `json:"next,omitempty"`
 }
 
-func (s *Server) listApps(c *echo.Context) error {
+// page reads ?limit= (1–1000, default 100) and ?cursor=.
+func page(c *echo.Context) (int, []byte, error) {
 	limit := 100
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "limit must be a number from 1 to 1000", Field: "limit"}
+			return 0, nil, &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "limit must be a number from 1 to 1000", Field: "limit"}
 		}
 		limit = n
 	}
 	token, err := base64.RawURLEncoding.DecodeString(c.QueryParam("cursor"))
 	if err != nil {
-		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid", Field: "cursor"}
+		return 0, nil, &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid", Field: "cursor"}
+	}
+	return limit, token, nil
+}
+
+// SyncRecord is one sync of the full history, read from visibility.
+type SyncRecord struct {
+	ID       string    `json:"id"`
+	Status   string    `json:"status"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+}
+
+// SyncList is a page of the full sync history, newest first.
+type SyncList struct {
+	Items []SyncRecord `json:"items"`
+	Next  string       `json:"next,omitempty"`
+}
+
+// syncHistory lists every SyncWorkflow of the app through visibility: the
+// full history, beyond the recent syncs the app workflow keeps.
+func (s *Server) syncHistory(c *echo.Context) error {
+	name, err := appName(c)
+	if err != nil {
+		return err
+	}
+	proj, err := project(c)
+	if err != nil {
+		return err
+	}
+	limit, token, err := page(c)
+	if err != nil {
+		return err
+	}
+	q := fmt.Sprintf("WorkflowType = '%s' AND %s = '%s/%s'", workflows.SyncWorkflowName, workflows.SearchAttrApp, proj, name)
+	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
+	})
+	if err != nil {
+		return err
+	}
+	out := SyncList{Items: make([]SyncRecord, 0, len(resp.Executions))}
+	for _, e := range resp.Executions {
+		r := SyncRecord{ID: e.GetExecution().GetWorkflowId(), Status: e.GetStatus().String(), Started: e.GetStartTime().AsTime()}
+		if e.GetCloseTime() != nil {
+			r.Finished = e.GetCloseTime().AsTime()
+		}
+		out.Items = append(out.Items, r)
+	}
+	if len(resp.NextPageToken) > 0 {
+		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) listApps(c *echo.Context) error {
+	limit, token, err := page(c)
+	if err != nil {
+		return err
 	}
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName)
 	if p := c.QueryParam("project"); p != "" {

@@ -65,6 +65,7 @@ func New(c client.Client, opts Options) *Server {
 	v1.POST("/applications/:name/terminate", s.terminateApp)
 	v1.DELETE("/applications/:name", s.deleteApp)
 	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
+	v1.GET("/applications/:name/syncs", s.syncHistory)
 	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
 	return s

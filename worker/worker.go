@@ -94,6 +94,9 @@ func (c *CacheConfig) setDefaults() {
 	}
 }
 
+// The factory discovers kinds, so prune finds tracked objects of any kind.
+var _ cluster.ResourceDiscoverer = (*kube.Factory)(nil)
+
 // Worker is a running Temporal worker.
 type Worker struct {
 	w     sdkworker.Worker

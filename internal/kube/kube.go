@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -32,6 +33,7 @@ type Factory struct {
 	cfg     *rest.Config
 	once    sync.Once
 	clients *Clients
+	disc    discovery.DiscoveryInterface
 	err     error
 }
 
@@ -88,6 +90,7 @@ func (f *Factory) For(server string) (*Clients, error) {
 			f.err = fmt.Errorf("discovery client: %w", err)
 			return
 		}
+		f.disc = disc
 		f.clients = &Clients{
 			Dynamic: dyn,
 			Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
@@ -95,4 +98,18 @@ func (f *Factory) For(server string) (*Clients, error) {
 		}
 	})
 	return f.clients, f.err
+}
+
+// ServerPreferredResources lists the kinds the server serves, in their
+// preferred versions. Groups that fail discovery (a broken aggregated API)
+// are left out rather than failing the whole list.
+func (f *Factory) ServerPreferredResources(server string) ([]*metav1.APIResourceList, error) {
+	if _, err := f.For(server); err != nil {
+		return nil, err
+	}
+	lists, err := f.disc.ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return nil, fmt.Errorf("discover resources of %s: %w", server, err)
+	}
+	return lists, nil
 }

@@ -123,6 +123,14 @@ func TestRollbackRestoresOldImage(t *testing.T) {
 	if len(hist.Recent) != 3 || hist.Recent[0].ID != rb.ID {
 		t.Fatalf("history = %+v", hist.Recent)
 	}
+	// The full history comes from visibility: every SyncWorkflow of the app.
+	eventually(t, 30*time.Second, "three syncs in visibility", func() (bool, string) {
+		var all struct {
+			Items []struct{ ID, Status string } `json:"items"`
+		}
+		call(t, http.MethodGet, "/api/v1/applications/"+name+"/syncs", nil, &all)
+		return len(all.Items) == 3, fmt.Sprintf("%+v", all.Items)
+	})
 	// An unknown sync ID is refused with the reason.
 	var p map[string]any
 	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/rollback", map[string]any{"id": "sync/default/x/1"}, &p); code != http.StatusConflict {
