@@ -57,6 +57,8 @@ type Config struct {
 	WatchDebounce time.Duration
 	// NoClusterWatch leaves the in-cluster watch workflow unstarted.
 	NoClusterWatch bool
+	// Plugins are the config-management plugins renders may use.
+	Plugins []render.PluginConfig
 }
 
 // CacheConfig bounds the worker's caches.
@@ -121,6 +123,9 @@ func New(cfg Config) (*Worker, error) {
 		log = slog.Default()
 	}
 	cfg.Cache.setDefaults()
+	if err := render.ValidatePlugins(cfg.Plugins); err != nil {
+		return nil, fmt.Errorf("worker: plugins: %w", err)
+	}
 	var srcOpts []source.Option
 	if cfg.Cache.RefTTL >= 0 {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
@@ -131,7 +136,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
-		CacheTTL: cfg.Cache.ManifestTTL, Logger: log,
+		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log,
 	})
 	if err != nil {
 		return nil, err

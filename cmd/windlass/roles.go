@@ -14,9 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/health"
@@ -166,6 +168,10 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	if err != nil {
 		return nil, err
 	}
+	plugins, err := loadPlugins(w.PluginsFile)
+	if err != nil {
+		return nil, err
+	}
 	var checker cluster.HealthChecker
 	if w.ResourceCustomizations != "" {
 		hc, err := health.New(health.Options{CustomizationsDir: w.ResourceCustomizations})
@@ -186,7 +192,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Projects: projects, Health: checker,
-		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(),
+		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins,
 	})
 	if err != nil {
 		_ = rdb.Close()
@@ -244,4 +250,24 @@ func loadProjects(path string) (*project.StaticStore, error) {
 		return nil, fmt.Errorf("projects file %s: %w", path, err)
 	}
 	return project.NewStaticStore(list...)
+}
+
+// loadPlugins reads a YAML or JSON list of plugins (Argo CD's plugin.yaml
+// spec fields, with a name).
+func loadPlugins(path string) ([]render.PluginConfig, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plugins file: %w", err)
+	}
+	var list []render.PluginConfig
+	if err := yaml.UnmarshalStrict(b, &list); err != nil {
+		return nil, fmt.Errorf("plugins file %s: %w", path, err)
+	}
+	if err := render.ValidatePlugins(list); err != nil {
+		return nil, fmt.Errorf("plugins file %s: %w", path, err)
+	}
+	return list, nil
 }
