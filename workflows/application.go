@@ -743,6 +743,7 @@ func (a *application) autoSync(ctx workflow.Context) {
 	id := SyncWorkflowID(spec.Project, spec.Name, a.st.SyncSeq)
 	a.runSync(ctx, pendingSync{id: id, req: SyncRequest{Initiator: InitiatorAutomated, Prune: auto.Prune},
 		revision: st.Revision, sources: a.st.Sources})
+	delete(a.started, id) // no handler waits for an automated sync
 	a.reconcile(ctx)
 }
 
