@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -214,7 +215,7 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 	applied, err := applyWave(ctx, wi)
 	s.res.Resources = append(s.res.Resources, applied.Resources...)
 	if err != nil {
-		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
+		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
 	}
 	if s.in.Operation.DryRun {
 		return nil
@@ -232,14 +233,14 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 	}
 	s.res.Health = worseHealth(s.res.Health, waited.Health)
 	if err != nil {
-		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": waiting failed", resource: waited.Failed, cause: err}
+		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": waiting failed", resource: waited.Failed, cause: err}
 	}
 	if waited.Health == appspec.HealthDegraded || waited.Failed != nil {
 		msg := waited.Message
 		if msg == "" {
 			msg = "resources are degraded"
 		}
-		return &stepError{msg: step.Phase + " wave " + itoa(step.Wave) + ": " + msg, resource: waited.Failed}
+		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": " + msg, resource: waited.Failed}
 	}
 	return nil
 }
@@ -252,24 +253,6 @@ func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
 		return a
 	}
 	return appspec.Worse(a, b)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
 }
 
 // progress tells the parent which step runs now.

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -57,7 +58,7 @@ func ClusterWatchWorkflow(ctx workflow.Context, in ClusterWatchInput) error {
 			st.Apps[i] = r
 		case len(r.Kinds) > 0:
 			st.Apps = append(st.Apps, r)
-			slices.SortFunc(st.Apps, func(a, b WatchRequest) int { return compareStrings(a.App, b.App) })
+			slices.SortFunc(st.Apps, func(a, b WatchRequest) int { return cmp.Compare(a.App, b.App) })
 		}
 		return !slices.Equal(before, watchKinds(st.Apps))
 	}
@@ -113,16 +114,6 @@ func ClusterWatchWorkflow(ctx workflow.Context, in ClusterWatchInput) error {
 
 const msgWatchEnded = "cluster watch ended, restarting"
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // watchKinds is the sorted union of the apps' kinds.
 func watchKinds(apps []WatchRequest) []watch.GroupKind {
 	var out []watch.GroupKind
@@ -134,10 +125,10 @@ func watchKinds(apps []WatchRequest) []watch.GroupKind {
 		}
 	}
 	slices.SortFunc(out, func(a, b watch.GroupKind) int {
-		if c := compareStrings(a.Group, b.Group); c != 0 {
+		if c := cmp.Compare(a.Group, b.Group); c != 0 {
 			return c
 		}
-		return compareStrings(a.Kind, b.Kind)
+		return cmp.Compare(a.Kind, b.Kind)
 	})
 	return out
 }

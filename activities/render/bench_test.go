@@ -85,9 +85,6 @@ func BenchmarkRender(b *testing.B) {
 			}
 			warm, warmSrc := newRenderer(b, source.WithTreeGrace(0))
 			ref, err := warm.Render(b.Context(), req, true)
-			if errors.Is(err, ErrNotImplemented) {
-				b.Skipf("%s: %v", tool.name, err)
-			}
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -185,7 +185,7 @@ func TestHelmRepoChartMatchesCLI(t *testing.T) {
 	td := helmTestdata(t)
 	envs := t.TempDir()
 	writeFiles(t, envs, map[string]string{"demo/values.yaml": "color: blue\n"})
-	r, err := NewRenderer(Config{Store: &helmStore{}, Git: helmCheckouter{"https://git.example.com/envs.git": envs}, CacheDir: t.TempDir()})
+	r, err := NewRenderer(Config{Store: &MemoryStore{}, Git: helmCheckouter{"https://git.example.com/envs.git": envs}, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -52,31 +51,6 @@ func helmTestdata(t *testing.T) string {
 	return p
 }
 
-// helmCLI finds the reference helm CLI that `make reftools` builds into
-// bin/tools of the module root.
-func helmCLI(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "bin", "tools", "helm")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the reference helm CLI %s is missing: run `make reftools`", p)
-	}
-	return p
-}
-
 // runHelmCLI runs the reference helm with its homes in a temporary
 // directory and no cluster, and returns its standard output.
 func runHelmCLI(t *testing.T, dir string, args ...string) []byte {
@@ -88,7 +62,7 @@ func runHelmCLI(t *testing.T, dir string, args ...string) []byte {
 		// as the CLI does) elsewhere: give the CLI the test default.
 		args = append(args, "--kube-version", common.DefaultCapabilities.KubeVersion.Version)
 	}
-	cmd := exec.CommandContext(t.Context(), helmCLI(t), args...)
+	cmd := exec.CommandContext(t.Context(), refTool(t, "helm"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
@@ -508,32 +482,6 @@ func TestHelmEscapeSetValue(t *testing.T) {
 	}
 }
 
-// helmStore is an in-memory manifest cache for the end-to-end tests.
-type helmStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *helmStore) Get(_ context.Context, key string) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[key]
-	if !ok {
-		return nil, ErrCacheMiss
-	}
-	return b, nil
-}
-
-func (s *helmStore) Set(_ context.Context, key string, value []byte, _ time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	s.m[key] = value
-	return nil
-}
-
 // helmCheckouter serves fixture directories by repository URL.
 type helmCheckouter map[string]string
 
@@ -550,7 +498,7 @@ func (c helmCheckouter) Checkout(_ context.Context, repoURL, _ string) (string, 
 func TestHelmRenderEndToEnd(t *testing.T) {
 	td := helmTestdata(t)
 	r, err := NewRenderer(Config{
-		Store:    &helmStore{},
+		Store:    &MemoryStore{},
 		Git:      helmCheckouter{"https://git.example.com/charts.git": td, "https://git.example.com/envs.git": filepath.Join(td, "envrepo")},
 		CacheDir: t.TempDir(),
 	})

@@ -22,9 +22,8 @@ const RenderName = "render.Render"
 
 // Errors that retrying cannot fix.
 var (
-	ErrPathNotFound   = failure.Permanent("PathNotFound", "path not found in repository")
-	ErrBadPath        = failure.Permanent("BadPath", "bad repository path")
-	ErrNotImplemented = failure.Permanent("NotImplemented", "not implemented")
+	ErrPathNotFound = failure.Permanent("PathNotFound", "path not found in repository")
+	ErrBadPath      = failure.Permanent("BadPath", "bad repository path")
 )
 
 // Checkouter gives a read-only directory holding a commit's tree.
