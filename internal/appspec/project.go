@@ -29,6 +29,19 @@ type Project struct {
 	NamespaceResourceWhitelist []GroupKind  `json:"namespaceResourceWhitelist,omitempty"`
 	NamespaceResourceBlacklist []GroupKind  `json:"namespaceResourceBlacklist,omitempty"`
 	SyncWindows                []SyncWindow `json:"syncWindows,omitempty"`
+	// Roles are the project's roles, named proj:<project>:<role> in RBAC.
+	Roles []ProjectRole `json:"roles,omitempty"`
+}
+
+// ProjectRole is a role scoped to one project, as in Argo CD's AppProject:
+// its policies are Casbin lines in the Argo CD format whose subject is
+// proj:<project>:<role> and whose objects lie inside the project, and the
+// SSO groups listed are granted the role. API tokens can be minted for it.
+type ProjectRole struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Policies    []string `json:"policies,omitempty"`
+	Groups      []string `json:"groups,omitempty"`
 }
 
 // ProjectDestination is a server glob and a namespace glob.
@@ -84,6 +97,17 @@ func (p Project) Validate() error {
 		if _, err := w.parse(); err != nil {
 			return &FieldError{Field: fmt.Sprintf("syncWindows[%d]", i), Reason: err.Error()}
 		}
+	}
+	seen := map[string]bool{}
+	for i, r := range p.Roles {
+		field := fmt.Sprintf("roles[%d].name", i)
+		if err := validName(field, r.Name, 63); err != nil {
+			return err
+		}
+		if seen[r.Name] {
+			return &FieldError{Field: field, Reason: "duplicate role " + r.Name}
+		}
+		seen[r.Name] = true
 	}
 	return nil
 }
