@@ -283,7 +283,41 @@ func (s *Server) deleteApp(c *echo.Context) error {
 	if err := h.Get(ctx, &res); err != nil {
 		return err
 	}
+	if len(res.AwaitingApproval) > 0 {
+		// Resources marked Delete=confirm wait for confirm-deletion.
+		return c.JSON(http.StatusAccepted, res)
+	}
 	return c.JSON(http.StatusOK, res)
+}
+
+// ApprovedDeletion answers confirm-deletion: the resources whose deletion
+// was approved.
+type ApprovedDeletion struct {
+	Resources []appspec.ResourceKey `json:"resources"`
+}
+
+// confirmDeletion approves the deletion of the resources marked
+// Prune=confirm (the running sync waits) or Delete=confirm (the app's
+// deletion waits), as Argo CD's "confirm deletion".
+func (s *Server) confirmDeletion(c *echo.Context) error {
+	id, err := s.appID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateApproveDeletion,
+		Args:         []any{workflows.ApproveDeletionRequest{Initiator: "api"}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	var out ApprovedDeletion
+	if err := h.Get(ctx, &out.Resources); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // queryApp answers a read-only query of the app workflow.

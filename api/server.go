@@ -63,6 +63,7 @@ func New(c client.Client, opts Options) *Server {
 	v1.POST("/applications/:name/refresh", s.refreshApp)
 	v1.POST("/applications/:name/rollback", s.rollbackApp)
 	v1.POST("/applications/:name/terminate", s.terminateApp)
+	v1.POST("/applications/:name/confirm-deletion", s.confirmDeletion)
 	v1.DELETE("/applications/:name", s.deleteApp)
 	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
 	v1.GET("/applications/:name/syncs", s.syncHistory)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -58,6 +59,9 @@ type application struct {
 	deleted   bool
 	deleteRes DeleteResult
 	deleteErr error
+	// deleteApproved says approveDeletion let the deletion delete the
+	// resources marked Delete=confirm.
+	deleteApproved bool
 }
 
 // pendingSync is an admitted sync: its revision is resolved.
@@ -118,6 +122,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		{UpdateRollback, a.rollbackUpdate, a.validateRollback},
 		{UpdateTerminate, a.terminate, a.validateTerminate},
 		{UpdateDelete, a.deleteUpdate, a.validateDelete},
+		{UpdateApproveDeletion, a.approveDeletion, a.validateApproveDeletion},
 	}
 	for _, u := range updates {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
@@ -413,13 +418,18 @@ func (a *application) deleteUpdate(ctx workflow.Context, req DeleteRequest) (Del
 	if req.Cascade == "" {
 		req.Cascade = cluster.CascadeForeground
 	}
-	a.deleting, a.deleted = &req, false
+	a.deleting, a.deleted, a.deleteApproved = &req, false, false
 	if a.cancelSync != nil {
 		a.cancelSync()
 	}
 	a.wake.SendAsync(true)
-	if err := workflow.Await(ctx, func() bool { return a.deleted }); err != nil {
+	awaiting := func() bool { return len(a.st.Status.AwaitingDeletionApproval) > 0 && !a.deleteApproved }
+	if err := workflow.Await(ctx, func() bool { return a.deleted || awaiting() }); err != nil {
 		return DeleteResult{}, err
+	}
+	if !a.deleted {
+		// The deletion goes on once approveDeletion approves these.
+		return DeleteResult{AwaitingApproval: a.st.Status.AwaitingDeletionApproval}, nil
 	}
 	return a.deleteRes, a.deleteErr
 }
@@ -433,7 +443,12 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	}
 	a.pending = nil
 	a.st.Status.Operation = nil
-	out, err := deleteApp(ctx, cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests})
+	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
+	out, err := deleteApp(ctx, in)
+	if err == nil && len(out.AwaitingApproval) > 0 &&
+		workflow.GetVersion(ctx, versionDeleteApproval, workflow.DefaultVersion, 1) == 1 {
+		out, err = a.awaitDeleteApproval(ctx, in, out)
+	}
 	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources}, true
 	if err != nil {
 		a.deleteErr = temporal.NewApplicationError("delete: "+errorMessage(err), ErrTypeDeleting)
@@ -446,6 +461,69 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 		a.signalWatch(ctx, nil)
 	}
 	return true
+}
+
+// versionDeleteApproval marks deletions that wait for Delete=confirm
+// approvals (before, such resources were kept).
+const versionDeleteApproval = "delete-approval"
+
+// awaitDeleteApproval answers the delete update with the resources that
+// wait for approval, waits for approveDeletion, then deletes again with
+// the approval; it returns the combined log.
+func (a *application) awaitDeleteApproval(ctx workflow.Context, in cluster.DeleteAppInput, first cluster.DeleteAppOutput) (cluster.DeleteAppOutput, error) {
+	a.st.Status.AwaitingDeletionApproval = first.AwaitingApproval
+	a.event(ctx, EventNormal, "DeletionAwaitsApproval", strconv.Itoa(len(first.AwaitingApproval))+" resources marked Delete=confirm wait for approval")
+	a.publish(ctx)
+	if err := workflow.Await(ctx, func() bool { return a.deleteApproved }); err != nil {
+		return first, err
+	}
+	a.st.Status.AwaitingDeletionApproval = nil
+	in.Approved = true
+	out, err := deleteApp(ctx, in)
+	kept := slices.DeleteFunc(first.Resources, func(r cluster.ResourceResult) bool {
+		return slices.Contains(first.AwaitingApproval, r.ResourceKey)
+	})
+	out.Resources = append(kept, out.Resources...)
+	return out, err
+}
+
+// validateApproveDeletion accepts an approval only while a sync's prune
+// or the app's deletion waits for one.
+func (a *application) validateApproveDeletion(_ workflow.Context, _ ApproveDeletionRequest) error {
+	if len(a.st.Status.AwaitingDeletionApproval) > 0 && !a.deleteApproved {
+		return nil
+	}
+	if op := a.st.Status.Operation; op != nil && len(op.AwaitingApproval) > 0 {
+		return nil
+	}
+	return temporal.NewApplicationError("no resource is waiting for deletion approval", ErrTypeNoOperation)
+}
+
+// approveDeletion lets the waiting deletion or sync delete the resources
+// marked Prune=confirm or Delete=confirm; it answers with their keys.
+func (a *application) approveDeletion(ctx workflow.Context, req ApproveDeletionRequest) ([]appspec.ResourceKey, error) {
+	if err := a.validateApproveDeletion(ctx, req); err != nil {
+		return nil, err
+	}
+	who := req.Initiator
+	if who == "" {
+		who = "unknown"
+	}
+	if keys := a.st.Status.AwaitingDeletionApproval; len(keys) > 0 {
+		a.deleteApproved = true
+		a.event(ctx, EventNormal, "DeletionApproved", "deletion of "+strconv.Itoa(len(keys))+" resources approved by "+who)
+		return keys, nil
+	}
+	op := a.st.Status.Operation
+	keys := op.AwaitingApproval
+	if err := workflow.SignalExternalWorkflow(ctx, op.SyncID, "", SignalApproveDeletion, req).Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	if a.st.Status.Operation == op {
+		op.AwaitingApproval = nil
+	}
+	a.event(ctx, EventNormal, "PruneApproved", "pruning of "+strconv.Itoa(len(keys))+" resources approved by "+who)
+	return keys, nil
 }
 
 // --- the loop -------------------------------------------------------------
@@ -800,6 +878,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 			if pr.SyncID == p.id {
 				step := pr.Step
 				op.Step, op.StepIndex, op.Steps, op.Resources = &step, pr.StepIndex, pr.Steps, pr.Resources
+				op.AwaitingApproval = pr.AwaitingApproval
 			}
 		})
 		sel.Select(ctx)

@@ -68,7 +68,7 @@ func registerPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[cluster.PlanInput, cluster.PlanOutput](env, cluster.PlanName)
 	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.ApplyWaveName)
 	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.WaitWaveName)
-	placeholder[cluster.PruneInput, cluster.ApplyOutput](env, cluster.PruneName)
+	placeholder[cluster.PruneInput, cluster.PruneOutput](env, cluster.PruneName)
 	env.RegisterActivityWithOptions(func(context.Context, cluster.HookCleanupInput) error {
 		return errors.New("unexpected call of " + cluster.DeleteHooksName)
 	}, activity.RegisterOptions{Name: cluster.DeleteHooksName})
@@ -488,6 +488,41 @@ func (s *appSuite) TestDelete() {
 	s.ErrorContains(bad.err, "cascade")
 	s.Require().NoError(del.err)
 	s.Equal(DeleteResult{Resources: out.Resources}, del.result)
+}
+
+// Resources marked Delete=confirm make the deletion wait: the delete
+// update answers with them, approveDeletion lets the deletion go on, and
+// the workflow completes after the approved DeleteApp.
+func (s *appSuite) TestDeleteWaitsForApproval() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	r := ref(sha1)
+	in := cluster.DeleteAppInput{Target: target(), Cascade: cluster.CascadeBackground, Manifests: &r}
+	kept := cluster.ResourceResult{ResourceKey: service, Action: cluster.ActionDeleteSkipped}
+	s.env.OnActivity(cluster.DeleteAppName, mock.Anything, in).
+		Return(cluster.DeleteAppOutput{Resources: []cluster.ResourceResult{kept}, AwaitingApproval: []appspec.ResourceKey{service}}, nil).Once()
+	approved := in
+	approved.Approved = true
+	deleted := cluster.ResourceResult{ResourceKey: service, Action: cluster.ActionDeleted}
+	s.env.OnActivity(cluster.DeleteAppName, mock.Anything, approved).
+		Return(cluster.DeleteAppOutput{Resources: []cluster.ResourceResult{deleted}}, nil).Once()
+	var early, del, approve *updateOutcome
+	var waiting AppView
+	s.at(time.Second, func() { early = s.update(UpdateApproveDeletion, ApproveDeletionRequest{Initiator: "alice"}) })
+	s.at(2*time.Second, func() { del = s.update(UpdateDelete, DeleteRequest{Cascade: cluster.CascadeBackground}) })
+	s.at(time.Minute, func() {
+		waiting = s.status()
+		approve = s.update(UpdateApproveDeletion, ApproveDeletionRequest{Initiator: "alice"})
+	})
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	s.ErrorContains(early.err, "no resource is waiting")
+	s.Require().NoError(del.err)
+	s.Equal(DeleteResult{AwaitingApproval: []appspec.ResourceKey{service}}, del.result)
+	s.Equal([]appspec.ResourceKey{service}, waiting.Status.AwaitingDeletionApproval)
+	s.Require().NoError(approve.err)
+	s.Equal([]appspec.ResourceKey{service}, approve.result)
 }
 
 // Continue-as-new carries the whole state: history, sequence, counters.

@@ -75,8 +75,8 @@ func waitWave(ctx workflow.Context, in cluster.WaveInput, timeout time.Duration)
 	return out, err
 }
 
-func pruneResources(ctx workflow.Context, in cluster.PruneInput) (cluster.ApplyOutput, error) {
-	var out cluster.ApplyOutput
+func pruneResources(ctx workflow.Context, in cluster.PruneInput) (cluster.PruneOutput, error) {
+	var out cluster.PruneOutput
 	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.PruneName, in).Get(ctx, &out)
 	return out, err
 }

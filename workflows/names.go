@@ -15,7 +15,11 @@ const (
 	UpdateRollback  = "rollback"
 	UpdateTerminate = "terminateOperation"
 	UpdateDelete    = "delete"
-	SignalRefresh   = "refresh"
+	// UpdateApproveDeletion approves the deletion of the resources marked
+	// Prune=confirm (the running sync waits for it) or Delete=confirm (the
+	// app's deletion waits for it).
+	UpdateApproveDeletion = "approveDeletion"
+	SignalRefresh         = "refresh"
 	// SignalSync and SignalRollback take the same payloads as the updates
 	// of the same names, for operators who trigger them from the Temporal
 	// UI or `temporal workflow signal`.
@@ -23,10 +27,13 @@ const (
 	SignalRollback = "rollback"
 	// SignalSyncProgress is sent by a SyncWorkflow to its parent.
 	SignalSyncProgress = "syncProgress"
-	QueryStatus        = "status"
-	QueryResources     = "resources"
-	QueryHistory       = "history"
-	QueryOperation     = "operation"
+	// SignalApproveDeletion is sent by an ApplicationWorkflow to its
+	// running SyncWorkflow when the user approves its pruning.
+	SignalApproveDeletion = "approveDeletion"
+	QueryStatus           = "status"
+	QueryResources        = "resources"
+	QueryHistory          = "history"
+	QueryOperation        = "operation"
 
 	// TaskQueue is the default task queue of workflows and activities.
 	TaskQueue = "windlass"

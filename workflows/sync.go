@@ -33,6 +33,11 @@ type syncRun struct {
 	ref    render.ManifestRef
 	// created says hooks or resources may exist that cleanup must visit.
 	created bool
+	// The step running now, for progress reports.
+	step             cluster.Step
+	stepIndex, steps int
+	// awaiting lists the resources whose pruning waits for approval.
+	awaiting []appspec.ResourceKey
 }
 
 // SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
@@ -178,21 +183,15 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	if err != nil {
 		return &stepError{msg: "plan failed", cause: err}
 	}
-	prune := func() error {
-		if !in.Operation.Prune || plan.Prune == 0 {
-			return nil
-		}
-		out, err := pruneResources(ctx, cluster.PruneInput{Target: s.target, Manifests: ref, Operation: in.Operation})
-		s.res.Resources = append(s.res.Resources, out.Resources...)
-		if err != nil {
-			return &stepError{msg: "prune failed", cause: err}
-		}
-		return nil
+	// Resources with their own PruneLast=true go in a last pass.
+	early := ""
+	if plan.PruneLastResources > 0 {
+		early = cluster.PrunePassEarly
 	}
 	pruned := false
 	for i, step := range plan.Steps {
 		if !pruned && !plan.PruneLast && step.Phase == cluster.PhasePostSync {
-			if err := prune(); err != nil {
+			if err := s.prune(ctx, plan, early); err != nil {
 				return err
 			}
 			pruned = true
@@ -203,10 +202,64 @@ func (s *syncRun) once(ctx workflow.Context) error {
 		}
 	}
 	if !pruned {
-		return prune()
+		if err := s.prune(ctx, plan, early); err != nil {
+			return err
+		}
+	}
+	if early != "" {
+		return s.prune(ctx, plan, cluster.PrunePassLast)
 	}
 	return nil
 }
+
+// prune runs one prune pass. Resources marked Prune=confirm make it wait
+// for the approveDeletion signal, then prune them.
+func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass string) error {
+	op := s.in.Operation
+	if !op.Prune || plan.Prune == 0 {
+		return nil
+	}
+	in := cluster.PruneInput{Target: s.target, Manifests: s.ref, Operation: op, Pass: pass}
+	out, err := pruneResources(ctx, in)
+	s.res.Resources = append(s.res.Resources, out.Resources...)
+	if err != nil {
+		return &stepError{msg: "prune failed", cause: err}
+	}
+	if len(out.AwaitingApproval) == 0 || op.DryRun {
+		return nil
+	}
+	if workflow.GetVersion(ctx, versionPruneApproval, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil // before approvals, such resources were kept
+	}
+	s.awaiting = out.AwaitingApproval
+	s.report(ctx)
+	approvals := workflow.GetSignalChannel(ctx, SignalApproveDeletion)
+	sel := workflow.NewSelector(ctx)
+	var req ApproveDeletionRequest
+	sel.AddReceive(approvals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &req) })
+	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	workflow.GetLogger(ctx).Info(msgPruneApproved, "resources", len(s.awaiting), "initiator", req.Initiator)
+	in.Operation.Resources, in.Pass, in.Approved = s.awaiting, "", true
+	s.awaiting = nil
+	out, err = pruneResources(ctx, in)
+	s.res.Resources = append(s.res.Resources, out.Resources...)
+	s.report(ctx)
+	if err != nil {
+		return &stepError{msg: "approved prune failed", cause: err}
+	}
+	return nil
+}
+
+const (
+	msgPruneApproved = "pruning approved"
+	// versionPruneApproval marks syncs that wait for Prune=confirm
+	// approvals.
+	versionPruneApproval = "prune-approval"
+)
 
 // runStep applies one wave and, unless this is a dry run, waits for it.
 func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
@@ -257,14 +310,18 @@ func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
 
 // progress tells the parent which step runs now.
 func (s *syncRun) progress(ctx workflow.Context, step cluster.Step, i, n int) {
-	if !s.in.ReportProgress {
-		return
-	}
+	s.step, s.stepIndex, s.steps = step, i, n
+	s.report(ctx)
+}
+
+// report signals the progress so far to the parent.
+func (s *syncRun) report(ctx workflow.Context) {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if parent == nil {
+	if !s.in.ReportProgress || parent == nil {
 		return
 	}
-	p := SyncProgress{SyncID: s.in.ID, Step: step, StepIndex: i, Steps: n, Resources: s.res.Resources}
+	p := SyncProgress{SyncID: s.in.ID, Step: s.step, StepIndex: s.stepIndex, Steps: s.steps, Resources: s.res.Resources,
+		AwaitingApproval: s.awaiting}
 	// Fire and forget: progress is a hint, the result is authoritative.
 	workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, SignalSyncProgress, p)
 }

@@ -146,31 +146,79 @@ func TestSyncTimeoutTerminates(t *testing.T) {
 	require.Contains(t, res.Message, "timed out after 1m0s")
 }
 
-// Prune runs after the Sync phase and before PostSync, and only when the
-// operation asks for it.
-func TestSyncPrunesBeforePostSync(t *testing.T) {
+// pruningSync expects the render, a plan (with plan's prune counts) of a
+// Sync and a PostSync step, and their waves, for a sync that prunes; order
+// logs the waves applied.
+func pruningSync(t *testing.T, plan cluster.PlanOutput) (*testsuite.TestWorkflowEnvironment, SyncInput, *[]string) {
 	env := syncEnv(t)
 	in := syncInput(nil)
 	in.Operation.Prune = true
 	tgt := target()
 	post := cluster.Step{Phase: cluster.PhasePostSync, Wave: 0, Resources: 1}
+	plan.Steps = []cluster.Step{syncStep, post}
 	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
-	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep, post}, Prune: 1}, nil).Once()
-	var order []string
-	for _, st := range []cluster.Step{syncStep, post} {
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Once()
+	order := &[]string{}
+	for _, st := range plan.Steps {
 		wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st}
-		env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) { order = append(order, "apply "+st.Phase) }).Once()
+		env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) { *order = append(*order, "apply "+st.Phase) }).Once()
 		env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 	}
+	return env, in, order
+}
+
+// Prune runs after the Sync phase and before PostSync, and only when the
+// operation asks for it.
+func TestSyncPrunesBeforePostSync(t *testing.T) {
+	env, in, order := pruningSync(t, cluster.PlanOutput{Prune: 1})
+	tgt := target()
 	old := appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "old"}
 	env.OnActivity(cluster.PruneName, mock.Anything, cluster.PruneInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}).
-		Return(cluster.ApplyOutput{Resources: []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruned}}}, nil).
-		Run(func(mock.Arguments) { order = append(order, "prune") }).Once()
+		Return(cluster.PruneOutput{Resources: []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruned}}}, nil).
+		Run(func(mock.Arguments) { *order = append(*order, "prune") }).Once()
 	env.ExecuteWorkflow(SyncWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
-	require.Equal(t, []string{"apply Sync", "prune", "apply PostSync"}, order)
+	require.Equal(t, []string{"apply Sync", "prune", "apply PostSync"}, *order)
 	var res SyncResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruned}}, res.Resources)
+}
+
+// A prune that finds resources marked Prune=confirm waits for the
+// approveDeletion signal and then prunes exactly those; resources with
+// their own PruneLast go in a last pass after every wave.
+func TestSyncPruneWaitsForApproval(t *testing.T) {
+	env, in, order := pruningSync(t, cluster.PlanOutput{Prune: 3, PruneLastResources: 1})
+	tgt := target()
+	confirm := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "precious"}
+	last := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "last"}
+	pruneIn := func(pass string, approved bool, keys ...appspec.ResourceKey) cluster.PruneInput {
+		op := in.Operation
+		op.Resources = keys
+		return cluster.PruneInput{Target: tgt, Manifests: ref(sha1), Operation: op, Pass: pass, Approved: approved}
+	}
+	results := func(k appspec.ResourceKey, a cluster.Action) []cluster.ResourceResult {
+		return []cluster.ResourceResult{{ResourceKey: k, Action: a}}
+	}
+	env.OnActivity(cluster.PruneName, mock.Anything, pruneIn(cluster.PrunePassEarly, false)).
+		Return(cluster.PruneOutput{Resources: results(confirm, cluster.ActionPruneSkipped), AwaitingApproval: []appspec.ResourceKey{confirm}}, nil).
+		Run(func(mock.Arguments) { *order = append(*order, "prune early") }).Once()
+	env.OnActivity(cluster.PruneName, mock.Anything, pruneIn("", true, confirm)).
+		Return(cluster.PruneOutput{Resources: results(confirm, cluster.ActionPruned)}, nil).
+		Run(func(mock.Arguments) { *order = append(*order, "prune approved") }).Once()
+	env.OnActivity(cluster.PruneName, mock.Anything, pruneIn(cluster.PrunePassLast, false)).
+		Return(cluster.PruneOutput{Resources: results(last, cluster.ActionPruned)}, nil).
+		Run(func(mock.Arguments) { *order = append(*order, "prune last") }).Once()
+	env.RegisterDelayedCallback(func() {
+		*order = append(*order, "approve")
+		env.SignalWorkflow(SignalApproveDeletion, ApproveDeletionRequest{Initiator: "alice"})
+	}, time.Hour)
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{"apply Sync", "prune early", "approve", "prune approved", "apply PostSync", "prune last"}, *order)
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	want := append(append(results(confirm, cluster.ActionPruneSkipped), results(confirm, cluster.ActionPruned)...), results(last, cluster.ActionPruned)...)
+	require.Equal(t, want, res.Resources)
 }

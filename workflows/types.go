@@ -88,6 +88,9 @@ type AppStatus struct {
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`
+	// AwaitingDeletionApproval lists the resources marked Delete=confirm
+	// that the app's deletion waits to delete (approveDeletion).
+	AwaitingDeletionApproval []appspec.ResourceKey `json:"awaitingDeletionApproval,omitempty"`
 	// Events are the latest notable events, newest first (bounded): a
 	// refused sync or rollback signal, a sync window that held an
 	// automated sync back, a terminated operation.
@@ -121,6 +124,9 @@ type Operation struct {
 	Steps     int           `json:"steps,omitempty"`
 	// Resources is the per-resource log so far.
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+	// AwaitingApproval lists the resources marked Prune=confirm that the
+	// sync waits to prune (approveDeletion).
+	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
 }
 
 // Sync phases.
@@ -179,6 +185,15 @@ type DeleteRequest struct {
 // DeleteResult answers the delete update.
 type DeleteResult struct {
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+	// AwaitingApproval lists the resources marked Delete=confirm: the
+	// deletion goes on once approveDeletion approves them.
+	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
+}
+
+// ApproveDeletionRequest is the payload of the approveDeletion update and
+// of the signal of the same name to a SyncWorkflow.
+type ApproveDeletionRequest struct {
+	Initiator string `json:"initiator,omitempty"`
 }
 
 // HistoryView answers the history query: the recent syncs the workflow
@@ -247,6 +262,9 @@ type SyncProgress struct {
 	StepIndex int                      `json:"stepIndex"`
 	Steps     int                      `json:"steps"`
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+	// AwaitingApproval lists the resources whose pruning waits for
+	// approval.
+	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
 }
 
 // AppView answers the status query and the setSpec update.

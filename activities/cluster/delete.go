@@ -161,8 +161,9 @@ const msgAppDeleted = "app resources deleted"
 // sync order) with the cascade policy: foreground deletes and watches until
 // every object is gone, background returns after the delete calls, orphan
 // only removes the tracking annotation and the app label. Delete=false on a
-// resource keeps it; Delete=confirm keeps it with a note (no confirmation
-// API yet). Then, when Manifests is set, the PostDelete hooks run wave by
+// resource keeps it; Delete=confirm keeps it, unless the deletion is
+// Approved or orphans, and lists it in AwaitingApproval, and then the
+// PostDelete hooks wait for the approved call. Otherwise, when Manifests is set, the PostDelete hooks run wave by
 // wave (applied, awaited through watches) and are deleted by their policy;
 // a failed hook is reported in Failed and Message. The hooks are checked
 // against Project first (forbidden ones fail with a non-retryable
@@ -205,8 +206,9 @@ func (a *Activities) deleteApp(ctx context.Context, in DeleteAppInput) (DeleteAp
 		switch {
 		case opts.Is(optDelete, "false"):
 			res.Action, res.Message = ActionDeleteSkipped, "kept: sync option Delete=false"
-		case opts.Is(optDelete, "confirm"):
+		case opts.Is(optDelete, "confirm") && !in.Approved && in.Cascade != CascadeOrphan:
 			res.Action, res.Message = ActionDeleteSkipped, confirmNote(optDelete)
+			out.AwaitingApproval = append(out.AwaitingApproval, res.ResourceKey)
 		case in.Cascade == CascadeOrphan:
 			if err := untrack(ctx, c, l); err != nil {
 				return out, apiError(err)
@@ -227,8 +229,8 @@ func (a *Activities) deleteApp(ctx context.Context, in DeleteAppInput) (DeleteAp
 			return out, err
 		}
 	}
-	a.log.Info(msgAppDeleted, "app", appName(t), "cascade", in.Cascade, "resources", len(out.Resources))
-	if in.Manifests == nil {
+	a.log.Info(msgAppDeleted, "app", appName(t), "cascade", in.Cascade, "resources", len(out.Resources), "awaitingApproval", len(out.AwaitingApproval))
+	if in.Manifests == nil || len(out.AwaitingApproval) > 0 {
 		return out, nil
 	}
 	return a.postDelete(ctx, d, t, in.Project, syncID, out)

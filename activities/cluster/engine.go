@@ -88,6 +88,10 @@ type PlanOutput struct {
 	// PruneLast says to prune after the PostSync phase rather than after
 	// the Sync phase.
 	PruneLast bool `json:"pruneLast,omitempty"`
+	// PruneLastResources counts the prune candidates that carry their own
+	// PruneLast=true sync option: they are pruned in a last pass
+	// (PrunePassLast) after every wave, the others before PostSync.
+	PruneLastResources int `json:"pruneLastResources,omitempty"`
 	// Skipped lists the objects that no step applies, with the reason:
 	// Skip hooks, unsupported Helm hooks, and hooks not run because of
 	// the apply strategy or a selective sync.
@@ -118,7 +122,19 @@ type PruneInput struct {
 	Target    Target             `json:"target"`
 	Manifests render.ManifestRef `json:"manifests"`
 	Operation SyncOperation      `json:"operation"`
+	// Pass limits the candidates by their own PruneLast option: "" (all),
+	// PrunePassEarly (those without it) or PrunePassLast (those with it).
+	Pass string `json:"pass,omitempty"`
+	// Approved lets Prune delete resources marked Prune=confirm: a user
+	// has confirmed the deletion.
+	Approved bool `json:"approved,omitempty"`
 }
+
+// Prune passes.
+const (
+	PrunePassEarly = "early"
+	PrunePassLast  = "last"
+)
 
 // HookCleanupInput is the input of DeleteHooks.
 type HookCleanupInput struct {
@@ -142,6 +158,10 @@ type HookCleanupOutput struct {
 // PruneOutput lists what Prune deleted or kept, in deletion order.
 type PruneOutput struct {
 	Resources []ResourceResult `json:"resources"`
+	// AwaitingApproval lists the resources kept because they are marked
+	// Prune=confirm and the prune was not Approved; a confirmed second
+	// Prune limited to them (Operation.Resources) deletes them.
+	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
 }
 
 // Sync outcomes for DeleteHooks.
@@ -173,6 +193,8 @@ type DeleteAppInput struct {
 	SyncID string `json:"syncID,omitempty"`
 	// Project restricts the PostDelete hooks (nil: no restriction).
 	Project *appspec.Project `json:"project,omitempty"`
+	// Approved lets DeleteApp delete resources marked Delete=confirm.
+	Approved bool `json:"approved,omitempty"`
 }
 
 // DeleteAppOutput lists what was deleted.
@@ -181,4 +203,8 @@ type DeleteAppOutput struct {
 	// Failed names the PostDelete hook that failed, with Message.
 	Failed  *appspec.ResourceKey `json:"failed,omitempty"`
 	Message string               `json:"message,omitempty"`
+	// AwaitingApproval lists the resources kept because they are marked
+	// Delete=confirm and the deletion was not Approved. The PostDelete
+	// hooks have not run then: an Approved DeleteApp finishes the job.
+	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
 }

@@ -179,6 +179,8 @@ type syncResult struct {
 	log    []ResourceResult
 	failed *WaveOutput
 	pruned []ResourceResult
+	// awaiting lists the resources Prune kept for approval.
+	awaiting []appspec.ResourceKey
 }
 
 // sync drives a sync as the SyncWorkflow does: Plan, then ApplyWave and
@@ -191,8 +193,14 @@ func (h *harness) sync(t Target, ref render.ManifestRef, op SyncOperation) syncR
 	}
 	var r syncResult
 	r.plan = must[PlanOutput](h, PlanName, PlanInput{Target: t, Manifests: ref, Operation: op})
-	prune := func() {
-		r.pruned = must[PruneOutput](h, PruneName, PruneInput{Target: t, Manifests: ref, Operation: op}).Resources
+	prune := func(pass string) {
+		out := must[PruneOutput](h, PruneName, PruneInput{Target: t, Manifests: ref, Operation: op, Pass: pass})
+		r.pruned = append(r.pruned, out.Resources...)
+		r.awaiting = append(r.awaiting, out.AwaitingApproval...)
+	}
+	early := ""
+	if r.plan.PruneLastResources > 0 {
+		early = PrunePassEarly
 	}
 	pruned := false
 	for i, s := range r.plan.Steps {
@@ -211,12 +219,15 @@ func (h *harness) sync(t Target, ref render.ManifestRef, op SyncOperation) syncR
 		}
 		lastSync := s.Phase == PhaseSync && (i+1 == len(r.plan.Steps) || r.plan.Steps[i+1].Phase != PhaseSync)
 		if lastSync && !r.plan.PruneLast {
-			prune()
+			prune(early)
 			pruned = true
 		}
 	}
 	if !pruned {
-		prune()
+		prune(early)
+	}
+	if early != "" {
+		prune(PrunePassLast)
 	}
 	must[HookCleanupOutput](h, DeleteHooksName, HookCleanupInput{Target: t, SyncID: op.SyncID, Outcome: OutcomeSucceeded})
 	return r

@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
@@ -108,18 +110,59 @@ func TestSyncOptions(t *testing.T) {
 			t.Fatal("dry run created objects")
 		}
 	})
-	t.Run("Prune=confirm and Delete=false", func(t *testing.T) {
+	gone := func(h *harness, name string) bool {
+		cm := h.get(gvrConfigMaps, name)
+		return cm == nil || cm.GetDeletionTimestamp() != nil
+	}
+	t.Run("Prune=confirm waits for approval", func(t *testing.T) {
 		h := newHarness(t)
 		tg := h.target("confirm")
-		confirm := configMap(h, "Prune=confirm,Delete=false", nil)
-		h.sync(tg, h.put(confirm), SyncOperation{SyncID: "c1"})
-		r := h.sync(tg, h.put(), SyncOperation{SyncID: "c2", Prune: true})
-		if len(r.pruned) != 1 || r.pruned[0].Action != ActionPruneSkipped || !strings.Contains(r.pruned[0].Message, "requires confirmation") {
+		h.sync(tg, h.put(configMap(h, "Prune=confirm", nil)), SyncOperation{SyncID: "c1"})
+		empty := h.put()
+		r := h.sync(tg, empty, SyncOperation{SyncID: "c2", Prune: true})
+		key := appspec.ResourceKey{Kind: "ConfigMap", Namespace: h.ns, Name: "guestbook-config"}
+		if len(r.pruned) != 1 || r.pruned[0].Action != ActionPruneSkipped || !strings.Contains(r.pruned[0].Message, "awaiting approval") {
 			t.Fatalf("prune = %+v", r.pruned)
 		}
+		if diff := cmp.Diff([]appspec.ResourceKey{key}, r.awaiting); diff != "" || gone(h, "guestbook-config") {
+			t.Fatalf("awaiting approval (-want +got):\n%s", diff)
+		}
+		op := SyncOperation{SyncID: "c2", Prune: true, Resources: r.awaiting}
+		out := must[PruneOutput](h, PruneName, PruneInput{Target: tg, Manifests: empty, Operation: op, Approved: true})
+		if len(out.Resources) != 1 || out.Resources[0].Action != ActionPruned || len(out.AwaitingApproval) != 0 || !gone(h, "guestbook-config") {
+			t.Fatalf("approved prune = %+v", out)
+		}
+	})
+	t.Run("Delete=confirm waits for approval, Delete=false keeps", func(t *testing.T) {
+		h := newHarness(t)
+		tg := h.target("delconfirm")
+		objs := h.fixture("guestbook.yaml")
+		objs[0].SetAnnotations(map[string]string{manifest.SyncOptionsAnnotation: "Delete=confirm"})
+		objs[1].SetAnnotations(map[string]string{manifest.SyncOptionsAnnotation: "Delete=false"})
+		h.sync(tg, h.put(objs[:2]...), SyncOperation{SyncID: "d1"})
 		out := must[DeleteAppOutput](h, DeleteAppName, DeleteAppInput{Target: tg, Cascade: CascadeBackground})
-		if len(out.Resources) != 1 || out.Resources[0].Action != ActionDeleteSkipped || h.get(gvrConfigMaps, "guestbook-config") == nil {
-			t.Fatalf("delete = %+v", out.Resources)
+		if got := actions(out.Resources); strings.Join(got, " ") != "Service/guestbook-ui=delete-skipped ConfigMap/guestbook-config=delete-skipped" ||
+			len(out.AwaitingApproval) != 1 || out.AwaitingApproval[0].Kind != "ConfigMap" || gone(h, "guestbook-config") {
+			t.Fatalf("delete = %v %+v", got, out)
+		}
+		out = must[DeleteAppOutput](h, DeleteAppName, DeleteAppInput{Target: tg, Cascade: CascadeBackground, Approved: true})
+		if got := actions(out.Resources); strings.Join(got, " ") != "Service/guestbook-ui=delete-skipped ConfigMap/guestbook-config=deleted" || len(out.AwaitingApproval) != 0 {
+			t.Fatalf("approved delete = %v %+v", got, out)
+		}
+		if !gone(h, "guestbook-config") || h.get(gvrServices, "guestbook-ui") == nil {
+			t.Fatal("approved delete: the ConfigMap must be gone and the Service kept")
+		}
+	})
+	t.Run("PruneLast on a resource prunes it after the others", func(t *testing.T) {
+		h := newHarness(t)
+		tg := h.target("prunelast")
+		objs := h.fixture("guestbook.yaml")
+		objs[0].SetAnnotations(map[string]string{manifest.SyncOptionsAnnotation: "PruneLast=true"})
+		h.sync(tg, h.put(objs...), SyncOperation{SyncID: "p1"})
+		r := h.sync(tg, h.put(), SyncOperation{SyncID: "p2", Prune: true})
+		want := "Deployment/guestbook-ui=pruned Service/guestbook-ui=pruned ConfigMap/guestbook-config=pruned"
+		if got := actions(r.pruned); strings.Join(got, " ") != want || r.plan.PruneLastResources != 1 {
+			t.Fatalf("prune order = %v (plan %+v), want %s", got, r.plan, want)
 		}
 	})
 	t.Run("PostDelete hook failure is reported", func(t *testing.T) {

@@ -54,6 +54,13 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		return PlanOutput{}, err
 	}
 	out.Prune = len(prune)
+	if !out.PruneLast {
+		for _, l := range prune {
+			if pruneLast(t, op, l) {
+				out.PruneLastResources++
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -17,17 +17,18 @@ const (
 	msgPruned             = "resource pruned"
 	noteRequiresPruning   = "requires pruning: the sync does not prune"
 	notePruneDisabled     = "kept: sync option Prune=false"
-	noteNeedsConfirmation = "kept: %s=confirm requires confirmation, and Windlass has no confirmation API yet"
+	noteNeedsConfirmation = "awaiting approval: sync option %s=confirm"
 )
 
 // Prune deletes the live objects tracked for the app that are no longer
 // rendered (limited to the selection of a selective sync), in reverse
 // order: highest wave first, then reverse kind order. Hooks are never
 // pruned (DeleteHooks cleans them up), nor is any object whose tracking
-// annotation does not name this app. Per resource, Prune=false keeps it
-// and Prune=confirm keeps it with a note (no confirmation API yet). When
-// the operation does not prune, every candidate is reported as requiring
-// pruning and kept. PrunePropagationPolicy (foreground, the default,
+// annotation does not name this app. Per resource, Prune=false keeps it,
+// and Prune=confirm keeps it unless the prune is Approved, listing it in
+// AwaitingApproval. Pass splits the candidates by their own PruneLast
+// option. When the operation does not prune, every candidate is reported
+// as requiring pruning and kept. PrunePropagationPolicy (foreground, the default,
 // background or orphan) sets the deletion's propagation; deletion does
 // not wait for the objects to be gone.
 func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneOutput, error) {
@@ -48,6 +49,10 @@ func (a *Activities) prune(ctx context.Context, in PruneInput) (PruneOutput, err
 	if err != nil {
 		return PruneOutput{}, err
 	}
+	if in.Pass != "" {
+		last := in.Pass == PrunePassLast
+		candidates = slices.DeleteFunc(candidates, func(l liveObject) bool { return pruneLast(t, op, l) != last })
+	}
 	policy := propagation(d.opts.Is, metav1.DeletePropagationForeground)
 	out := PruneOutput{Resources: make([]ResourceResult, 0, len(candidates))}
 	for _, l := range candidates {
@@ -57,10 +62,11 @@ func (a *Activities) prune(ctx context.Context, in PruneInput) (PruneOutput, err
 		switch {
 		case opts.Is(optPrune, "false"):
 			res.Message = notePruneDisabled
-		case opts.Is(optPrune, "confirm"):
-			res.Message = fmt.Sprintf(noteNeedsConfirmation, optPrune)
 		case !op.Prune:
 			res.Message = noteRequiresPruning
+		case opts.Is(optPrune, "confirm") && !in.Approved:
+			res.Message = confirmNote(optPrune)
+			out.AwaitingApproval = append(out.AwaitingApproval, res.ResourceKey)
 		default:
 			if err := a.deleteTracked(ctx, d, t, l, policy, op.DryRun); err != nil {
 				res.Action, res.Message = ActionFailed, err.Error()
@@ -97,6 +103,12 @@ func (a *Activities) pruneCandidates(ctx context.Context, d *desired, t Target, 
 	}
 	slices.SortFunc(out, reverseSyncOrder)
 	return out, nil
+}
+
+// pruneLast reports whether a prune candidate carries its own
+// PruneLast=true sync option.
+func pruneLast(t Target, op SyncOperation, l liveObject) bool {
+	return manifest.ParseOptions(t.SyncOptions, op.SyncOptions, manifest.SyncOptionsOf(l.obj)).True(optPruneLast)
 }
 
 // propagation reads PrunePropagationPolicy from the options.
