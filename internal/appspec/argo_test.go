@@ -1,0 +1,771 @@
+package appspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/argo")
+
+// golden compares got with the golden file, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "argo", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+func readFixture(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "argo", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestParseGolden(t *testing.T) {
+	tests := []struct {
+		input, golden string
+		project       bool
+	}{
+		{input: "guestbook.yaml", golden: "guestbook.golden.json"},
+		{input: "guestbook.json", golden: "guestbook.golden.json"},
+		{input: "helm.yaml", golden: "helm.golden.json"},
+		{input: "kustomize.yaml", golden: "kustomize.golden.json"},
+		{input: "multi-source.yaml", golden: "multi-source.golden.json"},
+		{input: "jsonnet.yaml", golden: "jsonnet.golden.json"},
+		{input: "windlass.yaml", golden: "windlass.golden.json"},
+		{input: "appproject.yaml", golden: "appproject.golden.json", project: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.input, func(t *testing.T) {
+			data := readFixture(t, tt.input)
+			var (
+				got any
+				err error
+			)
+			if tt.project {
+				got, err = ParseProject(data)
+			} else {
+				got, err = ParseApplication(data)
+			}
+			if err != nil {
+				t.Fatalf("parse %s: %v", tt.input, err)
+			}
+			out, err := json.MarshalIndent(got, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, append(out, '\n'))
+		})
+	}
+}
+
+// fixtureObject reads a fixture into a JSON object to edit.
+func fixtureObject(t *testing.T, name string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal(readFixture(t, name), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// set sets the field at a dotted path, creating the objects on the way.
+func set(obj map[string]any, path string, v any) {
+	keys := strings.Split(path, ".")
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			obj[k] = next
+		}
+		obj = next
+	}
+	obj[keys[len(keys)-1]] = v
+}
+
+// get returns the object at a dotted path.
+func get(obj map[string]any, path string) map[string]any {
+	for k := range strings.SplitSeq(path, ".") {
+		obj = obj[k].(map[string]any)
+	}
+	return obj
+}
+
+func marshal(t *testing.T, obj map[string]any) []byte {
+	t.Helper()
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// wantFieldError checks that err is a *FieldError on field whose reason
+// contains reason.
+func wantFieldError(t *testing.T, err error, field, reason string) {
+	t.Helper()
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error = %v, want a *FieldError on %s", err, field)
+	}
+	if fe.Field != field || !strings.Contains(fe.Reason, reason) {
+		t.Fatalf("error = %q, want field %s with a reason containing %q", err, field, reason)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("error %v does not match ErrInvalid", err)
+	}
+}
+
+func TestParseApplicationRejects(t *testing.T) {
+	helmSource := func(helm map[string]any) map[string]any {
+		return map[string]any{"repoURL": "https://charts.example.com", "chart": "web", "helm": helm}
+	}
+	tests := []rejectCase{
+		{
+			name:  "helm passCredentials",
+			edit:  func(o map[string]any) { set(o, "spec.source.helm.passCredentials", true) },
+			field: "spec.source.helm.passCredentials", reason: notSupported,
+		},
+		{
+			name:  "helm version",
+			edit:  func(o map[string]any) { set(o, "spec.source.helm.version", "v3") },
+			field: "spec.source.helm.version", reason: notSupported,
+		},
+		{
+			name:  "helm skipSchemaValidation",
+			edit:  func(o map[string]any) { set(o, "spec.source.helm.skipSchemaValidation", true) },
+			field: "spec.source.helm.skipSchemaValidation", reason: notSupported,
+		},
+		{
+			name: "unsupported field of the second source",
+			edit: func(o map[string]any) {
+				src := get(o, "spec")["source"]
+				delete(get(o, "spec"), "source")
+				set(o, "spec.sources", []any{src, helmSource(map[string]any{"passCredentials": true})})
+			},
+			field: "spec.sources[1].helm.passCredentials", reason: notSupported,
+		},
+		{
+			name:  "kustomize version",
+			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.version", "v5.4.3") },
+			field: "spec.source.kustomize.version", reason: notSupported,
+		},
+		{
+			name:  "kustomize kubeVersion",
+			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.kubeVersion", "1.31") },
+			field: "spec.source.kustomize.kubeVersion", reason: notSupported,
+		},
+		{
+			name:  "kustomize apiVersions",
+			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.apiVersions", []any{"v1/Pod"}) },
+			field: "spec.source.kustomize.apiVersions", reason: notSupported,
+		},
+		{
+			name:  "Windlass-only field in an Argo CD document",
+			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.allowRemoteBases", true) },
+			field: "spec.source.kustomize.allowRemoteBases", reason: "unknown field",
+		},
+		{
+			name: "kustomize replica count not a number",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.kustomize.replicas", []any{map[string]any{"name": "web", "count": "two"}})
+			},
+			field: "spec.source.kustomize.replicas[0].count", reason: "integer",
+		},
+		{
+			name:  "source name",
+			edit:  func(o map[string]any) { set(o, "spec.source.name", "main") },
+			field: "spec.source.name", reason: notSupported,
+		},
+		{
+			name: "source and sources together",
+			edit: func(o map[string]any) {
+				set(o, "spec.sources", []any{map[string]any{"repoURL": "https://git.example.com/a.git"}})
+			},
+			field: "spec.source", reason: "spec.sources",
+		},
+		{
+			name:  "destination name",
+			edit:  func(o map[string]any) { set(o, "spec.destination.name", "prod-eu") },
+			field: "spec.destination.name", reason: "server URL",
+		},
+		{
+			name: "destination in-cluster beside another server",
+			edit: func(o map[string]any) {
+				set(o, "spec.destination.name", "in-cluster")
+				set(o, "spec.destination.server", "https://prod.example.com")
+			},
+			field: "spec.destination.name", reason: notSupported,
+		},
+		{
+			name: "info",
+			edit: func(o map[string]any) {
+				set(o, "spec.info", []any{map[string]any{"name": "Docs", "value": "https://docs"}})
+			},
+			field: "spec.info", reason: notSupported,
+		},
+		{
+			name:  "revisionHistoryLimit",
+			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 10) },
+			field: "spec.revisionHistoryLimit", reason: notSupported,
+		},
+		{
+			name:  "revisionHistoryLimit zero is a value",
+			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 0) },
+			field: "spec.revisionHistoryLimit", reason: notSupported,
+		},
+		{
+			name: "sourceHydrator",
+			edit: func(o map[string]any) {
+				set(o, "spec.sourceHydrator.drySource.repoURL", "https://git.example.com/a.git")
+			},
+			field: "spec.sourceHydrator", reason: notSupported,
+		},
+		{
+			name:  "retry refresh",
+			edit:  func(o map[string]any) { set(o, "spec.syncPolicy.retry.refresh", true) },
+			field: "spec.syncPolicy.retry.refresh", reason: notSupported,
+		},
+		{
+			name:  "backoff factor zero",
+			edit:  func(o map[string]any) { set(o, "spec.syncPolicy.retry.backoff.factor", 0) },
+			field: "spec.syncPolicy.retry.backoff.factor", reason: notSupported,
+		},
+		{
+			name: "settings of a disabled automated sync",
+			edit: func(o map[string]any) {
+				set(o, "spec.syncPolicy.automated", map[string]any{"enabled": false, "prune": true})
+			},
+			field: "spec.syncPolicy.automated.enabled", reason: "disabled",
+		},
+		{
+			name:  "operation",
+			edit:  func(o map[string]any) { set(o, "operation.sync.revision", "HEAD") },
+			field: "operation", reason: notSupported,
+		},
+		{
+			name:  "labels",
+			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"team": "a"}) },
+			field: "metadata.labels", reason: `"team"`,
+		},
+		{
+			name: "annotations beside last-applied-configuration",
+			edit: func(o map[string]any) {
+				set(o, "metadata.annotations", map[string]any{lastApplied: "{}", "notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "ops"})
+			},
+			field: "metadata.annotations", reason: "notifications.argoproj.io",
+		},
+		{
+			name:  "foreign finalizer",
+			edit:  func(o map[string]any) { set(o, "metadata.finalizers", []any{argoFinalizer, "example.com/cleanup"}) },
+			field: "metadata.finalizers[1]", reason: "example.com/cleanup",
+		},
+		{
+			name:  "generateName",
+			edit:  func(o map[string]any) { set(o, "metadata.generateName", "guestbook-") },
+			field: "metadata.generateName", reason: "metadata.name",
+		},
+		{
+			name: "ownerReferences",
+			edit: func(o map[string]any) {
+				set(o, "metadata.ownerReferences", []any{map[string]any{"kind": "ApplicationSet"}})
+			},
+			field: "metadata.ownerReferences", reason: notSupported,
+		},
+		{
+			name:  "unknown field",
+			edit:  func(o map[string]any) { set(o, "spec.source.helm.valueFile", "x.yaml") },
+			field: "spec.source.helm.valueFile", reason: "unknown field",
+		},
+		{
+			name:  "unknown top-level field",
+			edit:  func(o map[string]any) { set(o, "specs", map[string]any{}) },
+			field: "specs", reason: "unknown field",
+		},
+		{
+			name:  "wrong type",
+			edit:  func(o map[string]any) { set(o, "spec.source.path", 3) },
+			field: "spec.source.path", reason: "must be a string",
+		},
+		{
+			name:  "wrong type in a map",
+			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.commonLabels", map[string]any{"tier": 1}) },
+			field: `spec.source.kustomize.commonLabels["tier"]`, reason: "must be a string",
+		},
+		{
+			name:  "wrong type in a list",
+			edit:  func(o map[string]any) { set(o, "spec.syncPolicy.syncOptions", []any{"CreateNamespace=true", true}) },
+			field: "spec.syncPolicy.syncOptions[1]", reason: "must be a string",
+		},
+		{
+			name:  "missing name",
+			edit:  func(o map[string]any) { delete(get(o, "metadata"), "name") },
+			field: "metadata.name", reason: "is required",
+		},
+		{
+			name:  "bad project",
+			edit:  func(o map[string]any) { set(o, "spec.project", "Team_A") },
+			field: "spec.project", reason: "DNS label",
+		},
+		{
+			name:  "path traversal",
+			edit:  func(o map[string]any) { set(o, "spec.source.path", "../../etc") },
+			field: "spec.source.path", reason: "leave the repository",
+		},
+		{
+			name:  "bad apiVersion",
+			edit:  func(o map[string]any) { o["apiVersion"] = "argoproj.io/v1beta1" },
+			field: "apiVersion", reason: argoAPIVersion,
+		},
+		{
+			name:  "kind without apiVersion",
+			edit:  func(o map[string]any) { delete(o, "apiVersion") },
+			field: "apiVersion", reason: "is required",
+		},
+		{
+			name:  "apiVersion without kind",
+			edit:  func(o map[string]any) { delete(o, "kind") },
+			field: "kind", reason: "is required",
+		},
+		{
+			name:  "a project given as an application",
+			edit:  func(o map[string]any) { o["kind"] = "AppProject" },
+			field: "kind", reason: `"AppProject"; want Application`,
+		},
+		{
+			name:  "an ApplicationSet",
+			edit:  func(o map[string]any) { o["kind"] = "ApplicationSet" },
+			field: "kind", reason: "ApplicationSet",
+		},
+	}
+	runRejects(t, "guestbook.yaml", parseApp, tests)
+}
+
+// rejectCase edits a fixture so that parsing it fails on field.
+type rejectCase struct {
+	name   string
+	edit   func(obj map[string]any)
+	field  string
+	reason string
+}
+
+func runRejects(t *testing.T, fixture string, parse func([]byte) (any, error), tests []rejectCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := fixtureObject(t, fixture)
+			tt.edit(obj)
+			got, err := parse(marshal(t, obj))
+			wantFieldError(t, err, tt.field, tt.reason)
+			if !reflect.ValueOf(got).IsZero() {
+				t.Errorf("an error came with a value: %+v", got)
+			}
+		})
+	}
+}
+
+func TestParseApplicationAccepts(t *testing.T) {
+	base, err := ParseApplication(readFixture(t, "guestbook.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(obj map[string]any)
+		want func(app *Application)
+	}{
+		{
+			name: "empty values of unsupported fields",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.helm", map[string]any{"passCredentials": false, "version": ""})
+				set(o, "spec.info", []any{})
+				set(o, "metadata.labels", map[string]any{})
+				set(o, "status.sync.status", "Synced")
+			},
+			want: func(a *Application) { a.Source.Helm = &Helm{} },
+		},
+		{
+			name: "destination name in-cluster",
+			edit: func(o map[string]any) {
+				delete(get(o, "spec.destination"), "server")
+				set(o, "spec.destination.name", "in-cluster")
+			},
+		},
+		{
+			name: "automated sync enabled",
+			edit: func(o map[string]any) {
+				set(o, "spec.syncPolicy.automated", map[string]any{"enabled": true, "prune": true})
+			},
+			want: func(a *Application) { a.SyncPolicy = &SyncPolicy{Automated: &Automated{Prune: true}} },
+		},
+		{
+			name: "automated sync disabled",
+			edit: func(o map[string]any) { set(o, "spec.syncPolicy.automated", map[string]any{"enabled": false}) },
+			want: func(a *Application) { a.SyncPolicy = &SyncPolicy{} },
+		},
+		{
+			name: "empty jsonnet options select the directory tool",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.directory", map[string]any{"recurse": true, "jsonnet": map[string]any{}})
+			},
+			want: func(a *Application) { a.Source.Directory = &Directory{Recurse: true} },
+		},
+		{
+			name: "nulls are absent",
+			edit: func(o map[string]any) {
+				set(o, "spec.syncPolicy", nil)
+				set(o, "spec.source.helm", nil)
+				set(o, "operation", nil)
+			},
+		},
+		{
+			name: "plugin",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.plugin", map[string]any{
+					"name": "cdk8s", "env": []any{map[string]any{"name": "STAGE", "value": "prod"}},
+					"parameters": []any{map[string]any{"name": "regions", "array": []any{"eu", "us"}}},
+				})
+			},
+			want: func(a *Application) {
+				a.Source.Plugin = &Plugin{Name: "cdk8s", Env: []EnvVar{{Name: "STAGE", Value: "prod"}},
+					Parameters: []PluginParameter{{Name: "regions", Array: []string{"eu", "us"}}}}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := fixtureObject(t, "guestbook.yaml")
+			tt.edit(obj)
+			got, err := ParseApplication(marshal(t, obj))
+			if err != nil {
+				t.Fatalf("ParseApplication() = %v", err)
+			}
+			want := base
+			if tt.want != nil {
+				tt.want(&want)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ParseApplication() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseProjectRejects(t *testing.T) {
+	tests := []rejectCase{
+		{
+			name: "role with JWT tokens",
+			edit: func(o map[string]any) {
+				role := get(o, "spec")["roles"].([]any)[0].(map[string]any)
+				role["jwtTokens"] = []any{map[string]any{"iat": 1767600000, "id": "5d2c1e7a"}}
+			},
+			field: "spec.roles[0].jwtTokens", reason: "mints its own tokens",
+		},
+		{
+			name:  "orphanedResources",
+			edit:  func(o map[string]any) { set(o, "spec.orphanedResources.warn", false) },
+			field: "spec.orphanedResources", reason: notSupported,
+		},
+		{
+			name: "signatureKeys",
+			edit: func(o map[string]any) {
+				set(o, "spec.signatureKeys", []any{map[string]any{"keyID": "4AEE18F83AFDEB23"}})
+			},
+			field: "spec.signatureKeys", reason: notSupported,
+		},
+		{
+			name:  "sourceNamespaces",
+			edit:  func(o map[string]any) { set(o, "spec.sourceNamespaces", []any{"team-a"}) },
+			field: "spec.sourceNamespaces", reason: notSupported,
+		},
+		{
+			name: "destinationServiceAccounts",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinationServiceAccounts", []any{map[string]any{"server": "*", "defaultServiceAccount": "deployer"}})
+			},
+			field: "spec.destinationServiceAccounts", reason: notSupported,
+		},
+		{
+			name:  "permitOnlyProjectScopedClusters",
+			edit:  func(o map[string]any) { set(o, "spec.permitOnlyProjectScopedClusters", true) },
+			field: "spec.permitOnlyProjectScopedClusters", reason: notSupported,
+		},
+		{
+			name: "sync window andOperator",
+			edit: func(o map[string]any) {
+				get(o, "spec")["syncWindows"].([]any)[1].(map[string]any)["andOperator"] = true
+			},
+			field: "spec.syncWindows[1].andOperator", reason: notSupported,
+		},
+		{
+			name: "sync window description",
+			edit: func(o map[string]any) {
+				get(o, "spec")["syncWindows"].([]any)[0].(map[string]any)["description"] = "CHG-1234"
+			},
+			field: "spec.syncWindows[0].description", reason: notSupported,
+		},
+		{
+			name: "cluster resource by name",
+			edit: func(o map[string]any) {
+				get(o, "spec")["clusterResourceWhitelist"].([]any)[0].(map[string]any)["name"] = "team-a-*"
+			},
+			field: "spec.clusterResourceWhitelist[0].name", reason: "kinds, not objects",
+		},
+		{
+			name: "destination by cluster name",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinations", []any{map[string]any{"name": "prod-eu", "namespace": "*"}})
+			},
+			field: "spec.destinations[0].name", reason: "server URL",
+		},
+		{
+			name:  "deny pattern in sourceRepos",
+			edit:  func(o map[string]any) { set(o, "spec.sourceRepos", []any{"*", "!https://git.example.com/secret/*"}) },
+			field: "spec.sourceRepos[1]", reason: "deny",
+		},
+		{
+			name: "deny pattern in a destination namespace",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinations", []any{map[string]any{"server": "*", "namespace": "!kube-system"}})
+			},
+			field: "spec.destinations[0].namespace", reason: "deny",
+		},
+		{
+			name: "role name Windlass does not accept",
+			edit: func(o map[string]any) {
+				get(o, "spec")["roles"].([]any)[0].(map[string]any)["name"] = "CI_bot"
+			},
+			field: "spec.roles[0].name", reason: "DNS label",
+		},
+		{
+			name: "bad sync window",
+			edit: func(o map[string]any) {
+				get(o, "spec")["syncWindows"].([]any)[0].(map[string]any)["schedule"] = "at noon"
+			},
+			field: "spec.syncWindows[0]", reason: "schedule",
+		},
+		{
+			name:  "missing name",
+			edit:  func(o map[string]any) { delete(get(o, "metadata"), "name") },
+			field: "metadata.name", reason: "is required",
+		},
+		{
+			name:  "labels",
+			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"tier": "gold"}) },
+			field: "metadata.labels", reason: "project",
+		},
+		{
+			name:  "an application given as a project",
+			edit:  func(o map[string]any) { o["kind"] = "Application" },
+			field: "kind", reason: `"Application"; want AppProject`,
+		},
+	}
+	runRejects(t, "appproject.yaml", parseProject, tests)
+}
+
+func TestParseWindlassSpec(t *testing.T) {
+	tests := []struct {
+		name   string
+		doc    string
+		parse  func([]byte) (any, error)
+		field  string
+		reason string
+	}{
+		{
+			name:  "unknown field names its path",
+			doc:   "name: web\nsource:\n  repoURL: https://git.example.com/web.git\n  helm:\n    passCredentials: true\n",
+			parse: parseApp, field: "source.helm.passCredentials", reason: "unknown field",
+		},
+		{
+			name:  "wrong type",
+			doc:   `{"name": "web", "source": {"repoURL": "https://git.example.com/web.git"}, "refreshSeconds": "60"}`,
+			parse: parseApp, field: "refreshSeconds", reason: "must be an integer",
+		},
+		{
+			name:  "invalid application",
+			doc:   "name: Web\nsource:\n  repoURL: https://git.example.com/web.git\n",
+			parse: parseApp, field: "name", reason: "DNS label",
+		},
+		{
+			name:  "project",
+			doc:   "name: team-b\nsourceRepos: ['*']\ndestinations:\n  - server: '*'\n    namespace: team-b\n",
+			parse: parseProject,
+		},
+		{
+			name:  "project name",
+			doc:   "description: no name\n",
+			parse: parseProject, field: "name", reason: "is required",
+		},
+		{
+			name:  "unknown project field",
+			doc:   "name: team-b\nroles:\n  - name: ci\n    jwtTokens: []\n",
+			parse: parseProject, field: "roles[0].jwtTokens", reason: "unknown field",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.parse([]byte(tt.doc))
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("parse = %v, want nil", err)
+				}
+				return
+			}
+			wantFieldError(t, err, tt.field, tt.reason)
+		})
+	}
+}
+
+func parseApp(data []byte) (any, error)     { return ParseApplication(data) }
+func parseProject(data []byte) (any, error) { return ParseProject(data) }
+
+// bomb is the billion laughs: nine levels of nine-fold aliases.
+const bomb = `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`
+
+func TestParseInputErrors(t *testing.T) {
+	guestbook := string(readFixture(t, "guestbook.yaml"))
+	// Few aliases of a long string: under the YAML decoder's alias
+	// ratio, over the import's expansion bound.
+	wide := "a: &a " + strings.Repeat("x", 4000) + "\nb: [" + strings.Repeat("*a,", 90) + "*a]\n"
+	tests := []struct {
+		name string
+		doc  string
+		want string
+	}{
+		{name: "empty", doc: "", want: "input is empty"},
+		{name: "comments only", doc: "# nothing\n---\n\n# still nothing\n", want: "input is empty"},
+		{name: "two documents", doc: guestbook + "---\n" + guestbook, want: "2 YAML documents"},
+		{name: "oversize", doc: strings.Repeat("#", maxInputBytes) + "\n" + guestbook, want: "more than the limit"},
+		{name: "billion laughs", doc: bomb, want: "excessive aliasing"},
+		{name: "wide alias expansion", doc: wide, want: "YAML bomb"},
+		{name: "bad YAML", doc: "metadata: [\n", want: "parse document"},
+		{name: "duplicate key", doc: "name: a\nname: b\n", want: "already set"},
+		{name: "list", doc: "- name: a\n", want: "not an object"},
+		{name: "scalar", doc: "guestbook\n", want: "not an object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := ParseApplication([]byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ParseApplication() = %v, want an error containing %q", err, tt.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not match ErrInvalid", err)
+			}
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				t.Errorf("error %v is a FieldError; the input as a whole is at fault", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("rejecting the input took %v", d)
+			}
+		})
+	}
+	if _, err := ParseProject([]byte(bomb)); err == nil || !strings.Contains(err.Error(), "excessive aliasing") {
+		t.Errorf("ParseProject(bomb) = %v, want the aliasing error", err)
+	}
+}
+
+func TestCountDocuments(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want int
+	}{
+		{"", 0},
+		{"\n  \n# comment\n", 0},
+		{"a: 1\n", 1},
+		{"---\na: 1\n", 1},
+		{"--- # first\na: 1\n---\n", 1},
+		{"%YAML 1.1\n---\na: 1\n...\n", 1},
+		{"a: 1\n---\nb: 2\n", 2},
+		{"--- {a: 1}\n--- {b: 2}\n", 2},
+		{"a: |\n  ---\n  x\n", 1},
+		{"a: ---x\n---x: 1\n", 1},
+		{`{"a": "---"}`, 1},
+		{"a: 1\r\n---\r\nb: 2\r\n", 2},
+	}
+	for _, tt := range tests {
+		if got := countDocuments([]byte(tt.doc)); got != tt.want {
+			t.Errorf("countDocuments(%q) = %d, want %d", tt.doc, got, tt.want)
+		}
+	}
+}
+
+// TestArgoSchema pins what the import does with each Argo CD field, so
+// that a field added to an embedded Windlass type shows up in review.
+func TestArgoSchema(t *testing.T) {
+	var b bytes.Buffer
+	for _, root := range []struct {
+		kind string
+		typ  reflect.Type
+	}{{argoKindApp, reflect.TypeFor[argoApplication]()}, {argoKindProject, reflect.TypeFor[argoProject]()}} {
+		fmt.Fprintf(&b, "# %s\n", root.kind)
+		describeSchema(&b, root.typ, "")
+	}
+	golden(t, "schema.golden", b.Bytes())
+}
+
+func describeSchema(b *bytes.Buffer, t reflect.Type, path string) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			path += "[]"
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		fmt.Fprintf(b, "%s: mapped\n", path)
+		return
+	}
+	fields := fieldsOf(t)
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		f, field := fields[name], strings.TrimPrefix(path+"."+name, ".")
+		switch {
+		case f.typ != notMappedType:
+			describeSchema(b, f.typ, field)
+		case f.rule == ruleIgnore:
+			fmt.Fprintf(b, "%s: ignored\n", field)
+		case f.rule == ruleUnknown:
+			fmt.Fprintf(b, "%s: unknown (Windlass only)\n", field)
+		default:
+			fmt.Fprintf(b, "%s: rejected when set: %s\n", field, f.why)
+		}
+	}
+}
