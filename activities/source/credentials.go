@@ -44,6 +44,24 @@ type RepoCredential struct {
 	SSHPrivateKeyFile     string `json:"sshPrivateKeyFile,omitempty"`
 	SSHKnownHostsFile     string `json:"sshKnownHostsFile,omitempty"`
 	InsecureIgnoreHostKey bool   `json:"insecureIgnoreHostKey,omitempty"`
+
+	// inline holds secrets loaded from the secret store at run time
+	// (WithSecrets); they are never serialised.
+	inline *inlineSecrets
+}
+
+type inlineSecrets struct {
+	secret string
+	sshKey []byte
+}
+
+// WithSecrets returns a copy of r that uses secret (password, token or key
+// passphrase) and the PEM sshKey instead of reading them from files or the
+// environment: for credentials that an activity has just loaded from the
+// secret store. They live in memory only and never marshal to JSON.
+func (r RepoCredential) WithSecrets(secret string, sshKey []byte) RepoCredential {
+	r.inline = &inlineSecrets{secret: secret, sshKey: sshKey}
+	return r
 }
 
 // Credentials resolves repository credentials by URL. The longest matching
@@ -103,7 +121,7 @@ func (c Credentials) Auth(_ context.Context, repoURL string) (transport.AuthMeth
 	if isSSH {
 		return best.sshAuth(user, hostPort, secret)
 	}
-	if best.SSHPrivateKeyFile != "" {
+	if best.SSHPrivateKeyFile != "" || (best.inline != nil && len(best.inline.sshKey) > 0) {
 		return nil, fmt.Errorf("%s: %w: the credential for %s is an SSH key, the URL is not SSH", redactURL(repoURL), ErrAuthFailed, best.URLPrefix)
 	}
 	if best.Bearer {
@@ -130,6 +148,8 @@ func (c Credentials) match(repoURL string) *RepoCredential {
 // secret reads the password, token or key passphrase; "" when none is set.
 func (r *RepoCredential) secret() (string, error) {
 	switch {
+	case r.inline != nil:
+		return r.inline.secret, nil
 	case r.PasswordFile != "":
 		b, err := os.ReadFile(r.PasswordFile)
 		if err != nil {
@@ -148,7 +168,7 @@ func (r *RepoCredential) secret() (string, error) {
 
 // sshAuth builds public-key auth with host key checking for hostPort.
 func (r *RepoCredential) sshAuth(user, hostPort, passphrase string) (transport.AuthMethod, error) {
-	if r.SSHPrivateKeyFile == "" {
+	if r.SSHPrivateKeyFile == "" && (r.inline == nil || len(r.inline.sshKey) == 0) {
 		return nil, fmt.Errorf("%w: the credential for %s has no sshPrivateKeyFile", ErrAuthFailed, r.URLPrefix)
 	}
 	if user == "" {
@@ -157,9 +177,9 @@ func (r *RepoCredential) sshAuth(user, hostPort, passphrase string) (transport.A
 	if user == "" {
 		user = gitssh.DefaultUsername
 	}
-	pem, err := os.ReadFile(r.SSHPrivateKeyFile)
+	pem, err := r.sshKey()
 	if err != nil {
-		return nil, fmt.Errorf("read ssh key for %s: %w", r.URLPrefix, err)
+		return nil, err
 	}
 	auth, err := gitssh.NewPublicKeys(user, pem, passphrase)
 	if err != nil {
@@ -189,6 +209,17 @@ func (r *RepoCredential) sshAuth(user, hostPort, passphrase string) (transport.A
 	// several host keys presents one we can check.
 	auth.HostKeyAlgorithms = db.HostKeyAlgorithms(hostPort)
 	return auth, nil
+}
+
+func (r *RepoCredential) sshKey() ([]byte, error) {
+	if r.inline != nil && len(r.inline.sshKey) > 0 {
+		return r.inline.sshKey, nil
+	}
+	pem, err := os.ReadFile(r.SSHPrivateKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("read ssh key for %s: %w", r.URLPrefix, err)
+	}
+	return pem, nil
 }
 
 // sshEndpoint reports whether repoURL is an SSH URL and, if so, its user

@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,14 +30,31 @@ type Clients struct {
 	Host    string
 }
 
-// Factory hands out clients per destination server.
+// Factory hands out clients per destination server: the cluster of its
+// own configuration (in-cluster), and registered clusters through
+// Options.Resolver, whose clients are rebuilt every few minutes so that
+// rotated credentials are picked up.
 type Factory struct {
 	cfg     *rest.Config
-	once    sync.Once
+	resolve Resolver
+	mu      sync.Mutex
+	local   *entry
+	remote  map[string]*entry
+	opts    Options
+}
+
+type entry struct {
 	clients *Clients
 	disc    discovery.DiscoveryInterface
-	err     error
+	at      time.Time
 }
+
+// Resolver returns the client configuration of a registered destination
+// server (its URL or name), or an error wrapping a not-found error.
+type Resolver func(ctx context.Context, server string) (*rest.Config, error)
+
+// remoteTTL bounds how long clients of a registered cluster are reused.
+const remoteTTL = 5 * time.Minute
 
 // Options tune the client.
 type Options struct {
@@ -43,6 +62,8 @@ type Options struct {
 	// throughput matters at scale, so the defaults are high.
 	QPS   float32
 	Burst int
+	// Resolver finds registered clusters (nil: only the local one).
+	Resolver Resolver
 }
 
 // LoadConfig reads a kubeconfig file ("" means the default loading rules:
@@ -61,6 +82,10 @@ func LoadConfig(path string) (*rest.Config, error) {
 
 // NewFactory makes a factory for the cluster of cfg.
 func NewFactory(cfg *rest.Config, opts Options) *Factory {
+	return &Factory{cfg: tune(cfg, opts), resolve: opts.Resolver, remote: map[string]*entry{}, opts: opts}
+}
+
+func tune(cfg *rest.Config, opts Options) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = opts.QPS, opts.Burst
 	if c.QPS == 0 {
@@ -70,44 +95,82 @@ func NewFactory(cfg *rest.Config, opts Options) *Factory {
 		c.Burst = 1000
 	}
 	c.UserAgent = "windlass"
-	return &Factory{cfg: c}
+	return c
+}
+
+// IsLocal reports whether server names the factory's own cluster.
+func (f *Factory) IsLocal(server string) bool {
+	s := strings.TrimSuffix(server, "/")
+	return s == "" || s == appspec.InClusterServer || s == "in-cluster" || s == strings.TrimSuffix(f.cfg.Host, "/")
 }
 
 // For returns the clients for a destination server.
 func (f *Factory) For(server string) (*Clients, error) {
-	s := strings.TrimSuffix(server, "/")
-	if s != "" && s != appspec.InClusterServer && s != "in-cluster" && s != strings.TrimSuffix(f.cfg.Host, "/") {
+	e, err := f.entry(server)
+	if err != nil {
+		return nil, err
+	}
+	return e.clients, nil
+}
+
+func (f *Factory) entry(server string) (*entry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.IsLocal(server) {
+		if f.local == nil {
+			e, err := newEntry(f.cfg)
+			if err != nil {
+				return nil, err
+			}
+			f.local = e
+		}
+		return f.local, nil
+	}
+	if e, ok := f.remote[server]; ok && time.Since(e.at) < remoteTTL {
+		return e, nil
+	}
+	if f.resolve == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownCluster, server)
 	}
-	f.once.Do(func() {
-		dyn, err := dynamic.NewForConfig(f.cfg)
-		if err != nil {
-			f.err = fmt.Errorf("dynamic client: %w", err)
-			return
-		}
-		disc, err := discovery.NewDiscoveryClientForConfig(f.cfg)
-		if err != nil {
-			f.err = fmt.Errorf("discovery client: %w", err)
-			return
-		}
-		f.disc = disc
-		f.clients = &Clients{
-			Dynamic: dyn,
-			Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-			Host:    f.cfg.Host,
-		}
-	})
-	return f.clients, f.err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := f.resolve(ctx, server)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnknownCluster, server, err)
+	}
+	e, err := newEntry(tune(cfg, f.opts))
+	if err != nil {
+		return nil, err
+	}
+	f.remote[server] = e
+	return e, nil
+}
+
+func newEntry(cfg *rest.Config) (*entry, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	return &entry{disc: disc, at: time.Now(), clients: &Clients{
+		Dynamic: dyn,
+		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		Host:    cfg.Host,
+	}}, nil
 }
 
 // ServerPreferredResources lists the kinds the server serves, in their
 // preferred versions. Groups that fail discovery (a broken aggregated API)
 // are left out rather than failing the whole list.
 func (f *Factory) ServerPreferredResources(server string) ([]*metav1.APIResourceList, error) {
-	if _, err := f.For(server); err != nil {
+	e, err := f.entry(server)
+	if err != nil {
 		return nil, err
 	}
-	lists, err := f.disc.ServerPreferredResources()
+	lists, err := e.disc.ServerPreferredResources()
 	if err != nil && len(lists) == 0 {
 		return nil, fmt.Errorf("discover resources of %s: %w", server, err)
 	}

@@ -1,0 +1,190 @@
+package settings
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/testbed"
+)
+
+func newStore(t *testing.T, files ...appspec.Project) *Store {
+	t.Helper()
+	s, err := New(&secretstore.Memory{}, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestProjects(t *testing.T) {
+	ctx := t.Context()
+	file := appspec.Project{Name: "platform", SourceRepos: []string{"*"}}
+	s := newStore(t, file)
+	if p, err := s.Project(ctx, appspec.DefaultProject); err != nil || p.Description != "built-in default project" {
+		t.Fatalf("default project = %+v, %v", p, err)
+	}
+	if _, err := s.Project(ctx, "nope"); !errors.Is(err, project.ErrNotFound) {
+		t.Fatalf("missing project: %v", err)
+	}
+	team := appspec.Project{Name: "team-a", SourceRepos: []string{"https://git.example/team-a/*"},
+		Roles: []appspec.ProjectRole{{Name: "ci", Policies: []string{"p, proj:team-a:ci, applications, sync, team-a/*, allow"}}}}
+	if err := s.PutProject(ctx, team); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Project(ctx, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(team, got); diff != "" {
+		t.Fatalf("stored project (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		name string
+		put  appspec.Project
+		want error
+	}{
+		{"file projects are read-only", file, ErrReadOnly},
+		{"invalid name", appspec.Project{Name: "Bad_Name"}, ErrInvalid},
+		{"duplicate role", appspec.Project{Name: "x", Roles: []appspec.ProjectRole{{Name: "a"}, {Name: "a"}}}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.PutProject(ctx, tt.put); !errors.Is(err, tt.want) {
+				t.Fatalf("put = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	list, err := s.Projects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"default", "platform", "team-a"}, names); diff != "" {
+		t.Fatalf("projects (-want +got):\n%s", diff)
+	}
+	if err := s.DeleteProject(ctx, "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteProject(ctx, "team-a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if err := s.DeleteProject(ctx, "platform"); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("delete file project: %v", err)
+	}
+}
+
+func TestReposHideSecretsAndResolveAuth(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	repo := Repository{URL: "https://git.example/org/app.git", Username: "deploy", Password: "pa55-do-not-show"}
+	if err := s.PutRepo(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRepo(ctx, Repository{URL: "https://git.example/org/tok", BearerToken: "tok-do-not-show"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Repo(ctx, "https://git.example/org/app/")
+	if err != nil || got.Password != repo.Password {
+		t.Fatalf("repo by another spelling = %+v, %v", got, err)
+	}
+	view := got.View()
+	if want := (RepositoryView{URL: repo.URL, Username: "deploy", HasPassword: true}); view != want {
+		t.Fatalf("view = %+v", view)
+	}
+	auth := &RepoAuth{Store: s, Fallback: source.Credentials{Repos: []source.RepoCredential{{URLPrefix: "https://other.example/"}}}}
+	tests := []struct {
+		url  string
+		want any
+	}{
+		{"https://git.example/org/app.git", &githttp.BasicAuth{Username: "deploy", Password: "pa55-do-not-show"}},
+		{"https://git.example/org/tok", &githttp.TokenAuth{Token: "tok-do-not-show"}},
+		{"https://git.example/org/public", nil},
+	}
+	for _, tt := range tests {
+		m, err := auth.Auth(ctx, tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == nil {
+			if m != nil {
+				t.Fatalf("%s: auth = %v, want none", tt.url, m)
+			}
+			continue
+		}
+		if diff := cmp.Diff(tt.want, m); diff != "" {
+			t.Fatalf("%s (-want +got):\n%s", tt.url, diff)
+		}
+	}
+	for _, bad := range []Repository{{}, {URL: "https://x/ y"}, {URL: "https://x/y", Password: "a", BearerToken: "b"}} {
+		if err := s.PutRepo(ctx, bad); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("put %+v = %v, want invalid", bad, err)
+		}
+	}
+	if err := s.DeleteRepo(ctx, repo.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Repo(ctx, repo.URL); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted repo: %v", err)
+	}
+}
+
+// A registered cluster, read from a kubeconfig context, gives a
+// kube.Factory working clients for its server; unknown servers fail.
+func TestClusterFromKubeconfigServesFactory(t *testing.T) {
+	env, cleanup, err := testbed.Shared(t.Context(), "settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	kc, err := os.ReadFile(env.Cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	s := newStore(t)
+	c, err := ClusterFromKubeconfig(kc, "", "bed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server != env.Cluster.Config.Host || !c.View().HasCredentials {
+		t.Fatalf("cluster = %+v", c.View())
+	}
+	if err := s.PutCluster(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	f := kube.NewFactory(&rest.Config{Host: "https://127.0.0.1:1"}, kube.Options{Resolver: s.ClusterConfig})
+	for _, server := range []string{c.Server, "bed"} {
+		cl, err := f.For(server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			t.Fatalf("%s: %v", server, err)
+		}
+	}
+	if _, err := f.For("https://unknown.example"); !errors.Is(err, kube.ErrUnknownCluster) {
+		t.Fatalf("unknown server: %v", err)
+	}
+	if _, err := ClusterFromKubeconfig([]byte("not: [a kubeconfig"), "", ""); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "kubeconfig") {
+		t.Fatalf("bad kubeconfig: %v", err)
+	}
+	if err := s.PutCluster(ctx, Cluster{Name: "in-cluster", Server: "https://x"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("in-cluster: %v", err)
+	}
+}
