@@ -11,6 +11,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestCredentialsAuth(t *testing.T) {
@@ -105,7 +106,7 @@ func TestLoadCredentialsFile(t *testing.T) {
 		{URLPrefix: "https://git.example/", Username: "bot", PasswordEnv: "TOKEN"},
 		{URLPrefix: "git@git.example:", SSHPrivateKeyFile: "/keys/id", SSHKnownHostsFile: "/keys/known_hosts"},
 	}}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(want, got, cmpopts.IgnoreUnexported(RepoCredential{})); d != "" {
 		t.Errorf("credentials (-want +got):\n%s", d)
 	}
 	for _, bad := range []string{
