@@ -43,7 +43,7 @@
 // # Matching
 //
 // Every repository URL of a push (web, HTTP clone, SSH) is normalised with
-// NormalizeRepoURL, and the Finder is asked once per distinct normalised URL
+// appspec.NormalizeRepoURL, and the Finder is asked once per distinct normalised URL
 // for the applications that have a source on it; Finder implementations must
 // normalise their applications' repository URLs the same way. An application
 // matches when one of its sources' target revisions matches the push by

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // Path is where the API mounts Handle, for POST.
@@ -52,7 +54,7 @@ type App struct {
 // Finder finds the applications with a source on a repository.
 type Finder interface {
 	// AppsForRepo returns the applications with a source whose repository
-	// URL, normalised with NormalizeRepoURL, is normalizedRepoURL.
+	// URL, normalised with appspec.NormalizeRepoURL, is normalizedRepoURL.
 	AppsForRepo(ctx context.Context, normalizedRepoURL string) ([]App, error)
 }
 
@@ -201,7 +203,7 @@ func (h *Handler) match(ctx context.Context, pushes []Push) (map[string]string, 
 func normalizedURLs(p Push) []string {
 	var out []string
 	for _, u := range p.RepoURLs {
-		if n := NormalizeRepoURL(u); n != "" && !slices.Contains(out, n) {
+		if n := appspec.NormalizeRepoURL(u); n != "" && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
