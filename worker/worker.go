@@ -273,5 +273,8 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 	for _, n := range workflows.KeywordSearchAttributes {
 		m[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 	}
+	for _, n := range workflows.KeywordListSearchAttributes {
+		m[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST
+	}
 	return m
 }

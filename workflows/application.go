@@ -27,6 +27,9 @@ var (
 	saRev     = temporal.NewSearchAttributeKeyKeyword(SearchAttrRev)
 	saCluster = temporal.NewSearchAttributeKeyKeyword(SearchAttrCluster)
 	saPolicy  = temporal.NewSearchAttributeKeyKeyword(SearchAttrSyncPolicy)
+	saName    = temporal.NewSearchAttributeKeyKeyword(SearchAttrName)
+	saNS      = temporal.NewSearchAttributeKeyKeyword(SearchAttrNamespace)
+	saRepo    = temporal.NewSearchAttributeKeyKeywordList(SearchAttrRepo)
 )
 
 // application is the state and the handlers of one ApplicationWorkflow run.
@@ -526,6 +529,17 @@ func (a *application) approveDeletion(ctx workflow.Context, req ApproveDeletionR
 	return keys, nil
 }
 
+// repoKeys are the app's normalised repository URLs, in source order.
+func repoKeys(spec appspec.Application) []string {
+	var out []string
+	for _, src := range spec.AllSources() {
+		if k := appspec.NormalizeRepoURL(src.RepoURL); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // --- the loop -------------------------------------------------------------
 
 func (a *application) run(ctx workflow.Context) error {
@@ -930,6 +944,9 @@ func (a *application) publish(ctx workflow.Context) {
 		saRev.ValueSet(st.SHA),
 		saCluster.ValueSet(spec.Destination.Server),
 		saPolicy.ValueSet(syncPolicyLabel(spec)),
+		saName.ValueSet(spec.Name),
+		saNS.ValueSet(spec.Destination.Namespace),
+		saRepo.ValueSet(repoKeys(spec)),
 	)
 	op := ""
 	if st.Operation != nil {

@@ -62,12 +62,24 @@ const (
 	SearchAttrCluster = "WindlassCluster"
 	// SearchAttrSyncPolicy is manual, automated or selfHeal.
 	SearchAttrSyncPolicy = "WindlassSyncPolicy"
+	// SearchAttrName is the app's name, SearchAttrNamespace its
+	// destination namespace.
+	SearchAttrName      = "WindlassName"
+	SearchAttrNamespace = "WindlassNamespace"
+	// SearchAttrRepo (a KeywordList) holds the app's repository URLs,
+	// normalised with appspec.NormalizeRepoURL, for webhooks and filters.
+	SearchAttrRepo = "WindlassRepo"
 )
 
-// KeywordSearchAttributes lists the custom search attributes.
+// KeywordSearchAttributes lists the custom Keyword search attributes.
 var KeywordSearchAttributes = []string{
 	SearchAttrProject, SearchAttrApp, SearchAttrSync, SearchAttrHealth, SearchAttrRev, SearchAttrCluster, SearchAttrSyncPolicy,
+	SearchAttrName, SearchAttrNamespace,
 }
+
+// KeywordListSearchAttributes lists the custom KeywordList search
+// attributes.
+var KeywordListSearchAttributes = []string{SearchAttrRepo}
 
 // AppWorkflowID is the stable ID of an application's workflow.
 func AppWorkflowID(project, name string) string { return "app/" + project + "/" + name }
