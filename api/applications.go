@@ -3,9 +3,12 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -19,12 +22,16 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
-// project reads ?project=, defaulting to the default project.
-func project(c *echo.Context) (string, error) {
+// projectParam reads ?project=, defaulting to the default project.
+func projectParam(c *echo.Context) (string, error) {
 	p := c.QueryParam("project")
 	if p == "" {
 		return appspec.DefaultProject, nil
@@ -37,29 +44,63 @@ func appName(c *echo.Context) (string, error) {
 	return n, appspec.ValidateAppName(n)
 }
 
-func bindSpec(c *echo.Context) (appspec.Application, error) {
-	var spec appspec.Application
-	if err := echo.BindBody(c, &spec); err != nil {
-		return spec, problem(http.StatusBadRequest, "request body is not a valid application: "+err.Error())
+// readSpec reads an application from the body: Windlass's own JSON or
+// YAML, or an Argo CD Application (converted; unsupported Argo CD fields
+// are rejected by name).
+func readSpec(c *echo.Context) (appspec.Application, error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return appspec.Application{}, err
 	}
-	spec = spec.Defaulted()
-	return spec, spec.Validate()
+	return appspec.ParseApplication(body)
+}
+
+// checkProject answers 403 with the reason when the app's project does not
+// exist or does not permit its sources and destination.
+func (s *Server) checkProject(ctx context.Context, spec appspec.Application) error {
+	p, err := s.opts.Settings.Project(ctx, spec.Project)
+	if errors.Is(err, project.ErrNotFound) {
+		pr := problem(http.StatusForbidden, "project "+spec.Project+" does not exist")
+		pr.Field = "project"
+		return pr
+	}
+	if err != nil {
+		return err
+	}
+	var fe *appspec.FieldError
+	if err := p.CheckApp(spec); errors.As(err, &fe) {
+		pr := problem(http.StatusForbidden, fe.Reason)
+		pr.Field = fe.Field
+		return pr
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // createApp creates an application (409 if it exists, unless ?upsert=true).
 func (s *Server) createApp(c *echo.Context) error {
-	spec, err := bindSpec(c)
+	spec, err := readSpec(c)
 	if err != nil {
 		return err
 	}
+	if err := s.authorize(c, rbac.ResourceApplications, rbac.ActionCreate, rbac.AppObject(spec.Project, spec.Name)); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
+	if err := s.checkProject(ctx, spec); err != nil {
+		return err
+	}
 	id := workflows.AppWorkflowID(spec.Project, spec.Name)
-	if c.QueryParam("upsert") != "true" {
-		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
-		switch {
-		case err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			return problem(http.StatusConflict, fmt.Sprintf("application %s/%s already exists (use PUT, or ?upsert=true)", spec.Project, spec.Name))
-		case err != nil && !isNotFound(err):
+	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+	exists := err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	switch {
+	case err != nil && !isNotFound(err):
+		return err
+	case exists && c.QueryParam("upsert") != "true":
+		return problem(http.StatusConflict, fmt.Sprintf("application %s/%s already exists (use PUT, or ?upsert=true)", spec.Project, spec.Name))
+	case exists:
+		if err := s.authorize(c, rbac.ResourceApplications, rbac.ActionUpdate, rbac.AppObject(spec.Project, spec.Name)); err != nil {
 			return err
 		}
 	}
@@ -72,14 +113,26 @@ func (s *Server) createApp(c *echo.Context) error {
 
 // updateApp replaces the spec of an existing application.
 func (s *Server) updateApp(c *echo.Context) error {
-	spec, err := bindSpec(c)
+	spec, err := readSpec(c)
 	if err != nil {
 		return err
 	}
 	if spec.Name != c.Param("name") {
 		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "name in the body does not match the URL", Field: "name"}
 	}
+	return s.replaceSpec(c, spec)
+}
+
+// replaceSpec checks the caller and the project, then sets the spec of
+// an existing application.
+func (s *Server) replaceSpec(c *echo.Context, spec appspec.Application) error {
+	if err := s.authorize(c, rbac.ResourceApplications, rbac.ActionUpdate, rbac.AppObject(spec.Project, spec.Name)); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
+	if err := s.checkProject(ctx, spec); err != nil {
+		return err
+	}
 	if _, err := s.c.DescribeWorkflowExecution(ctx, workflows.AppWorkflowID(spec.Project, spec.Name), ""); err != nil {
 		return err
 	}
@@ -88,6 +141,38 @@ func (s *Server) updateApp(c *echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, view)
+}
+
+// patchApp applies a JSON merge patch (RFC 7386) to the spec.
+func (s *Server) patchApp(c *echo.Context) error {
+	id, proj, name, err := s.app(c, rbac.ActionUpdate)
+	if err != nil {
+		return err
+	}
+	patch, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	view, err := s.status(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	cur, err := json.Marshal(view.Spec)
+	if err != nil {
+		return err
+	}
+	merged, err := jsonpatch.MergePatch(cur, patch)
+	if err != nil {
+		return problem(http.StatusBadRequest, "the body is not a JSON merge patch: "+err.Error())
+	}
+	spec, err := appspec.ParseApplication(merged)
+	if err != nil {
+		return err
+	}
+	if spec.Name != name || spec.Project != proj {
+		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "a patch cannot rename an application or move it to another project", Field: "name"}
+	}
+	return s.replaceSpec(c, spec)
 }
 
 // upsert does the Update-With-Start of setSpec.
@@ -116,29 +201,45 @@ func (s *Server) upsert(ctx context.Context, spec appspec.Application) (workflow
 	return view, nil
 }
 
-func (s *Server) appID(c *echo.Context) (string, error) {
-	name, err := appName(c)
+// app reads the app's name and ?project=, and checks that the caller may
+// do action on it.
+func (s *Server) app(c *echo.Context, action string) (id, proj, name string, err error) {
+	name, err = appName(c)
 	if err != nil {
-		return "", err
+		return "", "", "", err
 	}
-	proj, err := project(c)
+	proj, err = projectParam(c)
 	if err != nil {
-		return "", err
+		return "", "", "", err
 	}
-	return workflows.AppWorkflowID(proj, name), nil
+	if err := s.authorize(c, rbac.ResourceApplications, action, rbac.AppObject(proj, name)); err != nil {
+		return "", "", "", err
+	}
+	return workflows.AppWorkflowID(proj, name), proj, name, nil
+}
+
+// appID is app for handlers that need only the workflow ID.
+func (s *Server) appID(c *echo.Context, action string) (string, error) {
+	id, _, _, err := s.app(c, action)
+	return id, err
+}
+
+func (s *Server) status(ctx context.Context, id string) (workflows.AppView, error) {
+	var view workflows.AppView
+	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	if err != nil {
+		return view, err
+	}
+	return view, v.Get(&view)
 }
 
 func (s *Server) getApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionGet)
 	if err != nil {
 		return err
 	}
-	v, err := s.c.QueryWorkflow(c.Request().Context(), id, "", workflows.QueryStatus)
+	view, err := s.status(c.Request().Context(), id)
 	if err != nil {
-		return err
-	}
-	var view workflows.AppView
-	if err := v.Get(&view); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, view)
@@ -148,7 +249,7 @@ func (s *Server) getApp(c *echo.Context) error {
 // ID at once; by default it waits for the sync to end and returns its
 // result (200 when it succeeded, 409 with the result when it did not).
 func (s *Server) syncApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionSync)
 	if err != nil {
 		return err
 	}
@@ -158,13 +259,13 @@ func (s *Server) syncApp(c *echo.Context) error {
 			return problem(http.StatusBadRequest, "request body is not a valid sync request: "+err.Error())
 		}
 	}
-	body.Initiator = "api"
+	body.Initiator = initiator(c)
 	return s.runOperation(c, id, workflows.UpdateSync, body)
 }
 
 // rollbackApp re-syncs a past sync's exact revision and sources.
 func (s *Server) rollbackApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionRollback)
 	if err != nil {
 		return err
 	}
@@ -172,7 +273,7 @@ func (s *Server) rollbackApp(c *echo.Context) error {
 	if err := echo.BindBody(c, &body); err != nil || body.ID == "" {
 		return problem(http.StatusBadRequest, "request body must name the sync to roll back to: {\"id\": \"sync/<project>/<app>/<n>\"}")
 	}
-	body.Initiator = "api"
+	body.Initiator = initiator(c)
 	return s.runOperation(c, id, workflows.UpdateRollback, body)
 }
 
@@ -245,12 +346,12 @@ func WaitSync(ctx context.Context, c client.Client, syncID string) (workflows.Sy
 
 // terminateApp cancels the running operation.
 func (s *Server) terminateApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionSync)
 	if err != nil {
 		return err
 	}
 	h, err := s.c.UpdateWorkflow(c.Request().Context(), client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: workflows.UpdateTerminate, Args: []any{workflows.TerminateRequest{Initiator: "api"}},
+		WorkflowID: id, UpdateName: workflows.UpdateTerminate, Args: []any{workflows.TerminateRequest{Initiator: initiator(c)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -265,7 +366,7 @@ func (s *Server) terminateApp(c *echo.Context) error {
 // deleteApp deletes the app's resources (?cascade=foreground|background|
 // orphan, default foreground) and ends its workflow.
 func (s *Server) deleteApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionDelete)
 	if err != nil {
 		return err
 	}
@@ -273,7 +374,7 @@ func (s *Server) deleteApp(c *echo.Context) error {
 	defer cancel()
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: id, UpdateName: workflows.UpdateDelete,
-		Args:         []any{workflows.DeleteRequest{Cascade: c.QueryParam("cascade"), Initiator: "api"}},
+		Args:         []any{workflows.DeleteRequest{Cascade: c.QueryParam("cascade"), Initiator: initiator(c)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -300,14 +401,14 @@ type ApprovedDeletion struct {
 // Prune=confirm (the running sync waits) or Delete=confirm (the app's
 // deletion waits), as Argo CD's "confirm deletion".
 func (s *Server) confirmDeletion(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionDelete)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: id, UpdateName: workflows.UpdateApproveDeletion,
-		Args:         []any{workflows.ApproveDeletionRequest{Initiator: "api"}},
+		Args:         []any{workflows.ApproveDeletionRequest{Initiator: initiator(c)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -323,7 +424,7 @@ func (s *Server) confirmDeletion(c *echo.Context) error {
 // queryApp answers a read-only query of the app workflow.
 func (s *Server) queryApp(name string, into func() any) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		id, err := s.appID(c)
+		id, err := s.appID(c, rbac.ActionGet)
 		if err != nil {
 			return err
 		}
@@ -340,33 +441,16 @@ func (s *Server) queryApp(name string, into func() any) echo.HandlerFunc {
 }
 
 func (s *Server) refreshApp(c *echo.Context) error {
-	id, err := s.appID(c)
+	id, err := s.appID(c, rbac.ActionGet)
 	if err != nil {
 		return err
 	}
 	hard, _ := strconv.ParseBool(c.QueryParam("hard"))
-	err = s.c.SignalWorkflow(c.Request().Context(), id, "", workflows.SignalRefresh, workflows.RefreshRequest{Hard: hard, Reason: "api"})
+	err = s.c.SignalWorkflow(c.Request().Context(), id, "", workflows.SignalRefresh, workflows.RefreshRequest{Hard: hard, Reason: "api: " + initiator(c)})
 	if err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusAccepted)
-}
-
-// AppSummary is one row of the application list, read from visibility.
-type AppSummary struct {
-	Name     string `json:"name"`
-	Project  string `json:"project"`
-	Sync     string `json:"sync"`
-	Health   string `json:"health"`
-	Revision string `json:"revision,omitempty"`
-	Cluster  string `json:"cluster,omitempty"`
-}
-
-// AppList is a page of applications.
-type AppList struct {
-	Items []AppSummary `json:"items"`
-	// Next is the cursor of the next page, empty on the last page.
-	Next string `json:"next,omitempty"`
 }
 
 // page reads ?limit= (1–1000, default 100) and ?cursor=.
@@ -392,6 +476,8 @@ type SyncRecord struct {
 	Status   string    `json:"status"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitzero"`
+	// TemporalURL is the sync's page in the Temporal UI.
+	TemporalURL string `json:"temporalURL,omitempty"`
 }
 
 // SyncList is a page of the full sync history, newest first.
@@ -403,11 +489,7 @@ type SyncList struct {
 // syncHistory lists every SyncWorkflow of the app through visibility: the
 // full history, beyond the recent syncs the app workflow keeps.
 func (s *Server) syncHistory(c *echo.Context) error {
-	name, err := appName(c)
-	if err != nil {
-		return err
-	}
-	proj, err := project(c)
+	_, proj, name, err := s.app(c, rbac.ActionGet)
 	if err != nil {
 		return err
 	}
@@ -428,6 +510,10 @@ func (s *Server) syncHistory(c *echo.Context) error {
 		if e.GetCloseTime() != nil {
 			r.Finished = e.GetCloseTime().AsTime()
 		}
+		if base := strings.TrimSuffix(s.opts.TemporalUIURL, "/"); base != "" {
+			r.TemporalURL = base + "/namespaces/" + url.PathEscape(s.opts.Namespace) + "/workflows/" +
+				url.PathEscape(r.ID) + "/" + url.PathEscape(e.GetExecution().GetRunId()) + "/history"
+		}
 		out.Items = append(out.Items, r)
 	}
 	if len(resp.NextPageToken) > 0 {
@@ -436,18 +522,91 @@ func (s *Server) syncHistory(c *echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// AppSummary is one row of the application list, read from visibility.
+type AppSummary struct {
+	Name      string   `json:"name"`
+	Project   string   `json:"project"`
+	Sync      string   `json:"sync"`
+	Health    string   `json:"health"`
+	Revision  string   `json:"revision,omitempty"`
+	Cluster   string   `json:"cluster,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
+	Repos     []string `json:"repos,omitempty"`
+}
+
+// AppList is a page of applications.
+type AppList struct {
+	Items []AppSummary `json:"items"`
+	// Next is the cursor of the next page, empty on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// listFilters map query parameters onto search attributes.
+var listFilters = []struct{ param, attr string }{
+	{"project", workflows.SearchAttrProject},
+	{"sync", workflows.SearchAttrSync},
+	{"health", workflows.SearchAttrHealth},
+	{"cluster", workflows.SearchAttrCluster},
+	{"namespace", workflows.SearchAttrNamespace},
+}
+
+// visibilityValue quotes a value for a visibility query; values with
+// quotes or backslashes are refused rather than escaped.
+func visibilityValue(param, v string) (string, error) {
+	if strings.ContainsAny(v, "'\\\"\n") || len(v) > 512 {
+		return "", &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: param + " contains characters that cannot be searched for", Field: param}
+	}
+	return "'" + v + "'", nil
+}
+
+// listQuery builds the visibility query of the list's filters.
+func listQuery(c *echo.Context) (string, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName)
+	add := func(param, attr, op, v string) error {
+		qv, err := visibilityValue(param, v)
+		if err != nil {
+			return err
+		}
+		q += " AND " + attr + " " + op + " " + qv
+		return nil
+	}
+	for _, f := range listFilters {
+		if v := c.QueryParam(f.param); v != "" {
+			if err := add(f.param, f.attr, "=", v); err != nil {
+				return "", err
+			}
+		}
+	}
+	if v := c.QueryParam("repo"); v != "" {
+		if err := add("repo", workflows.SearchAttrRepo, "=", appspec.NormalizeRepoURL(v)); err != nil {
+			return "", err
+		}
+	}
+	if v := c.QueryParam("search"); v != "" {
+		if err := add("search", workflows.SearchAttrName, "STARTS_WITH", v); err != nil {
+			return "", err
+		}
+	}
+	switch c.QueryParam("sort") {
+	case "", "-created":
+		// Visibility lists the newest first.
+	default:
+		return "", &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest,
+			Detail: "sort must be -created (newest first): the visibility store orders by start time only", Field: "sort"}
+	}
+	return q, nil
+}
+
+// listApps lists applications from the visibility index, filtered, a page
+// at a time, keeping only those the caller may get.
 func (s *Server) listApps(c *echo.Context) error {
 	limit, token, err := page(c)
 	if err != nil {
 		return err
 	}
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName)
-	if p := c.QueryParam("project"); p != "" {
-		proj, err := project(c)
-		if err != nil {
-			return err
-		}
-		q += fmt.Sprintf(" AND %s = '%s'", workflows.SearchAttrProject, proj)
+	q, err := listQuery(c)
+	if err != nil {
+		return err
 	}
 	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
@@ -458,22 +617,36 @@ func (s *Server) listApps(c *echo.Context) error {
 	out := AppList{Items: make([]AppSummary, 0, len(resp.Executions))}
 	for _, e := range resp.Executions {
 		proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
-		if !ok {
+		if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
 			continue
 		}
 		sa := e.GetSearchAttributes().GetIndexedFields()
 		out.Items = append(out.Items, AppSummary{
 			Name: name, Project: proj,
-			Sync:     keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
-			Health:   keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
-			Revision: keyword(sa, workflows.SearchAttrRev, ""),
-			Cluster:  keyword(sa, workflows.SearchAttrCluster, ""),
+			Sync:      keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
+			Health:    keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
+			Revision:  keyword(sa, workflows.SearchAttrRev, ""),
+			Cluster:   keyword(sa, workflows.SearchAttrCluster, ""),
+			Namespace: keyword(sa, workflows.SearchAttrNamespace, ""),
+			Repos:     keywords(sa, workflows.SearchAttrRepo),
 		})
 	}
 	if len(resp.NextPageToken) > 0 {
 		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+func keywords(sa map[string]*commonpb.Payload, key string) []string {
+	p, ok := sa[key]
+	if !ok {
+		return nil
+	}
+	var v []string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &v); err != nil {
+		return nil
+	}
+	return v
 }
 
 func keyword(sa map[string]*commonpb.Payload, key, def string) string {

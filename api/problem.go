@@ -10,7 +10,9 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -69,6 +71,14 @@ func toProblem(err error) *Problem {
 		case workflows.ErrTypeRevisionNotFound:
 			return problem(http.StatusUnprocessableEntity, app.Message())
 		}
+	}
+	switch {
+	case errors.Is(err, settings.ErrNotFound), errors.Is(err, project.ErrNotFound):
+		return problem(http.StatusNotFound, err.Error())
+	case errors.Is(err, settings.ErrReadOnly):
+		return problem(http.StatusConflict, err.Error())
+	case errors.Is(err, settings.ErrInvalid), errors.Is(err, appspec.ErrInvalid):
+		return problem(http.StatusBadRequest, err.Error())
 	}
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {

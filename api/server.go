@@ -1,15 +1,21 @@
 package api
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 	"go.temporal.io/sdk/client"
 
+	"github.com/windlass-cd/windlass/api/auth"
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -23,6 +29,24 @@ type Options struct {
 	Namespace string
 	// SyncTimeout bounds how long POST .../sync waits for the sync to end.
 	SyncTimeout time.Duration
+	// RequestTimeout bounds every other request (default 60 s).
+	RequestTimeout time.Duration
+
+	// Auth authenticates callers; RBAC authorises them; Settings keeps
+	// projects, repositories and clusters. All three are required.
+	Auth     *auth.Service
+	RBAC     *rbac.Enforcer
+	Settings *settings.Store
+	// Webhook holds the Git webhook secrets.
+	Webhook webhook.Config
+	// TemporalUIURL is the Temporal UI's base URL, for links to syncs.
+	TemporalUIURL string
+	// ClusterCheck tests a cluster's connection before it is registered
+	// (nil: kube discovery of its version).
+	ClusterCheck func(c settings.Cluster) error
+	// RepoCheck tests a repository's connection before it is registered
+	// (nil: an ls-remote with its credential).
+	RepoCheck func(r settings.Repository) error
 }
 
 // Server is the REST API.
@@ -35,8 +59,14 @@ type Server struct {
 // maxBodyBytes caps request bodies.
 const maxBodyBytes = 1 << 20
 
+// publicRoutes need no authentication.
+var publicRoutes = []string{"GET /healthz", "POST /api/v1/session", "POST " + webhook.Path, "GET /api/v1/openapi.json"}
+
 // New builds the API on a Temporal client.
-func New(c client.Client, opts Options) *Server {
+func New(c client.Client, opts Options) (*Server, error) {
+	if opts.Auth == nil || opts.RBAC == nil || opts.Settings == nil {
+		return nil, errors.New("api: Auth, RBAC and Settings are required")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -49,16 +79,33 @@ func New(c client.Client, opts Options) *Server {
 	if opts.SyncTimeout == 0 {
 		opts.SyncTimeout = 10 * time.Minute
 	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = time.Minute
+	}
 	e := echo.NewWithConfig(echo.Config{Logger: opts.Logger, HTTPErrorHandler: errorHandler(opts.Logger)})
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(maxBodyBytes))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
+		Timeout: opts.RequestTimeout,
+		// Operations wait up to SyncTimeout; streams run until closed.
+		Skipper: func(c *echo.Context) bool {
+			p := c.Path()
+			return strings.HasSuffix(p, "/sync") || strings.HasSuffix(p, "/rollback") || strings.HasPrefix(p, "/api/v1/stream") ||
+				(c.Request().Method == http.MethodDelete && p == "/api/v1/applications/:name")
+		},
+	}))
+	e.Use(opts.Auth.Middleware(auth.WithSkipper(auth.PublicPaths(publicRoutes...))))
 	s := &Server{e: e, c: c, opts: opts}
 	e.GET("/healthz", func(c *echo.Context) error { return c.String(http.StatusOK, "ok") })
+	hook := webhook.NewHandler(opts.Webhook, appFinder{s}, appFinder{s}, opts.Logger)
+	e.POST(webhook.Path, hook.Handle)
 	v1 := e.Group("/api/v1")
+	opts.Auth.RegisterRoutes(v1)
 	v1.GET("/applications", s.listApps)
 	v1.POST("/applications", s.createApp)
 	v1.GET("/applications/:name", s.getApp)
 	v1.PUT("/applications/:name", s.updateApp)
+	v1.PATCH("/applications/:name", s.patchApp)
 	v1.POST("/applications/:name/sync", s.syncApp)
 	v1.POST("/applications/:name/refresh", s.refreshApp)
 	v1.POST("/applications/:name/rollback", s.rollbackApp)
@@ -69,7 +116,11 @@ func New(c client.Client, opts Options) *Server {
 	v1.GET("/applications/:name/syncs", s.syncHistory)
 	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
-	return s
+	s.projectRoutes(v1)
+	s.repoRoutes(v1)
+	s.clusterRoutes(v1)
+	s.accountRoutes(v1)
+	return s, nil
 }
 
 // ServeHTTP makes the server an http.Handler.

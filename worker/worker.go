@@ -23,6 +23,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	NoClusterWatch bool
 	// Plugins are the config-management plugins renders may use.
 	Plugins []render.PluginConfig
+	// Settings, when set, serves the projects (unless Projects is set),
+	// the credentials of registered repositories (before Credentials) and
+	// the registered destination clusters.
+	Settings *settings.Store
 }
 
 // CacheConfig bounds the worker's caches.
@@ -130,7 +135,17 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Cache.RefTTL >= 0 {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}
-	src, err := source.New(cfg.CacheDir, cfg.Credentials, log, srcOpts...)
+	var creds source.CredentialResolver = cfg.Credentials
+	if cfg.Settings != nil {
+		creds = &settings.RepoAuth{Store: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts")}
+		if cfg.KubeOptions.Resolver == nil {
+			cfg.KubeOptions.Resolver = cfg.Settings.ClusterConfig
+		}
+		if cfg.Projects == nil {
+			cfg.Projects = cfg.Settings
+		}
+	}
+	src, err := source.New(cfg.CacheDir, creds, log, srcOpts...)
 	if err != nil {
 		return nil, err
 	}

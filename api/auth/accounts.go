@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,4 +192,14 @@ func (s *Service) checkSubject(subject, kind string) error {
 func isProjectRole(subject string) bool {
 	parts := strings.Split(subject, ":")
 	return len(parts) == 3 && parts[0] == "proj" && dnsLabel.MatchString(parts[1]) && dnsLabel.MatchString(parts[2])
+}
+
+// Accounts lists the local accounts, admin included, sorted by name.
+func (s *Service) Accounts() []AccountConfig {
+	out := make([]AccountConfig, 0, len(s.accounts))
+	for _, name := range slices.Sorted(maps.Keys(s.accounts)) {
+		a := s.accounts[name]
+		out = append(out, AccountConfig{Name: name, Enabled: a.enabled, Capabilities: slices.Clone(a.capabilities)})
+	}
+	return out
 }

@@ -20,6 +20,17 @@ type common struct {
 	TemporalAddr string
 	Namespace    string
 	LogLevel     string
+	// ManagementNamespace is the Kubernetes namespace of Windlass's own
+	// Secrets: settings, accounts, signing keys.
+	ManagementNamespace string
+}
+
+// apiSettings are the settings of the API (server and dev roles).
+type apiSettings struct {
+	// AuthConfig is a YAML or JSON file: accounts and the RBAC policy.
+	AuthConfig string
+	// TemporalUIURL links syncs to their Temporal UI page.
+	TemporalUIURL string
 }
 
 // workerSettings are the settings of the worker role.
@@ -54,6 +65,7 @@ type workerSettings struct {
 type devConfig struct {
 	common
 	workerSettings
+	apiSettings
 	DataDir string
 	APIAddr string
 	UIAddr  string
@@ -62,7 +74,10 @@ type devConfig struct {
 // serverConfig configures `windlass server`.
 type serverConfig struct {
 	common
-	APIAddr string
+	apiSettings
+	APIAddr    string
+	RedisAddr  string
+	Kubeconfig string
 }
 
 // workerConfig configures `windlass worker`.
@@ -104,6 +119,12 @@ func bindCommon(fs *flag.FlagSet, c *common, temporalDefault string) {
 	fs.StringVar(&c.TemporalAddr, "temporal-address", env("TEMPORAL_ADDRESS", envOr("TEMPORAL_ADDRESS", temporalDefault)), "Temporal frontend host:port (env WINDLASS_TEMPORAL_ADDRESS or TEMPORAL_ADDRESS)")
 	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "Temporal namespace (env WINDLASS_NAMESPACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env WINDLASS_LOG_LEVEL)")
+	fs.StringVar(&c.ManagementNamespace, "management-namespace", env("MANAGEMENT_NAMESPACE", "windlass"), "Kubernetes namespace of Windlass's Secrets: settings, accounts, keys (env WINDLASS_MANAGEMENT_NAMESPACE)")
+}
+
+func bindAPI(fs *flag.FlagSet, a *apiSettings) {
+	fs.StringVar(&a.AuthConfig, "auth-config", env("AUTH_CONFIG", ""), "YAML or JSON file: local accounts, RBAC policy (policy.csv lines) and policy default (env WINDLASS_AUTH_CONFIG)")
+	fs.StringVar(&a.TemporalUIURL, "temporal-ui-url", env("TEMPORAL_UI_URL", ""), "Temporal UI base URL, for links to syncs (env WINDLASS_TEMPORAL_UI_URL)")
 }
 
 func envOr(name, def string) string {
@@ -211,6 +232,7 @@ func loadDevConfig(args []string) (devConfig, error) {
 	fs.StringVar(&c.UIAddr, "temporal-ui-address", env("TEMPORAL_UI_ADDRESS", "127.0.0.1:8233"), `Temporal UI listen address ("off" disables it)`)
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
 	bindWorker(fs, &c.workerSettings, "")
+	bindAPI(fs, &c.apiSettings)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -230,9 +252,15 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	var c serverConfig
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.StringVar(&c.APIAddr, "api-address", env("API_ADDRESS", "127.0.0.1:8080"), "REST API listen address")
+	fs.StringVar(&c.RedisAddr, "redis-address", env("REDIS_ADDRESS", ""), "Redis host:port for revoked sessions (env WINDLASS_REDIS_ADDRESS)")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", envOr("KUBECONFIG", ""), "kubeconfig of the management cluster, where Windlass's Secrets live (env KUBECONFIG)")
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
+	bindAPI(fs, &c.apiSettings)
 	if err := parse(fs, args); err != nil {
 		return c, err
+	}
+	if c.RedisAddr == "" {
+		return c, errors.New("invalid configuration: redis-address is required")
 	}
 	if err := c.common.validate(); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)

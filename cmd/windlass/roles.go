@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,15 +13,21 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
-	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/api/auth"
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/worker"
@@ -86,18 +91,35 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	cleanup = append(cleanup, c.Close)
 
 	cfg.workerSettings.namespace = cfg.Namespace
-	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig)
+	store, sets, err := openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
+	if err != nil {
+		return err
+	}
+	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
 	}
 	cleanup = append(cleanup, stopWorker)
 
-	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, cfg.RefreshSeconds)
+	if cfg.TemporalUIURL == "" {
+		cfg.TemporalUIURL = dev.UIURL()
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	cleanup = append(cleanup, func() { _ = rdb.Close() })
+	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, cfg.apiSettings, cfg.Namespace, cfg.RefreshSeconds)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nWindlass is running.\n  REST API:     http://%s/api/v1/applications\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
-		ln.Addr(), orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
+	srv, ln, err := listenAPI(h, cfg.APIAddr)
+	if err != nil {
+		return err
+	}
+	login := "admin (its password was printed at the first start; stored hashed)"
+	if password != "" {
+		login = "admin / " + password + "   <- shown once; change it with windlass account update-password"
+	}
+	fmt.Printf("\nWindlass is running.\n  REST API:     http://%s/api/v1/applications\n  Login:        %s\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
+		ln.Addr(), login, orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
 	log.Info(msgReady, "api", ln.Addr().String(), "temporal_ui", dev.UIURL())
 	return serve(ctx, log, srv, ln)
 }
@@ -129,7 +151,24 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 		return err
 	}
 	defer c.Close()
-	srv, ln, err := listenAPI(log, c, cfg.APIAddr, cfg.Namespace, 0)
+	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("the server keeps its settings in Kubernetes Secrets: %w", err)
+	}
+	store, sets, err := openSettings(kcfg, cfg.ManagementNamespace, "")
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.RedisAddr})
+	defer rdb.Close()
+	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, cfg.apiSettings, cfg.Namespace, 0)
+	if err != nil {
+		return err
+	}
+	if password != "" {
+		fmt.Printf("initial admin password (shown once, stored hashed): %s\n", password)
+	}
+	srv, ln, err := listenAPI(h, cfg.APIAddr)
 	if err != nil {
 		return err
 	}
@@ -144,7 +183,15 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	}
 	defer c.Close()
 	cfg.workerSettings.namespace = cfg.Namespace
-	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig)
+	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	_, sets, err := openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
+	if err != nil {
+		return err
+	}
+	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
 	}
@@ -155,16 +202,12 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	return nil
 }
 
-func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string) (func(), error) {
+func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string, sets *settings.Store) (func(), error) {
 	kcfg, err := kube.LoadConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	creds, err := w.credentials()
-	if err != nil {
-		return nil, err
-	}
-	projects, err := loadProjects(w.ProjectsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +234,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
-		Credentials: creds, Namespace: w.namespace, Projects: projects, Health: checker,
+		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins,
 	})
 	if err != nil {
@@ -205,16 +248,122 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	return func() { wk.Stop(); _ = rdb.Close() }, nil
 }
 
-func listenAPI(log *slog.Logger, c client.Client, addr, namespace string, refresh int) (*http.Server, net.Listener, error) {
-	h := api.New(c, api.Options{
-		Logger: log, Namespace: namespace,
-		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true},
-	})
+func listenAPI(h http.Handler, addr string) (*http.Server, net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen for the api on %s: %w", addr, err)
 	}
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln, nil
+}
+
+// openSettings opens the secret store in the management namespace and the
+// settings on it, with the projects file's projects read-only.
+func openSettings(kcfg *rest.Config, namespace, projectsFile string) (secretstore.Store, *settings.Store, error) {
+	cs, err := kubernetes.NewForConfig(kcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := secretstore.NewKubernetes(cs, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	projects, err := loadProjects(projectsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	sets, err := settings.New(store, projects...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, sets, nil
+}
+
+// authFile is the --auth-config file.
+type authFile struct {
+	Accounts []auth.AccountConfig `json:"accounts,omitempty"`
+	// Policy holds policy.csv lines; PolicyDefault the role every
+	// authenticated caller has (role:readonly, say).
+	Policy        string `json:"policy,omitempty"`
+	PolicyDefault string `json:"policyDefault,omitempty"`
+}
+
+func loadAuthFile(path string) (authFile, error) {
+	var f authFile
+	if path == "" {
+		return f, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("auth config: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+		return f, fmt.Errorf("auth config %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// webhookSecrets come from the environment only, never from flags or files
+// that end up in logs.
+func webhookSecrets() webhook.Secrets {
+	return webhook.Secrets{
+		GitHub: os.Getenv("WINDLASS_WEBHOOK_GITHUB_SECRET"), GitLab: os.Getenv("WINDLASS_WEBHOOK_GITLAB_SECRET"),
+		Bitbucket: os.Getenv("WINDLASS_WEBHOOK_BITBUCKET_SECRET"),
+	}
+}
+
+const (
+	msgProjectsReload = "reload of project roles failed"
+	projectsReload    = 30 * time.Second
+)
+
+// buildAPI makes the REST API: accounts (bootstrapping admin, whose first
+// password it returns), RBAC, settings and webhooks. It reloads the project
+// roles periodically, for the changes other replicas make.
+func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secretstore.Store, sets *settings.Store,
+	rdb redis.UniversalClient, a apiSettings, namespace string, refresh int) (*api.Server, string, error) {
+	af, err := loadAuthFile(a.AuthConfig)
+	if err != nil {
+		return nil, "", err
+	}
+	authSvc, err := auth.New(auth.Config{Accounts: af.Accounts}, store, auth.RedisRevocations{Client: rdb}, log)
+	if err != nil {
+		return nil, "", err
+	}
+	password, err := authSvc.Bootstrap(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	projects, err := sets.Projects(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	enf, err := rbac.New(rbac.Config{PolicyCSV: af.Policy, DefaultRole: af.PolicyDefault}, projects)
+	if err != nil {
+		return nil, "", fmt.Errorf("auth config: %w", err)
+	}
+	srv, err := api.New(c, api.Options{
+		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
+		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL,
+		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true},
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	go func() {
+		t := time.NewTicker(projectsReload)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := srv.ReloadProjects(ctx); err != nil && ctx.Err() == nil {
+					log.Warn(msgProjectsReload, "error", err)
+				}
+			}
+		}
+	}()
+	return srv, password, nil
 }
 
 // serve serves until ctx ends, then shuts down gracefully.
@@ -235,21 +384,21 @@ func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Liste
 	return nil
 }
 
-// loadProjects reads a JSON list of projects (Argo CD AppProject specs in
-// Windlass's form); the default project always exists.
-func loadProjects(path string) (*project.StaticStore, error) {
+// loadProjects reads a JSON or YAML list of projects (Windlass's form);
+// the default project always exists.
+func loadProjects(path string) ([]appspec.Project, error) {
 	if path == "" {
-		return project.NewStaticStore()
+		return nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("projects file: %w", err)
 	}
 	var list []appspec.Project
-	if err := json.Unmarshal(b, &list); err != nil {
+	if err := yaml.UnmarshalStrict(b, &list); err != nil {
 		return nil, fmt.Errorf("projects file %s: %w", path, err)
 	}
-	return project.NewStaticStore(list...)
+	return list, nil
 }
 
 // loadPlugins reads a YAML or JSON list of plugins (Argo CD's plugin.yaml

@@ -32,8 +32,15 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
-// call does an API request and decodes the JSON answer into out (if not nil).
+// call does an API request as admin and decodes the JSON answer into out
+// (if not nil).
 func call(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	return callAs(t, bed.token, method, path, body, out)
+}
+
+// callAs does an API request with a bearer token ("" for none).
+func callAs(t *testing.T, token, method, path string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -52,6 +59,9 @@ func call(t *testing.T, method, path string, body any, out any) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +19,11 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/api/auth"
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/api/webhook"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/worker"
@@ -34,7 +42,15 @@ var bed struct {
 	api      *httptest.Server
 	kube     kubernetes.Interface
 	logs     *os.File
+	// token is the admin's session; viewerToken a role:readonly user's.
+	token, viewerToken string
+	// hookSecret signs GitHub webhooks.
+	hookSecret string
+	settings   *settings.Store
 }
+
+// viewerPassword is the password of the e2e account "viewer".
+const viewerPassword = "viewer-password-e2e"
 
 func TestMain(m *testing.M) {
 	os.Exit(setup(m))
@@ -104,7 +120,20 @@ func setup(m *testing.M) int {
 
 	rdb := redis.NewClient(&redis.Options{Addr: env.RedisAddr})
 	defer rdb.Close()
+	bed.kube, err = kubernetes.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		return fail(err)
+	}
+	store, err := secretstore.NewKubernetes(bed.kube, fmt.Sprintf("windlass-e2e-%d", time.Now().UnixNano()%1e9))
+	if err != nil {
+		return fail(err)
+	}
+	bed.settings, err = settings.New(store)
+	if err != nil {
+		return fail(err)
+	}
 	w, err := worker.New(worker.Config{
+		Settings: bed.settings,
 		Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
 		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(),
 		Credentials: source.Credentials{Repos: []source.RepoCredential{
@@ -120,15 +149,41 @@ func setup(m *testing.M) int {
 	}
 	defer w.Stop()
 
-	bed.kube, err = kubernetes.NewForConfig(env.Cluster.Config)
+	authSvc, err := auth.New(auth.Config{Accounts: []auth.AccountConfig{
+		{Name: "viewer", Enabled: true, Capabilities: []string{auth.CapabilityLogin}},
+	}}, store, auth.RedisRevocations{Client: rdb}, log)
 	if err != nil {
 		return fail(err)
 	}
-	bed.api = httptest.NewServer(api.New(bed.temporal, api.Options{
-		Logger: log, Namespace: dev.Namespace(),
+	adminPassword, err := authSvc.Bootstrap(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	admin := auth.ContextWithPrincipal(ctx, auth.Principal{Name: auth.AdminAccount, Kind: auth.KindSession})
+	if err := authSvc.SetPassword(admin, "viewer", adminPassword, viewerPassword); err != nil {
+		return fail(err)
+	}
+	enf, err := rbac.New(rbac.Config{PolicyCSV: "g, viewer, role:readonly\n"}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	bed.hookSecret = fmt.Sprintf("hook-secret-%d", time.Now().UnixNano())
+	srv, err := api.New(bed.temporal, api.Options{
+		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: bed.settings,
+		Webhook:   webhook.Config{Secrets: webhook.Secrets{GitHub: bed.hookSecret}},
 		AppConfig: workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
-	}))
+	})
+	if err != nil {
+		return fail(err)
+	}
+	bed.api = httptest.NewServer(srv)
 	defer bed.api.Close()
+	if bed.token, err = login(ctx, auth.AdminAccount, adminPassword); err != nil {
+		return fail(err)
+	}
+	if bed.viewerToken, err = login(ctx, "viewer", viewerPassword); err != nil {
+		return fail(err)
+	}
 	code := m.Run()
 	if dir := os.Getenv("WINDLASS_UPDATE_HISTORIES"); dir != "" && code == 0 {
 		if err := captureHistories(context.Background(), dir, 3); err != nil {
@@ -136,4 +191,26 @@ func setup(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// login opens a session through the API and returns its token.
+func login(ctx context.Context, user, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, bed.api.URL+"/api/v1/session", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Token == "" {
+		return "", fmt.Errorf("login %s: status %d: %v", user, resp.StatusCode, err)
+	}
+	return out.Token, nil
 }

@@ -119,7 +119,7 @@ func TestGuestbookCreateSyncUpdate(t *testing.T) {
 	}
 	var final workflows.AppView
 	call(t, http.MethodGet, "/api/v1/applications/"+name, nil, &final)
-	if len(final.History) != 2 || final.History[0].SHA != sha2 || final.History[1].SHA != sha1 || final.History[0].Initiator != "api" {
+	if len(final.History) != 2 || final.History[0].SHA != sha2 || final.History[1].SHA != sha1 || final.History[0].Initiator != "admin" {
 		t.Fatalf("history = %+v, want the two syncs, newest first", final.History)
 	}
 

@@ -1,0 +1,145 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"k8s.io/client-go/discovery"
+
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+func (s *Server) clusterRoutes(g *echo.Group) {
+	g.GET("/clusters", s.listClusters)
+	g.POST("/clusters", s.createCluster)
+	g.DELETE("/clusters/:name", s.deleteCluster)
+}
+
+// ClusterList lists the destination clusters, without their secrets.
+type ClusterList struct {
+	Items []settings.ClusterView `json:"items"`
+}
+
+// inCluster is the cluster Windlass runs in, always registered.
+var inCluster = settings.ClusterView{Name: "in-cluster", Server: appspec.InClusterServer, HasCredentials: true}
+
+func (s *Server) listClusters(c *echo.Context) error {
+	list, err := s.opts.Settings.Clusters(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := ClusterList{Items: []settings.ClusterView{}}
+	if s.allowed(c, rbac.ResourceClusters, rbac.ActionGet, inCluster.Server) {
+		out.Items = append(out.Items, inCluster)
+	}
+	for _, cl := range list {
+		if s.allowed(c, rbac.ResourceClusters, rbac.ActionGet, cl.Server) {
+			out.Items = append(out.Items, cl.View())
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// ClusterRequest registers a cluster: a server URL with a bearer token or
+// a client certificate (plus CA), or a kubeconfig's context.
+type ClusterRequest struct {
+	settings.Cluster
+	// Kubeconfig is a kubeconfig file's content, Context one of its
+	// contexts (default: its current context).
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+}
+
+// createCluster registers a cluster after testing its connection.
+func (s *Server) createCluster(c *echo.Context) error {
+	var req ClusterRequest
+	if err := echo.BindBody(c, &req); err != nil {
+		return problem(http.StatusBadRequest, "request body is not a valid cluster: "+err.Error())
+	}
+	cl := req.Cluster
+	if req.Kubeconfig != "" {
+		var err error
+		if cl, err = settings.ClusterFromKubeconfig([]byte(req.Kubeconfig), req.Context, req.Name); err != nil {
+			return err
+		}
+	}
+	if err := cl.Validate(); err != nil {
+		return err
+	}
+	if err := s.authorize(c, rbac.ResourceClusters, rbac.ActionCreate, cl.Server); err != nil {
+		return err
+	}
+	check := s.opts.ClusterCheck
+	if check == nil {
+		check = serverVersion
+	}
+	if err := check(cl); err != nil {
+		pr := problem(http.StatusUnprocessableEntity, "connection test failed: "+err.Error())
+		pr.Field = "server"
+		return pr
+	}
+	if err := s.opts.Settings.PutCluster(c.Request().Context(), cl); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, cl.View())
+}
+
+// serverVersion asks the cluster for its version.
+func serverVersion(cl settings.Cluster) error {
+	cfg := cl.RESTConfig()
+	cfg.Timeout = 15 * time.Second
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := d.ServerVersion(); err != nil {
+		return fmt.Errorf("%s: %w", cl.Server, err)
+	}
+	return nil
+}
+
+// deleteCluster forgets a cluster no application deploys to.
+func (s *Server) deleteCluster(c *echo.Context) error {
+	name := c.Param("name")
+	if name == inCluster.Name {
+		return problem(http.StatusBadRequest, "in-cluster is built in and cannot be removed")
+	}
+	ctx := c.Request().Context()
+	cl, err := s.findCluster(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := s.authorize(c, rbac.ResourceClusters, rbac.ActionDelete, cl.Server); err != nil {
+		return err
+	}
+	n, err := s.countApps(ctx, workflows.SearchAttrCluster, cl.Server)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return problem(http.StatusConflict, fmt.Sprintf("cluster %s is the destination of %d applications", name, n))
+	}
+	if err := s.opts.Settings.DeleteCluster(ctx, name); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) findCluster(ctx context.Context, name string) (settings.Cluster, error) {
+	list, err := s.opts.Settings.Clusters(ctx)
+	if err != nil {
+		return settings.Cluster{}, err
+	}
+	for _, cl := range list {
+		if cl.Name == name {
+			return cl, nil
+		}
+	}
+	return settings.Cluster{}, problem(http.StatusNotFound, "cluster "+name+" is not registered")
+}
