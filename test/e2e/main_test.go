@@ -134,7 +134,7 @@ func setup(m *testing.M) int {
 	}
 	w, err := worker.New(worker.Config{
 		Settings: bed.settings,
-		Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
+		Client:   bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
 		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(),
 		Credentials: source.Credentials{Repos: []source.RepoCredential{
 			{URLPrefix: bed.authGit.URL(""), Username: "deploy", PasswordFile: secretFile},
