@@ -614,14 +614,23 @@ func (s *Server) listApps(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := AppList{Items: make([]AppSummary, 0, len(resp.Executions))}
+	out := AppList{Items: s.summaries(c, resp)}
+	if len(resp.NextPageToken) > 0 {
+		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// summaries turns visibility rows into list rows the caller may get.
+func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowExecutionsResponse) []AppSummary {
+	out := make([]AppSummary, 0, len(resp.Executions))
 	for _, e := range resp.Executions {
 		proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
 		if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
 			continue
 		}
 		sa := e.GetSearchAttributes().GetIndexedFields()
-		out.Items = append(out.Items, AppSummary{
+		out = append(out, AppSummary{
 			Name: name, Project: proj,
 			Sync:      keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
 			Health:    keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
@@ -631,10 +640,7 @@ func (s *Server) listApps(c *echo.Context) error {
 			Repos:     keywords(sa, workflows.SearchAttrRepo),
 		})
 	}
-	if len(resp.NextPageToken) > 0 {
-		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
-	}
-	return c.JSON(http.StatusOK, out)
+	return out
 }
 
 func keywords(sa map[string]*commonpb.Payload, key string) []string {

@@ -116,6 +116,8 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/applications/:name/syncs", s.syncHistory)
 	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
+	v1.GET("/stream/applications", s.streamApps)
+	v1.GET("/stream/applications/:name", s.streamApp)
 	s.projectRoutes(v1)
 	s.repoRoutes(v1)
 	s.clusterRoutes(v1)

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -153,5 +155,80 @@ spec:
 	bad := strings.Replace(manifest, "  project: default\n", "  project: default\n  revisionHistoryLimit: 3\n", 1)
 	if code := call(t, http.MethodPost, "/api/v1/applications", bad, &pr); code != http.StatusBadRequest || pr.Field != "spec.revisionHistoryLimit" {
 		t.Fatalf("unsupported Argo CD field: status %d %+v", code, pr)
+	}
+}
+
+// readEvents reads Server-Sent Events from path until done accepts one
+// (nil) or the deadline passes (an error). It may run in any goroutine.
+func readEvents(ctx context.Context, path string, timeout time.Duration, done func(event, data string) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, bed.api.URL+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+bed.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		return fmt.Errorf("stream %s: status %d, content type %q", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	var event string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if done(event, strings.TrimPrefix(line, "data: ")) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("stream %s ended before the expected event: %v", path, sc.Err())
+}
+
+// The app's stream shows a sync's operation while it runs and the
+// result after; the list's stream shows the app's row change.
+func TestStreamsShowSync(t *testing.T) {
+	ns, name := uniq("sse"), uniq("sse")
+	repoURL, work := newRepo(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	if code := call(t, http.MethodPost, "/api/v1/applications", appBody(name, repoURL, "guestbook", ns), nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	listDone := make(chan error, 1)
+	go func() {
+		listDone <- readEvents(t.Context(), "/api/v1/stream/applications?search="+name, time.Minute, func(event, data string) bool {
+			var row api.AppSummary
+			return event == "application" && json.Unmarshal([]byte(data), &row) == nil && row.Name == name && row.Sync == "Synced"
+		})
+	}()
+	var acc workflows.SyncAccepted
+	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/sync?wait=false", nil, &acc); code != http.StatusAccepted {
+		t.Fatalf("sync: status %d", code)
+	}
+	sawOperation := false
+	err := readEvents(t.Context(), "/api/v1/stream/applications/"+name, time.Minute, func(event, data string) bool {
+		var v workflows.AppView
+		if event != "application" || json.Unmarshal([]byte(data), &v) != nil {
+			return false
+		}
+		sawOperation = sawOperation || (v.Status.Operation != nil && v.Status.Operation.SyncID == acc.ID)
+		return len(v.History) > 0 && v.History[0].ID == acc.ID && v.Status.Sync == "Synced"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawOperation {
+		t.Log("the sync ended before the stream saw its operation (a fast sync); the result event was seen")
+	}
+	if err := <-listDone; err != nil {
+		t.Fatalf("list stream: %v", err)
 	}
 }
