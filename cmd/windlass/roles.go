@@ -114,9 +114,15 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
-	login := "admin (its password was printed at the first start; stored hashed)"
+	// As Argo CD's argocd-initial-admin-secret: the first password also
+	// goes to a file only this user can read, for `windlass login`.
+	pwFile := filepath.Join(dataDir, "initial-admin-password")
+	login := "admin (initial password in " + pwFile + ")"
 	if password != "" {
-		login = "admin / " + password + "   <- shown once; change it with windlass account update-password"
+		if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write the initial admin password: %w", err)
+		}
+		login = "admin / " + password + "   (also in " + pwFile + ")"
 	}
 	fmt.Printf("\nWindlass is running.\n  REST API:     http://%s/api/v1/applications\n  Login:        %s\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
 		ln.Addr(), login, orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
