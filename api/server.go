@@ -97,6 +97,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	e.Use(opts.Auth.Middleware(auth.WithSkipper(auth.PublicPaths(publicRoutes...))))
 	s := &Server{e: e, c: c, opts: opts}
 	e.GET("/healthz", func(c *echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/api/v1/openapi.json", serveOpenAPI)
 	hook := webhook.NewHandler(opts.Webhook, appFinder{s}, appFinder{s}, opts.Logger)
 	e.POST(webhook.Path, hook.Handle)
 	v1 := e.Group("/api/v1")
