@@ -1,0 +1,356 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/api/auth"
+	"github.com/windlass-cd/windlass/api/webhook"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
+)
+
+// The callers of the matrix.
+const (
+	// admin holds a session of the admin account (role:admin).
+	admin = "admin"
+	// readonly holds a session of viewer, bound to role:readonly.
+	readonly = "readonly"
+	// ci holds an API token of the team-a project role ci, which may get
+	// and sync team-a's applications.
+	ci = "ci"
+	// norole holds a session of nobody, an account without a role.
+	norole = "norole"
+	// anonymous presents no token.
+	anonymous = "anonymous"
+)
+
+var matrixCallers = []string{admin, readonly, ci, norole, anonymous}
+
+// everyone lists the authenticated callers.
+var everyone = []string{admin, readonly, ci, norole}
+
+// matrixRoute is one request to one route, and who may make it.
+type matrixRoute struct {
+	// method and pattern name the route as the server registers it.
+	method, pattern string
+	// path is the request's path and query (default: pattern); path,
+	// body and denied have {caller} replaced by the caller's name and
+	// body {password} by the caller's password.
+	path, body string
+	// public routes need no token: every caller gets ok.
+	public bool
+	// fresh routes use up the token (logout): each caller sends a new one.
+	fresh bool
+	// allow lists the callers that may make the request; they get ok.
+	allow []string
+	ok    int
+	// denied is what the 403 of the other authenticated callers says
+	// (default: RBAC's "permission denied: " + perm).
+	perm, denied string
+}
+
+// Repositories of the :url routes (path-escaped in the requests): the
+// first is registered, the second is not.
+const (
+	matrixRepo        = "https://git.example.com/team-a/app.git"
+	matrixMissingRepo = "https://git.example.com/team-a/missing.git"
+)
+
+// matrixRoutes covers every route of the server (TestRBACMatrixCoversEveryRoute
+// checks that). Application routes are requested for ghost, which does
+// not exist, in both projects: allowed callers get a quick 404 (or 400,
+// 200, 501), not a wait on application workflows that no worker runs.
+func matrixRoutes(t *testing.T) []matrixRoute {
+	ghost := func(project string) appspec.Application {
+		return appspec.Application{Name: "ghost", Project: project,
+			Source:      appspec.Source{RepoURL: "https://git.example.com/ghost.git", Path: "."},
+			Destination: appspec.Destination{Server: appspec.InClusterServer, Namespace: "team-a-ghost"}}
+	}
+	routes := []matrixRoute{
+		{method: http.MethodGet, pattern: "/healthz", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/api/v1/openapi.json", public: true, ok: http.StatusOK},
+		{method: http.MethodPost, pattern: "/api/v1/session", public: true, ok: http.StatusOK,
+			body: jsonBody(t, map[string]string{"username": nobodyAccount, "password": testPasswords[nobodyAccount]})},
+		// A signed GitHub ping (see githubPing).
+		{method: http.MethodPost, pattern: webhook.Path, public: true, ok: http.StatusOK},
+		{method: http.MethodDelete, pattern: "/api/v1/session", fresh: true, allow: everyone, ok: http.StatusNoContent},
+		{method: http.MethodGet, pattern: "/api/v1/session/userinfo", allow: everyone, ok: http.StatusOK},
+
+		{method: http.MethodGet, pattern: "/api/v1/applications", allow: everyone, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/api/v1/stream/applications", allow: everyone, ok: http.StatusOK},
+		{method: http.MethodPost, pattern: "/api/v1/applications", body: jsonBody(t, runningDefaultApp),
+			allow: []string{admin}, ok: http.StatusConflict, perm: "applications, create, default/guestbook"},
+		{method: http.MethodPost, pattern: "/api/v1/applications", body: jsonBody(t, runningTeamApp),
+			allow: []string{admin}, ok: http.StatusConflict, perm: "applications, create, team-a/web"},
+	}
+	for _, r := range []struct {
+		method, pattern, action, body string
+		ok                            int
+		allowDefault, allowTeam       []string
+	}{
+		{http.MethodGet, "/api/v1/applications/:name", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/stream/applications/:name", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodPut, "/api/v1/applications/:name", "update", "{spec}", http.StatusNotFound,
+			[]string{admin}, []string{admin}},
+		{http.MethodPatch, "/api/v1/applications/:name", "update", `{"refreshSeconds": 60}`, http.StatusNotFound,
+			[]string{admin}, []string{admin}},
+		{http.MethodPost, "/api/v1/applications/:name/sync", "sync", "", http.StatusNotFound,
+			[]string{admin}, []string{admin, ci}},
+		{http.MethodPost, "/api/v1/applications/:name/refresh", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodPost, "/api/v1/applications/:name/rollback", "rollback", "", http.StatusBadRequest,
+			[]string{admin}, []string{admin}},
+		{http.MethodPost, "/api/v1/applications/:name/terminate", "sync", "", http.StatusNotFound,
+			[]string{admin}, []string{admin, ci}},
+		{http.MethodPost, "/api/v1/applications/:name/confirm-deletion", "delete", "", http.StatusNotFound,
+			[]string{admin}, []string{admin}},
+		{http.MethodDelete, "/api/v1/applications/:name", "delete", "", http.StatusNotFound,
+			[]string{admin}, []string{admin}},
+		{http.MethodGet, "/api/v1/applications/:name/history", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/syncs", "get", "", http.StatusOK,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/resources", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/operation", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		// Not built yet: 501 after the permission check.
+		{http.MethodGet, "/api/v1/applications/:name/diff", "get", "", http.StatusNotImplemented,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/manifests", "get", "", http.StatusNotImplemented,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/events", "get", "", http.StatusNotImplemented,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+	} {
+		for _, proj := range []struct {
+			name  string
+			allow []string
+		}{{appspec.DefaultProject, r.allowDefault}, {teamProject, r.allowTeam}} {
+			body := r.body
+			if body == "{spec}" {
+				body = jsonBody(t, ghost(proj.name))
+			}
+			routes = append(routes, matrixRoute{
+				method: r.method, pattern: r.pattern, body: body,
+				path:  strings.Replace(r.pattern, ":name", "ghost", 1) + "?project=" + proj.name,
+				allow: proj.allow, ok: r.ok, perm: "applications, " + r.action + ", " + proj.name + "/ghost",
+			})
+		}
+	}
+	return append(routes,
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/projects", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/projects", body: `{"name": "team-a"}`,
+			allow: []string{admin}, ok: http.StatusConflict, perm: "projects, create, team-a"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/projects/:project", path: "/api/v1/projects/team-a",
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "projects, get, team-a"},
+		matrixRoute{method: http.MethodPut, pattern: "/api/v1/projects/:project", path: "/api/v1/projects/ghost", body: `{"name": "ghost"}`,
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "projects, update, ghost"},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/projects/:project", path: "/api/v1/projects/ghost",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "projects, delete, ghost"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/projects/:project/roles/:role/tokens", path: "/api/v1/projects/team-a/roles/ci/tokens",
+			allow: []string{admin}, ok: http.StatusCreated, perm: "projects, update, team-a"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/projects/:project/roles/:role/tokens", path: "/api/v1/projects/team-a/roles/ci/tokens",
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "projects, get, team-a"},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/projects/:project/roles/:role/tokens/:id", path: "/api/v1/projects/team-a/roles/ci/tokens/none",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "projects, update, team-a"},
+
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/repositories", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/repositories", body: `{"url": "https://git.example.com/matrix/{caller}.git"}`,
+			allow: []string{admin}, ok: http.StatusCreated, perm: "repositories, create, https://git.example.com/matrix/{caller}.git"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/repositories/:url", path: "/api/v1/repositories/" + url.PathEscape(matrixRepo),
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, " + matrixRepo},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/repositories/:url", path: "/api/v1/repositories/" + url.PathEscape(matrixMissingRepo),
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "repositories, delete, " + matrixMissingRepo},
+
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/clusters", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/clusters",
+			body:  `{"name": "new-{caller}", "server": "https://new-{caller}.example.com:6443", "bearerToken": "t"}`,
+			allow: []string{admin}, ok: http.StatusCreated, perm: "clusters, create, https://new-{caller}.example.com:6443"},
+		// del-<caller> is registered for each caller.
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/clusters/:name", path: "/api/v1/clusters/del-{caller}",
+			allow: []string{admin}, ok: http.StatusNoContent, perm: "clusters, delete, https://del-{caller}.example.com:6443"},
+
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/accounts", allow: everyone, ok: http.StatusOK},
+		// Every session may change its own password (here: too short).
+		matrixRoute{method: http.MethodPut, pattern: "/api/v1/account/password", body: `{"currentPassword": "{password}", "newPassword": "short"}`,
+			allow: []string{admin, readonly, norole}, ok: http.StatusBadRequest, denied: "passwords are changed with a login session"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/accounts/:account/tokens", path: "/api/v1/accounts/svc/tokens",
+			allow: []string{admin}, ok: http.StatusCreated, perm: "accounts, update, svc"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/accounts/:account/tokens", path: "/api/v1/accounts/svc/tokens",
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "accounts, get, svc"},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/accounts/:account/tokens/:id", path: "/api/v1/accounts/svc/tokens/none",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "accounts, update, svc"},
+	)
+}
+
+// routeKey names a route as "METHOD pattern".
+func routeKey(method, pattern string) string { return method + " " + pattern }
+
+func TestRBACMatrixCoversEveryRoute(t *testing.T) {
+	en := newEnv(t)
+	var served, tested []string
+	for _, r := range en.srv.e.Router().Routes() {
+		served = append(served, routeKey(r.Method, r.Path))
+	}
+	for _, r := range matrixRoutes(t) {
+		key := routeKey(r.method, r.pattern)
+		tested = append(tested, key)
+		if got := slices.Contains(publicRoutes, key); got != r.public {
+			t.Errorf("%s: public in the matrix is %v, in publicRoutes %v", key, r.public, got)
+		}
+		if r.ok == http.StatusUnauthorized || r.ok == http.StatusForbidden {
+			t.Errorf("%s: allowed callers must get neither 401 nor 403, not %d", key, r.ok)
+		}
+		if !r.public && len(r.allow) < len(everyone) && r.perm == "" && r.denied == "" {
+			t.Errorf("%s: some callers are denied, but the row does not say what their 403 names", key)
+		}
+	}
+	slices.Sort(served)
+	slices.Sort(tested)
+	if diff := cmp.Diff(slices.Compact(served), slices.Compact(tested)); diff != "" {
+		t.Errorf("routes served (-) and routes in the RBAC matrix (+) differ:\n%s", diff)
+	}
+}
+
+// matrixEnv is an env with what the matrix's requests need, and a token
+// (and a way to get a new one) per caller.
+func matrixEnv(t *testing.T) (en *env, tokens map[string]string, fresh map[string]func() string, passwords map[string]string) {
+	t.Helper()
+	en = newEnv(t)
+	ctx := t.Context()
+	if err := en.settings.PutRepo(ctx, settings.Repository{URL: matrixRepo, Username: "git", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range matrixCallers {
+		cl := settings.Cluster{Name: "del-" + c, Server: "https://del-" + c + ".example.com:6443", BearerToken: "t"}
+		if err := en.settings.PutCluster(ctx, cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens = map[string]string{
+		admin: en.tokens[auth.AdminAccount], readonly: en.tokens[viewerAccount],
+		norole: en.tokens[nobodyAccount], ci: en.ciToken,
+	}
+	passwords = map[string]string{admin: en.adminPassword, readonly: testPasswords[viewerAccount], norole: testPasswords[nobodyAccount]}
+	fresh = map[string]func() string{
+		admin:     func() string { return en.login(auth.AdminAccount, en.adminPassword) },
+		readonly:  func() string { return en.login(viewerAccount, testPasswords[viewerAccount]) },
+		norole:    func() string { return en.login(nobodyAccount, testPasswords[nobodyAccount]) },
+		ci:        func() string { return en.mintCIToken("") },
+		anonymous: func() string { return "" },
+	}
+	return en, tokens, fresh, passwords
+}
+
+// TestRBACMatrix sends each route's request as each caller: anonymous
+// callers get 401 on every route but the public ones, the callers the
+// route allows get its status (never 401 or 403), and the others 403 with
+// a problem naming the permission they lack.
+func TestRBACMatrix(t *testing.T) {
+	en, tokens, fresh, passwords := matrixEnv(t)
+	for _, rt := range matrixRoutes(t) {
+		path := rt.path
+		if path == "" {
+			path = rt.pattern
+		}
+		t.Run(rt.method+" "+path, func(t *testing.T) {
+			for _, caller := range matrixCallers {
+				t.Run(caller, func(t *testing.T) {
+					subst := strings.NewReplacer("{caller}", caller, "{password}", passwords[caller])
+					req := request{method: rt.method, path: subst.Replace(path), body: subst.Replace(rt.body), token: tokens[caller]}
+					if rt.pattern == webhook.Path {
+						req = githubPing(hookSecret)
+					}
+					if rt.fresh {
+						req.token = fresh[caller]()
+					}
+					res := doOn(t, en.http.URL, req)
+					switch {
+					case rt.public || slices.Contains(rt.allow, caller):
+						if res.code != rt.ok {
+							t.Errorf("status %d, want %d: %s", res.code, rt.ok, res.body)
+						}
+					case caller == anonymous:
+						res.wantProblem(t, http.StatusUnauthorized, "", "")
+						if got := res.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+							t.Errorf("WWW-Authenticate = %q, want Bearer", got)
+						}
+					default:
+						denied := rt.denied
+						if denied == "" {
+							denied = "permission denied: " + rt.perm
+						}
+						res.wantProblem(t, http.StatusForbidden, "", subst.Replace(denied))
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestListFilters checks that the list endpoints filter by RBAC rather
+// than deny: every caller gets 200, with only what it may get.
+func TestListFilters(t *testing.T) {
+	en := newEnv(t)
+	ctx := t.Context()
+	if err := en.settings.PutRepo(ctx, settings.Repository{URL: matrixRepo}); err != nil {
+		t.Fatal(err)
+	}
+	if err := en.settings.PutCluster(ctx, settings.Cluster{Name: "prod", Server: "https://prod.example.com:6443", BearerToken: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{
+		admin: en.tokens[auth.AdminAccount], readonly: en.tokens[viewerAccount],
+		norole: en.tokens[nobodyAccount], ci: en.ciToken,
+	}
+	allProjects := []string{appspec.DefaultProject, teamProject}
+	allAccounts := []string{auth.AdminAccount, nobodyAccount, svcAccount, viewerAccount}
+	allClusters := []string{"in-cluster", "prod"}
+	allApps := []string{"default/guestbook", "team-a/web"}
+	for _, tc := range []struct {
+		path, key string
+		want      map[string][]string
+	}{
+		{"/api/v1/projects", "name", map[string][]string{
+			admin: allProjects, readonly: allProjects, ci: {}, norole: {}}},
+		{"/api/v1/repositories", "url", map[string][]string{
+			admin: {matrixRepo}, readonly: {matrixRepo}, ci: {}, norole: {}}},
+		{"/api/v1/clusters", "name", map[string][]string{
+			admin: allClusters, readonly: allClusters, ci: {}, norole: {}}},
+		// An account always sees itself.
+		{"/api/v1/accounts", "name", map[string][]string{
+			admin: allAccounts, readonly: allAccounts, ci: {}, norole: {nobodyAccount}}},
+		{"/api/v1/applications", "", map[string][]string{
+			admin: allApps, readonly: allApps, ci: {"team-a/web"}, norole: {}}},
+	} {
+		for _, caller := range everyone {
+			t.Run(tc.path+"/"+caller, func(t *testing.T) {
+				// The applications come from the visibility index,
+				// which is updated shortly after the workflows start.
+				eventually(t, visibilityWait, func() error {
+					res := en.do(request{method: http.MethodGet, path: tc.path, token: tokens[caller]})
+					var got []string
+					if tc.key == "" {
+						got = appNames(t, res)
+					} else {
+						got = res.listNames(t, tc.key)
+					}
+					slices.Sort(got)
+					if diff := cmp.Diff(tc.want[caller], got); diff != "" {
+						return errors.New("items (-want +got):\n" + diff)
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
