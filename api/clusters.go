@@ -113,6 +113,11 @@ func (s *Server) deleteCluster(c *echo.Context) error {
 	ctx := c.Request().Context()
 	cl, err := s.findCluster(ctx, name)
 	if err != nil {
+		// Unknown to callers who may not delete it by name either, so
+		// that a 404 tells them nothing.
+		if aerr := s.authorize(c, rbac.ResourceClusters, rbac.ActionDelete, name); aerr != nil {
+			return aerr
+		}
 		return err
 	}
 	if err := s.authorize(c, rbac.ResourceClusters, rbac.ActionDelete, cl.Server); err != nil {

@@ -85,7 +85,8 @@ func toProblem(err error) *Problem {
 		return problem(http.StatusNotFound, "application not found")
 	}
 	var unavailable *serviceerror.Unavailable
-	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
+	var deadline *serviceerror.DeadlineExceeded
+	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded) {
 		return problem(http.StatusServiceUnavailable, "the workflow service is unavailable: "+err.Error())
 	}
 	var he *echo.HTTPError

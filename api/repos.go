@@ -74,16 +74,18 @@ func (s *Server) createRepo(c *echo.Context) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	action := rbac.ActionCreate
+	// Permission first, so that callers learn nothing of other repositories.
+	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionCreate, r.URL); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	if _, err := s.opts.Settings.Repo(ctx, r.URL); err == nil {
 		if c.QueryParam("upsert") != "true" {
 			return problem(http.StatusConflict, "repository "+r.URL+" is already registered (use ?upsert=true)")
 		}
-		action = rbac.ActionUpdate
-	}
-	if err := s.authorize(c, rbac.ResourceRepositories, action, r.URL); err != nil {
-		return err
+		if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionUpdate, r.URL); err != nil {
+			return err
+		}
 	}
 	check := s.opts.RepoCheck
 	if check == nil {
