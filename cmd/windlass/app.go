@@ -1,144 +1,655 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
 )
 
-// runApp is the `windlass app` CLI, a client of the REST API.
+// runApp runs `windlass app` with the process's streams, out for stdout.
 func runApp(ctx context.Context, args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("app", flag.ContinueOnError)
-	server := fs.String("server", env("SERVER", "http://127.0.0.1:8080"), "Windlass API URL (env WINDLASS_SERVER)")
-	proj := fs.String("project", "", "project of the application (default: default)")
-	file := fs.String("f", "", "create: application JSON file")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	c := newCLI()
+	if out != nil {
+		c.stdout = out
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		return fmt.Errorf("%w: windlass app list | get NAME | sync NAME | create -f FILE", errUsage)
+	return c.run(ctx, "app", args)
+}
+
+var appVerbs = []verb{
+	{"list", "", "list the applications", (*cli).appList},
+	{"get", "NAME", "show an application and its resources", (*cli).appGet},
+	{"create", "-f FILE", "create an application from a Windlass or Argo CD Application file (--upsert: or update it)", (*cli).appCreate},
+	{"set", "NAME", "change fields of an application's spec (--revision, --path, ...)", (*cli).appSet},
+	{"delete", "NAME", "delete an application and its resources", (*cli).appDelete},
+	{"sync", "NAME", "sync an application and wait for the result", (*cli).appSync},
+	{"wait", "NAME", "wait until an application is synced, healthy and idle", (*cli).appWait},
+	{"diff", "NAME", "show the differences between Git and the cluster", (*cli).appDiff},
+	{"history", "NAME", "list the syncs of an application", (*cli).appHistory},
+	{"rollback", "NAME ID", "sync again the revision and sources of a past sync", (*cli).appRollback},
+	{"manifests", "NAME", "print the rendered manifests", (*cli).appManifests},
+	{"resources", "NAME", "list an application's resources", (*cli).appResources},
+	{"refresh", "NAME", "compare with Git and the cluster now (--hard: bypass the caches)", (*cli).appRefresh},
+	{"terminate-op", "NAME", "terminate the running operation", (*cli).appTerminate},
+	{"confirm-deletion", "NAME", "approve the deletions waiting for confirmation", (*cli).appConfirmDeletion},
+}
+
+// appVerb parses the flags of an app verb that names an application:
+// positional arguments (the name first), the project query and the
+// connection.
+func (f *flags) appVerb(args []string, n int) ([]string, url.Values, *session, error) {
+	if f.project == nil {
+		f.withProject()
+	}
+	pos, s, err := f.start(args, n)
+	q := url.Values{}
+	if err == nil && *f.project != "" {
+		q.Set("project", *f.project)
+	}
+	return pos, q, s, err
+}
+
+// fetchApp parses the flags of an app verb with one argument, the name,
+// and gets the application's sub-resource suffix ("" for the application)
+// into out. It returns the answer as it came.
+func (f *flags) fetchApp(ctx context.Context, args []string, suffix string, out any) ([]byte, error) {
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	return s.api.json(ctx, http.MethodGet, appPath(pos[0])+suffix, q, nil, out)
+}
+
+func appPath(name string) string { return "/api/v1/applications/" + url.PathEscape(name) }
+
+// appRow is one row of the application list.
+type appRow struct {
+	Name      string `json:"name"`
+	Project   string `json:"project"`
+	Sync      string `json:"sync"`
+	Health    string `json:"health"`
+	Revision  string `json:"revision"`
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	Repo      string `json:"repo"`
+	// Repos replaces Repo for a multi-source application.
+	Repos []string `json:"repos"`
+}
+
+func (a appRow) repo() string {
+	if a.Repo != "" {
+		return a.Repo
+	}
+	return strings.Join(a.Repos, ",")
+}
+
+func (c *cli) appList(ctx context.Context, args []string) error {
+	f := c.flags("app list", "").withOutput().withProject()
+	filters := map[string]*string{}
+	for _, fl := range []struct{ name, help string }{
+		{"sync", "only the applications of this sync status (Synced, OutOfSync, Unknown)"},
+		{"health", "only the applications of this health (Healthy, Progressing, Degraded, ...)"},
+		{"repo", "only the applications that render from this repository URL"},
+		{"cluster", "only the applications that deploy to this cluster"},
+		{"search", "only the applications whose name contains this"},
+		{"sort", "the order the server lists in"},
+	} {
+		filters[fl.name] = f.String(fl.name, "", fl.help)
+	}
+	limit := f.Int("limit", 0, "list at most this many applications (default: all)")
+	_, q, s, err := f.appVerb(args, 0)
+	if err != nil {
+		return err
+	}
+	for name, v := range filters {
+		if *v != "" {
+			q.Set(name, *v)
+		}
+	}
+	raw, apps, err := listItems[appRow](ctx, s.api, "/api/v1/applications", q, *limit)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) {
+		table(w, "NAME\tPROJECT\tSYNC\tHEALTH\tREVISION\tCLUSTER\tNAMESPACE\tREPO", apps, func(a appRow) []string {
+			return []string{a.Name, a.Project, a.Sync, a.Health, short(a.Revision), a.Cluster, a.Namespace, a.repo()}
+		})
+	})
+}
+
+func (c *cli) appGet(ctx context.Context, args []string) error {
+	f := c.flags("app get", "NAME").withOutput()
+	var view workflows.AppView
+	raw, err := f.fetchApp(ctx, args, "", &view)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) { printApp(w, view) })
+}
+
+func printApp(w io.Writer, v workflows.AppView) {
+	spec, st := v.Spec, v.Status
+	policy := "Manual"
+	if spec.IsAutomated() {
+		auto := spec.SyncPolicy.Automated
+		var opts []string
+		for _, o := range []struct {
+			on   bool
+			name string
+		}{{auto.Prune, "Prune"}, {auto.SelfHeal, "SelfHeal"}, {auto.AllowEmpty, "AllowEmpty"}} {
+			if o.on {
+				opts = append(opts, o.name)
+			}
+		}
+		policy = strings.TrimSuffix("Automated ("+strings.Join(opts, ", ")+")", " ()")
+	}
+	var syncOpts []string
+	if spec.SyncPolicy != nil {
+		syncOpts = spec.SyncPolicy.SyncOptions
+	}
+	pairs := []string{"Name", spec.Name, "Project", spec.Project,
+		"Server", spec.Destination.Server, "Namespace", spec.Destination.Namespace}
+	sources := spec.Sources
+	if len(sources) == 0 {
+		sources = []appspec.Source{spec.Source}
+	}
+	for i, src := range sources {
+		label := "Source"
+		if len(sources) > 1 {
+			label = "Source " + strconv.Itoa(i+1)
+		}
+		pairs = append(pairs, label, sourceLine(src))
+	}
+	pairs = append(pairs,
+		"Sync Policy", policy,
+		"Sync Options", strings.Join(syncOpts, ","),
+		"Sync Status", strings.TrimSpace(string(st.Sync)+" to "+revision(st.Revision, st.SHA)),
+		"Health Status", string(st.Health),
+		"Reconciled", fmtTime(st.ReconciledAt),
+		"Message", st.Message)
+	if op := st.Operation; op != nil {
+		pairs = append(pairs, "Operation", op.SyncID+" "+operationLine(op))
+	}
+	if n := len(st.AwaitingDeletionApproval); n > 0 {
+		pairs = append(pairs, "Deletion", fmt.Sprintf("%s await approval (windlass app confirm-deletion %s)", plural(n, "resource"), spec.Name))
+	}
+	details(w, pairs...)
+	if len(st.Resources) > 0 {
+		fmt.Fprintln(w)
+		resourceTable(w, st.Resources)
+	}
+}
+
+func sourceLine(s appspec.Source) string {
+	parts := []string{s.RepoURL}
+	for _, p := range []struct{ k, v string }{{"path", s.Path}, {"chart", s.Chart}, {"revision", s.TargetRevision}, {"ref", s.Ref}} {
+		if p.v != "" {
+			parts = append(parts, p.k+" "+p.v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func resourceTable(w io.Writer, res []appspec.ResourceStatus) {
+	table(w, "GROUP\tKIND\tNAMESPACE\tNAME\tSTATUS\tHEALTH\tMESSAGE", res, func(r appspec.ResourceStatus) []string {
+		status := string(r.Status)
+		if r.RequiresPruning {
+			status += " (requires pruning)"
+		}
+		msg := strings.TrimSpace(r.HealthMessage + " " + r.Message)
+		return []string{r.Group, r.Kind, r.Namespace, r.Name, status, string(r.Health), msg}
+	})
+}
+
+func (c *cli) appCreate(ctx context.Context, args []string) error {
+	f := c.flags("app create", "").withOutput()
+	file := f.String("f", "", "the application file: Windlass JSON or YAML, or an Argo CD Application (- for stdin)")
+	upsert := f.Bool("upsert", false, "update the application if it exists")
+	_, s, err := f.start(args, 0)
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return f.usageError("-f FILE is required")
 	}
 	q := url.Values{}
-	if *proj != "" {
-		q.Set("project", *proj)
+	if *upsert {
+		q.Set("upsert", "true")
 	}
-	c := &apiClient{base: strings.TrimSuffix(*server, "/"), http: &http.Client{Timeout: 15 * time.Minute}}
-	verb, rest := rest[0], rest[1:]
-	needName := func() (string, error) {
-		if len(rest) != 1 {
-			return "", fmt.Errorf("%w: windlass app %s NAME", errUsage, verb)
-		}
-		return url.PathEscape(rest[0]), nil
+	var view workflows.AppView
+	raw, err := c.createFrom(ctx, s, *file, "/api/v1/applications", q, &view)
+	if err != nil {
+		return err
 	}
-	switch verb {
-	case "list":
-		var list struct {
-			Items []struct{ Name, Project, Sync, Health, Revision string }
+	return f.print(raw, func(w io.Writer) {
+		fmt.Fprintf(w, "application %s/%s saved\n", view.Spec.Project, view.Spec.Name)
+	})
+}
+
+func (c *cli) appSet(ctx context.Context, args []string) error {
+	f := c.flags("app set", "NAME").withOutput()
+	str := map[string]*string{}
+	for _, fl := range []struct{ name, usage string }{
+		{"revision", "the source's target revision"},
+		{"path", "the source's path in the repository"},
+		{"repo", "the source's repository URL"},
+		{"chart", "the source's Helm chart"},
+		{"dest-server", "the destination cluster's URL"},
+		{"dest-namespace", "the destination namespace"},
+		{"sync-policy", "automated, or none for manual syncs"},
+	} {
+		str[fl.name] = f.String(fl.name, "", fl.usage)
+	}
+	prune := f.Bool("auto-prune", false, "automated sync prunes (turns automated sync on)")
+	selfHeal := f.Bool("self-heal", false, "automated sync reverts drift (turns automated sync on)")
+	var syncOptions stringList
+	f.Var(&syncOptions, "sync-option", "a sync option, e.g. CreateNamespace=true (repeatable; replaces the list)")
+	refresh := f.Int("refresh-seconds", 0, "the refresh interval of this application")
+	position := f.Int("source-position", 0, "the source to change, from 1, of a multi-source application")
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
+	}
+	patch := map[string]any{}
+	source := map[string]any{}
+	for flagName, field := range map[string]string{"revision": "targetRevision", "path": "path", "repo": "repoURL", "chart": "chart"} {
+		if f.set(flagName) {
+			source[field] = *str[flagName]
 		}
-		if err := c.do(ctx, http.MethodGet, "/api/v1/applications?"+q.Encode(), nil, &list); err != nil {
+	}
+	dest := map[string]any{}
+	for flagName, field := range map[string]string{"dest-server": "server", "dest-namespace": "namespace"} {
+		if f.set(flagName) {
+			dest[field] = *str[flagName]
+		}
+	}
+	policy := map[string]any{}
+	automated := map[string]any{}
+	switch p := *str["sync-policy"]; {
+	case !f.set("sync-policy"):
+	case p == "automated" || p == "auto":
+		policy["automated"] = automated
+	case p == "none" || p == "manual":
+		if f.set("auto-prune") || f.set("self-heal") {
+			return f.usageError("--sync-policy %s with --auto-prune or --self-heal", p)
+		}
+		policy["automated"] = nil
+	default:
+		return f.usageError("--sync-policy %q: want automated or none", p)
+	}
+	if f.set("auto-prune") {
+		automated["prune"] = *prune
+		policy["automated"] = automated
+	}
+	if f.set("self-heal") {
+		automated["selfHeal"] = *selfHeal
+		policy["automated"] = automated
+	}
+	if f.set("sync-option") {
+		policy["syncOptions"] = []string(syncOptions)
+	}
+	if f.set("refresh-seconds") {
+		patch["refreshSeconds"] = *refresh
+	}
+	if len(dest) > 0 {
+		patch["destination"] = dest
+	}
+	if len(policy) > 0 {
+		patch["syncPolicy"] = policy
+	}
+	if len(source) > 0 {
+		if err := c.patchSource(ctx, s, pos[0], q, *position, source, patch); err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tPROJECT\tSYNC\tHEALTH\tREVISION")
-		for _, a := range list.Items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.Name, a.Project, a.Sync, a.Health, short(a.Revision))
+	} else if f.set("source-position") {
+		return f.usageError("--source-position without a source field to set")
+	}
+	if len(patch) == 0 {
+		return f.usageError("nothing to set")
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, raw, err := s.api.send(ctx, call{method: http.MethodPatch, path: appPath(pos[0]), query: q, body: body, contentType: "application/merge-patch+json"})
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) { fmt.Fprintf(w, "application %s updated\n", pos[0]) })
+}
+
+// patchSource adds the source fields to the merge patch: to "source", or,
+// for the source at position (from 1) of a multi-source application, to
+// the whole "sources" list (a merge patch replaces lists).
+func (c *cli) patchSource(ctx context.Context, s *session, name string, q url.Values, position int, fields, patch map[string]any) error {
+	if position == 0 {
+		patch["source"] = fields
+		return nil
+	}
+	var view workflows.AppView
+	if _, err := s.api.json(ctx, http.MethodGet, appPath(name), q, nil, &view); err != nil {
+		return err
+	}
+	if position < 1 || position > len(view.Spec.Sources) {
+		return fmt.Errorf("%w: app set: --source-position %d: %s has %d sources", errUsage, position, name, len(view.Spec.Sources))
+	}
+	var sources []map[string]any
+	b, err := json.Marshal(view.Spec.Sources)
+	if err == nil {
+		err = json.Unmarshal(b, &sources)
+	}
+	if err != nil {
+		return err
+	}
+	for k, v := range fields {
+		sources[position-1][k] = v
+	}
+	patch["sources"] = sources
+	return nil
+}
+
+func (c *cli) appDelete(ctx context.Context, args []string) error {
+	f := c.flags("app delete", "NAME").withOutput()
+	cascade := f.String("cascade", "", "foreground (default), background, or orphan to leave the resources in place")
+	yes := f.Bool("y", false, "do not ask for confirmation")
+	f.BoolVar(yes, "yes", false, "do not ask for confirmation")
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
+	}
+	switch *cascade {
+	case "", "foreground", "background", "orphan":
+	default:
+		return f.usageError("--cascade %q: want foreground, background or orphan", *cascade)
+	}
+	name := pos[0]
+	if !*yes {
+		what := "and all its resources"
+		if *cascade == "orphan" {
+			what = "and leave its resources in place"
 		}
-		return tw.Flush()
-	case "get", "sync":
-		name, err := needName()
+		answer, err := c.prompt(fmt.Sprintf("Delete application %s %s? [y/N] ", name, what))
+		if err != nil || !strings.EqualFold(strings.TrimSpace(answer), "y") && !strings.EqualFold(strings.TrimSpace(answer), "yes") {
+			return fmt.Errorf("application %s not deleted: not confirmed (-y skips the question)", name)
+		}
+	}
+	if *cascade != "" {
+		q.Set("cascade", *cascade)
+	}
+	status, raw, err := s.api.send(ctx, call{method: http.MethodDelete, path: appPath(name), query: q, long: true})
+	if err != nil {
+		return err
+	}
+	var res workflows.DeleteResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("delete: unexpected answer: %w", err)
+	}
+	return f.print(raw, func(w io.Writer) {
+		if status == http.StatusAccepted || len(res.AwaitingApproval) > 0 {
+			fmt.Fprintf(w, "application %s: the deletion waits for the approval of %s marked Delete=confirm (windlass app confirm-deletion %s)\n",
+				name, plural(len(res.AwaitingApproval), "resource"), name)
+			keyTable(w, res.AwaitingApproval)
+			return
+		}
+		fmt.Fprintf(w, "application %s deleted\n", name)
+		if len(res.Resources) > 0 {
+			table(w, "GROUP\tKIND\tNAMESPACE\tNAME\tACTION\tMESSAGE", res.Resources, func(r cluster.ResourceResult) []string {
+				return []string{r.Group, r.Kind, r.Namespace, r.Name, string(r.Action), r.Message}
+			})
+		}
+	})
+}
+
+func keyTable(w io.Writer, keys []appspec.ResourceKey) {
+	table(w, "GROUP\tKIND\tNAMESPACE\tNAME", keys, func(k appspec.ResourceKey) []string {
+		return []string{k.Group, k.Kind, k.Namespace, k.Name}
+	})
+}
+
+// operationFlags are the flags of sync and rollback.
+type operationFlags struct {
+	async   *bool
+	timeout *time.Duration
+}
+
+func (f *flags) withOperation() operationFlags {
+	return operationFlags{
+		async:   f.Bool("async", false, "do not wait for the result: print the sync's ID"),
+		timeout: f.Duration("timeout", 0, "stop waiting after this long (exit code 6); the operation goes on (default: no limit)"),
+	}
+}
+
+func (c *cli) appSync(ctx context.Context, args []string) error {
+	f := c.flags("app sync", "NAME").withOutput()
+	var req workflows.SyncRequest
+	f.BoolVar(&req.Prune, "prune", false, "delete the resources no longer in Git")
+	f.BoolVar(&req.DryRun, "dry-run", false, "preview the sync without changing the cluster")
+	f.StringVar(&req.Revision, "revision", "", "sync this revision instead of the spec's")
+	f.StringVar(&req.Strategy, "strategy", "", "hook (default) or apply (no hooks)")
+	var resources, syncOptions stringList
+	f.Var(&resources, "resource", "sync only this resource, GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
+	f.Var(&syncOptions, "sync-option", "a sync option for this sync, e.g. ServerSideApply=true (repeatable)")
+	op := f.withOperation()
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
+	}
+	for _, r := range resources {
+		k, err := parseResource(r)
 		if err != nil {
-			return err
+			return f.usageError("%v", err)
 		}
-		method, path := http.MethodGet, "/api/v1/applications/"+name
-		if verb == "sync" {
-			method, path = http.MethodPost, path+"/sync"
-		}
-		var v json.RawMessage
-		if err := c.do(ctx, method, path+"?"+q.Encode(), nil, &v); err != nil {
-			return err
-		}
-		return printJSON(out, v)
-	case "create":
-		if *file == "" {
-			return fmt.Errorf("%w: windlass app create -f FILE", errUsage)
-		}
-		body, err := os.ReadFile(*file)
-		if err != nil {
-			return err
-		}
-		var v json.RawMessage
-		if err := c.do(ctx, http.MethodPost, "/api/v1/applications", body, &v); err != nil {
-			return err
-		}
-		return printJSON(out, v)
-	case "diff", "rollback", "history", "delete", "wait":
-		return fmt.Errorf("windlass app %s: not implemented yet", verb)
+		req.Resources = append(req.Resources, k)
 	}
-	return fmt.Errorf("%w: unknown app command %q", errUsage, verb)
+	req.SyncOptions = syncOptions
+	return c.operate(ctx, f, s, pos[0], "sync", q, req, op)
 }
 
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
+// parseResource reads Argo CD's GROUP:KIND:NAME, where NAME may be
+// NAMESPACE/NAME and GROUP is empty for the core group.
+func parseResource(s string) (appspec.ResourceKey, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return appspec.ResourceKey{}, fmt.Errorf("--resource %q: want GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME", s)
 	}
-	return sha
-}
-
-func printJSON(out io.Writer, v json.RawMessage) error {
-	var b bytes.Buffer
-	if err := json.Indent(&b, v, "", "  "); err != nil {
-		return err
+	k := appspec.ResourceKey{Group: parts[0], Kind: parts[1], Name: parts[2]}
+	if ns, name, ok := strings.Cut(parts[2], "/"); ok {
+		k.Namespace, k.Name = ns, name
 	}
-	b.WriteByte('\n')
-	_, err := out.Write(b.Bytes())
-	return err
+	return k, nil
 }
 
-type apiClient struct {
-	base string
-	http *http.Client
-}
-
-func (c *apiClient) do(ctx context.Context, method, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+func (c *cli) appRollback(ctx context.Context, args []string) error {
+	f := c.flags("app rollback", "NAME ID").withOutput().withProject()
+	var req workflows.RollbackRequest
+	f.BoolVar(&req.Prune, "prune", false, "delete the resources not in the past sync")
+	f.BoolVar(&req.DryRun, "dry-run", false, "preview the rollback without changing the cluster")
+	f.BoolVar(&req.Force, "force", false, "roll back although automated sync is on")
+	op := f.withOperation()
+	pos, q, s, err := f.appVerb(args, 2)
 	if err != nil {
 		return err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	req.ID = pos[1]
+	if n, err := strconv.Atoi(pos[1]); err == nil {
+		proj := *f.project
+		if proj == "" {
+			proj = appspec.DefaultProject
+		}
+		req.ID = workflows.SyncWorkflowID(proj, pos[0], n)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("windlass api unreachable at %s: %w", c.base, err)
+	return c.operate(ctx, f, s, pos[0], "rollback", q, req, op)
+}
+
+func (c *cli) appDiff(ctx context.Context, args []string) error {
+	f := c.flags("app diff", "NAME").withOutput()
+	var diff struct {
+		Resources []struct {
+			appspec.ResourceKey
+			Status string `json:"status"`
+			Diff   string `json:"diff"`
+		} `json:"resources"`
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := f.fetchApp(ctx, args, "/diff", &diff)
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode >= 300 {
-		var p struct {
-			Title, Detail, Field string
-		}
-		if json.Unmarshal(b, &p) == nil && p.Title != "" {
-			msg := p.Title + ": " + p.Detail
-			if p.Field != "" {
-				msg += " (field " + p.Field + ")"
+	return f.print(raw, func(w io.Writer) {
+		for _, r := range diff.Resources {
+			if r.Diff == "" {
+				continue
 			}
-			return errors.New(msg)
+			fmt.Fprintf(w, "===== %s/%s %s/%s ======\n", r.Group, r.Kind, r.Namespace, r.Name)
+			fmt.Fprint(w, r.Diff)
+			if !strings.HasSuffix(r.Diff, "\n") {
+				fmt.Fprintln(w)
+			}
 		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	})
+}
+
+// syncRecord is one entry of the full sync history.
+type syncRecord struct {
+	ID          string    `json:"id"`
+	Status      string    `json:"status"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	TemporalURL string    `json:"temporalURL"`
+}
+
+func (c *cli) appHistory(ctx context.Context, args []string) error {
+	f := c.flags("app history", "NAME").withOutput()
+	all := f.Bool("all", false, "list every sync ever run (from Temporal's visibility), not only the recent ones")
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
 	}
-	return json.Unmarshal(b, out)
+	if *all {
+		raw, syncs, err := listItems[syncRecord](ctx, s.api, appPath(pos[0])+"/syncs", q, 0)
+		if err != nil {
+			return err
+		}
+		return f.print(raw, func(w io.Writer) {
+			table(w, "ID\tSTATUS\tSTARTED\tFINISHED\tTEMPORAL", syncs, func(r syncRecord) []string {
+				return []string{r.ID, r.Status, fmtTime(r.Started), fmtTime(r.Finished), r.TemporalURL}
+			})
+		})
+	}
+	var h workflows.HistoryView
+	raw, err := s.api.json(ctx, http.MethodGet, appPath(pos[0])+"/history", q, nil, &h)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) {
+		table(w, "ID\tPHASE\tREVISION\tINITIATOR\tSTARTED\tFINISHED\tMESSAGE", h.Recent, func(r workflows.SyncSummary) []string {
+			return []string{r.ID, r.Phase, revision(r.Revision, r.SHA), r.Initiator, fmtTime(r.StartedAt), fmtTime(r.FinishedAt), r.Message}
+		})
+	})
+}
+
+func (c *cli) appManifests(ctx context.Context, args []string) error {
+	f := c.flags("app manifests", "NAME").withOutput()
+	var m struct {
+		Manifests []json.RawMessage `json:"manifests"`
+	}
+	raw, err := f.fetchApp(ctx, args, "/manifests", &m)
+	if err != nil {
+		return err
+	}
+	var docs []string
+	for _, obj := range m.Manifests {
+		y, err := yaml.JSONToYAML(obj)
+		if err != nil {
+			return fmt.Errorf("manifests: %w", err)
+		}
+		docs = append(docs, string(y))
+	}
+	return f.print(raw, func(w io.Writer) {
+		for i, d := range docs {
+			if i > 0 {
+				fmt.Fprintln(w, "---")
+			}
+			fmt.Fprint(w, d)
+		}
+	})
+}
+
+func (c *cli) appResources(ctx context.Context, args []string) error {
+	f := c.flags("app resources", "NAME").withOutput()
+	var res []appspec.ResourceStatus
+	raw, err := f.fetchApp(ctx, args, "/resources", &res)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) { resourceTable(w, res) })
+}
+
+// appAction posts to an action of an application that answers 202.
+func (c *cli) appAction(ctx context.Context, args []string, verbName, action, done string, extra func(f *flags) func(url.Values)) error {
+	f := c.flags("app "+verbName, "NAME")
+	var setQuery func(url.Values)
+	if extra != nil {
+		setQuery = extra(f)
+	}
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
+	}
+	if setQuery != nil {
+		setQuery(q)
+	}
+	if _, err := s.api.json(ctx, http.MethodPost, appPath(pos[0])+"/"+action, q, nil, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "application %s: %s\n", pos[0], done)
+	return nil
+}
+
+func (c *cli) appRefresh(ctx context.Context, args []string) error {
+	return c.appAction(ctx, args, "refresh", "refresh", "refresh requested", func(f *flags) func(url.Values) {
+		hard := f.Bool("hard", false, "bypass the revision and manifest caches")
+		return func(q url.Values) {
+			if *hard {
+				q.Set("hard", "true")
+			}
+		}
+	})
+}
+
+func (c *cli) appTerminate(ctx context.Context, args []string) error {
+	return c.appAction(ctx, args, "terminate-op", "terminate", "operation terminating", nil)
+}
+
+func (c *cli) appConfirmDeletion(ctx context.Context, args []string) error {
+	f := c.flags("app confirm-deletion", "NAME").withOutput()
+	pos, q, s, err := f.appVerb(args, 1)
+	if err != nil {
+		return err
+	}
+	var approved struct {
+		Resources []appspec.ResourceKey `json:"resources"`
+	}
+	raw, err := s.api.json(ctx, http.MethodPost, appPath(pos[0])+"/confirm-deletion", q, nil, &approved)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) {
+		if len(approved.Resources) == 0 {
+			fmt.Fprintf(w, "application %s: no deletion was waiting for approval\n", pos[0])
+			return
+		}
+		fmt.Fprintf(w, "application %s: deletion approved for %s\n", pos[0], plural(len(approved.Resources), "resource"))
+		keyTable(w, approved.Resources)
+	})
 }

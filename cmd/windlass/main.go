@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -20,11 +21,36 @@ commands:
   dev       run everything in one process (embedded Temporal + UI, Redis, worker, API)
   server    run the REST API against an external Temporal
   worker    run the Temporal worker against an external Temporal
-  app       CLI client: app list | get NAME | sync NAME | create -f FILE
   render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
 
-run "windlass <command> -h" for the flags of a command.
+client commands (a client of the REST API, as argocd is of Argo CD's):
+  login     log in: login [--server URL] [--username U] [--password-stdin]
+  logout    revoke the session and forget its token
+  app       applications: list | get | create | set | delete | sync | wait | diff | history |
+            rollback | manifests | resources | refresh | terminate-op | confirm-deletion
+  proj      projects: list | get | create | delete | role create-token|list-tokens|delete-token
+  repo      repositories: add | list | rm
+  cluster   clusters: add | list | rm
+  account   accounts: list | get-user-info | update-password | generate-token | list-tokens | delete-token
+
+  Flags may come before or after the arguments. Every client command takes
+  --server URL (env WINDLASS_SERVER; default: the server logged in to, else
+  http://127.0.0.1:8080) and --config PATH (default $XDG_CONFIG_HOME/windlass/config,
+  else ~/.config/windlass/config: YAML with server, username and token, mode 0600).
+  WINDLASS_TOKEN is a token to use instead of the one logged in. Get and list
+  commands take -o json|yaml. Progress goes to stderr.
+
+exit codes:
+  0  ok
+  1  error
+  2  usage error
+  3  unauthenticated or forbidden (401, 403): run windlass login
+  4  not found (404)
+  5  the sync or rollback failed, or the request conflicted (409)
+  6  timed out (app wait --timeout, app sync --timeout)
+
+run "windlass <command> -h" for the verbs or flags of a command.
 `
 
 func main() {
@@ -34,14 +60,19 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1], os.Args[2:])
-	if errors.Is(err, errUsage) {
-		os.Exit(2)
+	code := report(os.Stderr, os.Args[1], run(ctx, os.Args[1], os.Args[2:]))
+	stop()
+	os.Exit(code)
+}
+
+// report prints the error of the command cmd, if any, and returns the exit
+// code. Usage errors print their message too, except render's, which
+// prints its own.
+func report(stderr io.Writer, cmd string, err error) int {
+	if msg := errorMessage(err); msg != "" && !(cmd == "render" && errors.Is(err, errUsage)) {
+		fmt.Fprintln(stderr, "windlass:", msg)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "windlass:", err)
-		os.Exit(1)
-	}
+	return exitCode(err)
 }
 
 var errUsage = errors.New("usage")
@@ -66,8 +97,6 @@ func run(ctx context.Context, cmd string, args []string) error {
 			return err
 		}
 		return runWorker(ctx, cfg)
-	case "app":
-		return runApp(ctx, args, os.Stdout)
 	case "render":
 		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":
@@ -75,6 +104,9 @@ func run(ctx context.Context, cmd string, args []string) error {
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil
+	}
+	if isClientCommand(cmd) {
+		return newCLI().run(ctx, cmd, args)
 	}
 	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 	return errUsage
