@@ -319,7 +319,8 @@ func TestCLIApp(t *testing.T) {
 			name: "app rollback number",
 			args: "app rollback web 3 --prune",
 			routes: map[string][]reply{
-				"GET " + opPath:                 progressReplies[:1],
+				// The API answers an idle operation query with a zero operation.
+				"GET " + opPath:                 ok(workflows.Operation{}),
 				"POST " + webPath + "/rollback": {{status: 200, body: answer(200, syncResult(workflows.PhaseSucceeded, "", nil)).body, after: "GET " + opPath}},
 			},
 			want: []string{"GET /api/v1/applications/web/operation", `POST /api/v1/applications/web/rollback {"id":"sync/default/web/3","prune":true}`},

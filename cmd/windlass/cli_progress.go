@@ -110,7 +110,7 @@ func (c *cli) operate(ctx context.Context, f *flags, s *session, name, action st
 		if _, err := s.api.json(waitCtx, http.MethodGet, appPath(name)+"/operation", q, nil, &cur); err != nil {
 			return // progress is a hint; the answer to the POST is the result
 		}
-		if cur == nil {
+		if cur == nil || cur.SyncID == "" { // no operation: null, or a zero operation
 			p.show(fmt.Sprintf("%s: waiting for the %s to start", name, action))
 			return
 		}
