@@ -45,8 +45,9 @@ var bed struct {
 	// token is the admin's session; viewerToken a role:readonly user's.
 	token, viewerToken string
 	// hookSecret signs GitHub webhooks.
-	hookSecret string
-	settings   *settings.Store
+	hookSecret    string
+	adminPassword string
+	settings      *settings.Store
 }
 
 // viewerPassword is the password of the e2e account "viewer".
@@ -159,6 +160,7 @@ func setup(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
+	bed.adminPassword = adminPassword
 	admin := auth.ContextWithPrincipal(ctx, auth.Principal{Name: auth.AdminAccount, Kind: auth.KindSession})
 	if err := authSvc.SetPassword(admin, "viewer", adminPassword, viewerPassword); err != nil {
 		return fail(err)
