@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +18,8 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/settings"
+
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // signingKey reads the env's current JWT signing key from its secret
@@ -240,18 +241,6 @@ func TestSecurity(t *testing.T) {
 	})
 }
 
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // TestProblems checks that every kind of error is an RFC 9457 problem:
 // application/problem+json with the status, its title and a detail.
 func TestProblems(t *testing.T) {
@@ -259,7 +248,7 @@ func TestProblems(t *testing.T) {
 	adminTok := en.tokens[auth.AdminAccount]
 
 	// down answers with a Temporal client of a server that is not there.
-	lazy, err := client.NewLazyClient(client.Options{HostPort: closedAddr(t), Namespace: bed.namespace})
+	lazy, err := client.NewLazyClient(client.Options{HostPort: testbed.ClosedAddr(t), Namespace: bed.namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +261,7 @@ func TestProblems(t *testing.T) {
 	t.Cleanup(down.Close)
 
 	// noRedis authenticates against a revocation store that is not there.
-	rdb := redis.NewClient(&redis.Options{Addr: closedAddr(t), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t), DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	authNoRedis, err := auth.New(auth.Config{}, en.secrets, auth.RedisRevocations{Client: rdb}, en.srv.opts.Logger)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +164,7 @@ func TestRenderCacheFailures(t *testing.T) {
 		{
 			name: "redis unreachable",
 			store: func(t *testing.T) Store {
-				c := redis.NewClient(&redis.Options{Addr: closedPort(t)})
+				c := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t)})
 				t.Cleanup(func() { _ = c.Close() })
 				return RedisStore{Client: c}
 			},
@@ -270,18 +269,6 @@ func TestRedisStore(t *testing.T) {
 	if got := r.CacheStats().Hits; got != 1 {
 		t.Errorf("hits = %d, want 1", got)
 	}
-}
-
-// closedPort returns a 127.0.0.1 address nothing listens on.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // redisForTest returns the test bed's Redis ($WINDLASS_TEST_REDIS_ADDR, as

@@ -109,7 +109,7 @@ func TestResolveErrors(t *testing.T) {
 		{name: "no credentials", url: authURL, errType: "AuthenticationFailed"},
 		{name: "wrong password", creds: creds(wrong), url: authURL, errType: "AuthenticationFailed"},
 		{name: "repository not found", url: openSrv.URL("missing.git"), errType: "RepositoryNotFound"},
-		{name: "connection refused", url: "http://" + closedAddr(t) + "/repo.git", retry: true},
+		{name: "connection refused", url: "http://" + testbed.ClosedAddr(t) + "/repo.git", retry: true},
 		{name: "good password", creds: creds(good), url: authURL},
 	}
 	for _, tt := range tests {
@@ -134,7 +134,7 @@ func TestResolveErrors(t *testing.T) {
 
 	t.Run("checkout from an unreachable server is retryable", func(t *testing.T) {
 		a := newActivities(t, nil)
-		_, err := a.Checkout(t.Context(), "http://"+closedAddr(t)+"/repo.git", want)
+		_, err := a.Checkout(t.Context(), "http://"+testbed.ClosedAddr(t)+"/repo.git", want)
 		if err == nil || failure.TypeOf(failure.Activity(err)) != "" {
 			t.Fatalf("Checkout error = %v, want a plain (retryable) error", err)
 		}
@@ -193,7 +193,7 @@ func TestRefCache(t *testing.T) {
 	}
 
 	t.Run("redis down", func(t *testing.T) {
-		down := redis.NewClient(&redis.Options{Addr: closedAddr(t)})
+		down := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t)})
 		t.Cleanup(func() { _ = down.Close() })
 		b := newActivities(t, nil, WithRefCache(RedisRefCache{Client: down}, ttl))
 		for range 2 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -174,18 +173,6 @@ func wantErrType(t *testing.T, err error, typ string) {
 	if !isApp || !app.NonRetryable() || failure.TypeOf(err) != typ {
 		t.Fatalf("error %v: type %q (non-retryable %v), want non-retryable %q", err, failure.TypeOf(err), isApp && app.NonRetryable(), typ)
 	}
-}
-
-// closedAddr is a 127.0.0.1 address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // mirrorDir is where Activities keeps repoURL's mirror.

@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // sshGitServer serves the bare repositories under root over SSH to one
@@ -205,7 +207,7 @@ func TestSSH(t *testing.T) {
 		{name: "host unknown", url: url, cred: &RepoCredential{SSHPrivateKeyFile: goodKey, SSHKnownHostsFile: empty}, errType: "HostKeyMismatch"},
 		{name: "encrypted key without passphrase", url: lockedURL, cred: &RepoCredential{SSHPrivateKeyFile: lockedKey, SSHKnownHostsFile: lockedKnown}, errType: "AuthenticationFailed"},
 		{name: "no credential", url: url, errType: "AuthenticationFailed"},
-		{name: "server down", url: "ssh://git@" + closedAddr(t) + "/team/app.git", cred: &RepoCredential{SSHPrivateKeyFile: goodKey, SSHKnownHostsFile: known}},
+		{name: "server down", url: "ssh://git@" + testbed.ClosedAddr(t) + "/team/app.git", cred: &RepoCredential{SSHPrivateKeyFile: goodKey, SSHKnownHostsFile: known}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v5"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 func statusCode(err error) int { return echo.StatusCode(err) }
@@ -232,7 +234,7 @@ func TestLogout(t *testing.T) {
 }
 
 func TestRevocationUnavailable(t *testing.T) {
-	down := redis.NewClient(&redis.Options{Addr: closedPort(t), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	down := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
 	en := newEnv(t, withRevocations(RedisRevocations{Client: down}))
 	s := en.login("alice", alicePassword)

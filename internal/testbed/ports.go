@@ -89,3 +89,21 @@ func kernelPort() (int, error) {
 func isAddrInUse(logText string) bool {
 	return strings.Contains(strings.ToLower(logText), "address already in use")
 }
+
+// Fataler is the part of testing.TB that ClosedAddr uses.
+type Fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// ClosedAddr returns a 127.0.0.1 address that nothing listens on, for tests
+// of unreachable servers. The port is below the ephemeral range and handed
+// out once per process, so no other server of the tests binds it.
+func ClosedAddr(t Fataler) string {
+	t.Helper()
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(ports[0]))
+}
