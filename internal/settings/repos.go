@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
@@ -157,13 +159,37 @@ type RepoAuth struct {
 	// KnownHostsDir holds the known_hosts files written for registered
 	// SSH repositories.
 	KnownHostsDir string
+
+	// The registered repositories are read at most every repoAuthTTL:
+	// every fetch and ls-remote asks for a credential.
+	mu     sync.Mutex
+	repos  []Repository
+	readAt time.Time
+}
+
+// repoAuthTTL is how long RepoAuth reuses the list of registered
+// repositories; a new or changed credential is used after at most this long.
+const repoAuthTTL = 10 * time.Second
+
+func (a *RepoAuth) registered(ctx context.Context) ([]Repository, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.repos != nil && time.Since(a.readAt) < repoAuthTTL {
+		return a.repos, nil
+	}
+	repos, err := a.Store.Repos(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("repository credentials unavailable: %w", err)
+	}
+	a.repos, a.readAt = repos, time.Now()
+	return repos, nil
 }
 
 // Auth implements the source activities' credential lookup.
 func (a *RepoAuth) Auth(ctx context.Context, repoURL string) (transport.AuthMethod, error) {
-	repos, err := a.Store.Repos(ctx)
+	repos, err := a.registered(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("repository credentials unavailable: %w", err)
+		return nil, err
 	}
 	creds := source.Credentials{Repos: append([]source.RepoCredential(nil), a.Fallback.Repos...)}
 	for _, r := range repos {
