@@ -68,6 +68,16 @@
 // window, answered 429 with Retry-After. The limiter lives in each replica's
 // memory, bounded by Config.LoginRateLimit.MaxEntries.
 //
+// # Single sign-on
+//
+// api/sso verifies an identity provider's ID token and calls IssueSession
+// with the user's name and groups. The session is a KindSession token with
+// the claim sso=true (Principal.SSO): it has no local account, so
+// verification checks only that its name is still not reserved (a local
+// account's, role:* or proj:*). Its cookies, CSRF token, lifetime, logout
+// and revocation are Login's. Reserved or invalid groups from the provider
+// are dropped; a reserved user name is refused.
+//
 // Not yet: sessions stay valid after a password change until they expire
-// or are logged out; single sign-on (see OIDCLogin).
+// or are logged out.
 package auth

@@ -69,6 +69,13 @@ func (s *Service) Login(c *echo.Context) error {
 		return err
 	}
 	s.log.Info(msgLoginSucceeded, "user", req.Username, "ip", ip)
+	s.setSessionCookies(c, tok)
+	return c.JSON(http.StatusOK, loginResponse{Token: tok.token, ExpiresAt: tok.expiresAt})
+}
+
+// setSessionCookies sets the TokenCookie and CSRFCookie of a new session,
+// and keeps the answer out of caches.
+func (s *Service) setSessionCookies(c *echo.Context, tok issued) {
 	secure := s.secureCookies(c)
 	c.SetCookie(&http.Cookie{
 		Name: TokenCookie, Value: tok.token, Path: "/", Expires: tok.expiresAt,
@@ -79,7 +86,6 @@ func (s *Service) Login(c *echo.Context) error {
 		Secure: secure, SameSite: http.SameSiteStrictMode,
 	})
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return c.JSON(http.StatusOK, loginResponse{Token: tok.token, ExpiresAt: tok.expiresAt})
 }
 
 // Logout handles DELETE: it revokes the presented token (a session until
@@ -113,6 +119,7 @@ type userInfo struct {
 	Groups    []string  `json:"groups"`
 	Kind      string    `json:"kind"`
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	SSO       bool      `json:"sso,omitempty"`
 }
 
 // UserInfo handles GET: the caller's name, groups, token kind and expiry.
@@ -125,7 +132,7 @@ func (s *Service) UserInfo(c *echo.Context) error {
 	if groups == nil {
 		groups = []string{}
 	}
-	return c.JSON(http.StatusOK, userInfo{Name: p.Name, Groups: groups, Kind: p.Kind, ExpiresAt: p.ExpiresAt})
+	return c.JSON(http.StatusOK, userInfo{Name: p.Name, Groups: groups, Kind: p.Kind, ExpiresAt: p.ExpiresAt, SSO: p.SSO})
 }
 
 func (s *Service) secureCookies(c *echo.Context) bool {

@@ -38,6 +38,9 @@ type Principal struct {
 	Kind string `json:"kind"`
 	// ExpiresAt is zero for a token that never expires.
 	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// SSO is set for the session of a user authenticated by single
+	// sign-on (IssueSession): Name is not a local account.
+	SSO bool `json:"sso,omitempty"`
 }
 
 type principalKey struct{}

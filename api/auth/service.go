@@ -49,21 +49,6 @@ type Service struct {
 	now       func() time.Time
 }
 
-// OIDCLogin is where single sign-on through Dex will plug in; it is not
-// built yet. The intended shape:
-//
-//	type OIDCLogin interface {
-//		// AuthCodeURL starts a login: the URL to redirect the browser to.
-//		AuthCodeURL(state string) string
-//		// Exchange finishes it: the verified user name and groups from
-//		// the ID token of the callback's code.
-//		Exchange(ctx context.Context, code string) (name string, groups []string, err error)
-//	}
-//
-// Its callback handler will issue a KindSession token with the user's
-// groups and set the same cookies as Login, so that Middleware, Logout and
-// revocation treat SSO and local sessions alike.
-
 // New builds the Service. It checks cfg (see Config.Validate); secrets keeps
 // the keys, password hashes and API token records; revocations records
 // logged-out tokens.

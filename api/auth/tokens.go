@@ -31,6 +31,9 @@ type claims struct {
 	jwt.RegisteredClaims
 	Groups []string `json:"groups,omitempty"`
 	Kind   string   `json:"kind"`
+	// SSO marks a session of a user authenticated by an identity
+	// provider (IssueSession), who has no local account.
+	SSO bool `json:"sso,omitempty"`
 }
 
 // issued is a signed token.
@@ -44,22 +47,25 @@ type issued struct {
 
 // issue signs a token with the current key. A zero exp means no expiry.
 func (s *Service) issue(ctx context.Context, subject string, groups []string, kind, jti string, exp time.Time) (issued, error) {
+	return s.issueClaims(ctx, claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: subject, ID: jti},
+		Groups:           groups,
+		Kind:             kind,
+	}, exp)
+}
+
+// issueClaims signs c, with the issuer, issue time and validity period
+// set, with the current key. A zero exp means no expiry.
+func (s *Service) issueClaims(ctx context.Context, c claims, exp time.Time) (issued, error) {
 	now := s.now()
 	key, err := s.keys.current(ctx, now)
 	if err != nil {
 		return issued{}, fmt.Errorf("issue token: %w", err)
 	}
-	c := claims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    Issuer,
-			Subject:   subject,
-			ID:        jti,
-			IssuedAt:  jwt.NewNumericDate(now),
-			NotBefore: jwt.NewNumericDate(now),
-		},
-		Groups: groups,
-		Kind:   kind,
-	}
+	jti := c.ID
+	c.Issuer = Issuer
+	c.IssuedAt = jwt.NewNumericDate(now)
+	c.NotBefore = jwt.NewNumericDate(now)
 	if !exp.IsZero() {
 		c.ExpiresAt = jwt.NewNumericDate(exp)
 		exp = c.ExpiresAt.Time.UTC() // as precise as the claim
@@ -129,7 +135,7 @@ func (s *Service) verify(ctx context.Context, token string) (verified, error) {
 	if err := s.checkRevoked(ctx, c.ID); err != nil {
 		return verified{}, err
 	}
-	p := Principal{Name: c.Subject, Groups: c.Groups, TokenID: c.ID, Kind: c.Kind}
+	p := Principal{Name: c.Subject, Groups: c.Groups, TokenID: c.ID, Kind: c.Kind, SSO: c.SSO}
 	if c.ExpiresAt != nil {
 		p.ExpiresAt = c.ExpiresAt.Time.UTC()
 	}
@@ -147,6 +153,12 @@ func (s *Service) checkClaims(ctx context.Context, token string, c *claims) erro
 		return invalid("invalid token")
 	case c.ExpiresAt == nil && !(c.Kind == KindAPIToken && s.cfg.AllowNonExpiringAPITokens):
 		return invalid("invalid token")
+	case c.SSO:
+		// No account to check; the name still may not be one's.
+		if c.Kind != KindSession || s.reservedName(c.Subject) {
+			return invalid("invalid token")
+		}
+		return nil
 	}
 	if err := s.checkSubject(c.Subject, c.Kind); err != nil {
 		return invalid("token of a disabled or unknown account")
