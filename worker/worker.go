@@ -31,6 +31,10 @@ import (
 type Config struct {
 	Client    client.Client
 	TaskQueue string
+	// ExtraTaskQueues are polled too, with the same workflows and
+	// activities: a worker limited to some task queues (windlass worker
+	// --task-queue, repeated).
+	ExtraTaskQueues []string
 	// CacheDir holds the Git mirrors and checkouts.
 	CacheDir    string
 	Redis       redis.UniversalClient
@@ -106,7 +110,7 @@ var _ cluster.ResourceDiscoverer = (*kube.Factory)(nil)
 
 // Worker is a running Temporal worker.
 type Worker struct {
-	w     sdkworker.Worker
+	ws    []sdkworker.Worker
 	src   *source.Activities
 	cache CacheConfig
 	log   *slog.Logger
@@ -187,22 +191,31 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := sdkworker.New(cfg.Client, cfg.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: cfg.MaxConcurrentActivities,
-	})
-	workflows.Register(w)
-	src.Register(w)
-	rnd.Register(w)
-	cl.Register(w)
-	proj.Register(w)
-	wat.Register(w)
-	return &Worker{w: w, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil
+	var ws []sdkworker.Worker
+	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
+		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
+			MaxConcurrentActivityExecutionSize: cfg.MaxConcurrentActivities,
+		})
+		workflows.Register(w)
+		src.Register(w)
+		rnd.Register(w)
+		cl.Register(w)
+		proj.Register(w)
+		wat.Register(w)
+		ws = append(ws, w)
+	}
+	return &Worker{ws: ws, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil
 }
 
 // Start starts polling, and the eviction of old Git checkouts.
 func (w *Worker) Start() error {
-	if err := w.w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	for i, sw := range w.ws {
+		if err := sw.Start(); err != nil {
+			for _, started := range w.ws[:i] {
+				started.Stop()
+			}
+			return fmt.Errorf("start worker: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
@@ -261,7 +274,9 @@ func (w *Worker) Stop() {
 		w.stop()
 		w.wg.Wait()
 	}
-	w.w.Stop()
+	for _, sw := range w.ws {
+		sw.Stop()
+	}
 }
 
 const msgEvictFailed = "git checkout eviction failed"
