@@ -109,6 +109,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		{QueryResources, func() ([]appspec.ResourceStatus, error) { return a.st.Status.Resources, nil }},
 		{QueryHistory, func() (HistoryView, error) { return HistoryView{Recent: a.st.History}, nil }},
 		{QueryOperation, func() (*Operation, error) { return a.st.Status.Operation, nil }},
+		{QueryManifests, func() (*render.ManifestRef, error) { return a.st.Manifests, nil }},
 	}
 	for _, q := range queries {
 		if err := workflow.SetQueryHandler(ctx, q.name, q.fn); err != nil {

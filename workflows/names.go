@@ -34,6 +34,10 @@ const (
 	QueryResources        = "resources"
 	QueryHistory          = "history"
 	QueryOperation        = "operation"
+	// QueryManifests answers the reference of the last rendered
+	// manifests (a *render.ManifestRef, nil before the first render), for
+	// the API's manifests and diff endpoints.
+	QueryManifests = "manifests"
 
 	// TaskQueue is the default task queue of workflows and activities.
 	TaskQueue = "windlass"

@@ -379,14 +379,7 @@ func renderRequest(spec appspec.Application, sha string) render.Request {
 	return render.SingleSource(spec.Name, spec.Destination.Namespace, spec.Source, sha)
 }
 
-func clusterTarget(spec appspec.Application) cluster.Target {
-	t := cluster.Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination, IgnoreDifferences: spec.IgnoreDifferences}
-	if spec.SyncPolicy != nil {
-		t.SyncOptions = append([]string(nil), spec.SyncPolicy.SyncOptions...)
-		t.ManagedNamespaceMetadata = spec.SyncPolicy.ManagedNamespaceMetadata
-	}
-	return t
-}
+func clusterTarget(spec appspec.Application) cluster.Target { return cluster.TargetFor(spec) }
 
 // errorMessage unwraps Temporal's activity and child errors to the message
 // of the cause, which is what a user needs to read.

@@ -23,13 +23,18 @@ import (
 // OutOfSync unless they carry compare-options IgnoreExtraneous. With
 // WithDiff each differing resource carries a unified diff.
 func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
-	out, err := a.compare(ctx, in, true)
+	out, err := a.compare(ctx, in, true, nil)
 	return out, failure.Activity(err)
 }
 
+// comparedPair is one compared resource's live and desired object (either
+// nil when absent), in the order of CompareOutput.Resources.
+type comparedPair struct{ live, desired *unstructured.Unstructured }
+
 // compare reads the live objects and assesses their health; with dryRun
 // it also compares each with a server-side-apply dry run of the desired one.
-func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool) (CompareOutput, error) {
+// When pairs is not nil it receives the objects compared.
+func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, pairs *[]comparedPair) (CompareOutput, error) {
 	t := in.Target
 	d, err := a.load(ctx, t, in.Manifests, nil)
 	if err != nil {
@@ -43,11 +48,13 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool) 
 	res := d.resources()
 	sortObjects(res)
 	statuses := make([]appspec.ResourceStatus, len(res))
+	lives := make([]*unstructured.Unstructured, len(res))
 	err = parallel(ctx, len(res), a.concurrency, func(ctx context.Context, i int) error {
 		live, err := getLive(ctx, d.c, res[i], idx)
 		if err != nil {
 			return err
 		}
+		lives[i] = live
 		statuses[i], err = a.compareOne(ctx, d, t, res[i], live, dryRun, in.WithDiff)
 		return err
 	})
@@ -64,12 +71,21 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool) 
 		}
 		out.Health = appspec.Worse(out.Health, rs.Health)
 	}
-	for _, rs := range a.extraneous(t, d, tracked, in.WithDiff) {
+	extra := a.extraneous(t, d, tracked, in.WithDiff)
+	for _, rs := range extra {
 		if rs.Message != msgIgnoredExtraneous && dryRun {
 			out.Sync = appspec.SyncOutOfSync
 		}
 		out.Health = appspec.Worse(out.Health, rs.Health)
 		out.Resources = append(out.Resources, rs)
+	}
+	if pairs != nil {
+		for i, o := range res {
+			*pairs = append(*pairs, comparedPair{live: lives[i], desired: o.obj})
+		}
+		for _, rs := range extra {
+			*pairs = append(*pairs, comparedPair{live: idx[rs.ResourceKey].obj})
+		}
 	}
 	return out, nil
 }
@@ -100,7 +116,7 @@ func (a *Activities) extraneous(t Target, d *desired, tracked []liveObject, with
 		}
 		if withDiff {
 			set, _ := a.ignoreFor(t, rs.ResourceKey)
-			rs.Diff = unifiedDiff(normalize(l.obj, l.obj.GetManagedFields(), set), nil)
+			rs.Diff = secretSafeDiff(normalize(l.obj, l.obj.GetManagedFields(), set), nil)
 		}
 		out = append(out, rs)
 	}
@@ -136,7 +152,7 @@ func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *ob
 			note("resource does not exist in the cluster")
 		}
 		if withDiff {
-			rs.Diff = unifiedDiff(nil, normalize(o.obj, nil, set))
+			rs.Diff = secretSafeDiff(nil, normalize(o.obj, nil, set))
 		}
 		return rs, nil
 	}
@@ -158,7 +174,7 @@ func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *ob
 		note("server-side dry run failed: " + err.Error())
 		if withDiff {
 			managed := live.GetManagedFields()
-			rs.Diff = unifiedDiff(normalize(live, managed, set), normalize(o.obj, managed, set))
+			rs.Diff = secretSafeDiff(normalize(live, managed, set), normalize(o.obj, managed, set))
 		}
 		return rs, nil
 	}
@@ -192,7 +208,7 @@ func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *objec
 	if !withDiff {
 		return false, "", nil
 	}
-	return false, unifiedDiff(ln, dn), nil
+	return false, secretSafeDiff(ln, dn), nil
 }
 
 // WaitHealthy polls the live objects' health (no diff: that is Compare's
@@ -206,7 +222,7 @@ func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutp
 		poll = 500 * time.Millisecond
 	}
 	for {
-		out, err := a.compare(ctx, in.CompareInput, false)
+		out, err := a.compare(ctx, in.CompareInput, false, nil)
 		if err != nil {
 			return out, failure.Activity(err)
 		}

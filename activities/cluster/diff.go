@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // How the diff works: the desired object is server-side applied as a dry
@@ -474,6 +475,15 @@ func respectIgnored(desired, live *unstructured.Unstructured, s ignoreSet) *unst
 
 func runtimeDeepCopy(v any) any {
 	return (&unstructured.Unstructured{Object: map[string]any{"v": v}}).DeepCopy().Object["v"]
+}
+
+// secretSafeDiff is unifiedDiff of normalised objects with the values of
+// Secrets masked (manifest.MaskSecrets): a diff is shown to people and
+// may be stored, and a Secret's values must never appear in it. It
+// modifies live and desired.
+func secretSafeDiff(live, desired map[string]any) string {
+	manifest.MaskSecrets(live, desired)
+	return unifiedDiff(live, desired)
 }
 
 // unifiedDiff renders live (---) and desired (+++) as YAML and diffs them;

@@ -122,3 +122,21 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Fatalf("large diff not truncated: %d bytes", len(d))
 	}
 }
+
+func TestSecretSafeDiff(t *testing.T) {
+	live := yamlObj(t, "{apiVersion: v1, kind: Secret, metadata: {name: db}, data: {password: aHVudGVyMg==, user: YWRtaW4=}}").Object
+	desired := yamlObj(t, "{apiVersion: v1, kind: Secret, metadata: {name: db}, stringData: {password: hunter3, user: admin}}").Object
+	d := secretSafeDiff(live, desired)
+	for _, secret := range []string{"hunter2", "hunter3", "aHVudGVyMg==", "YWRtaW4="} {
+		if strings.Contains(d, secret) {
+			t.Errorf("the diff shows %q:\n%s", secret, d)
+		}
+	}
+	// The user is the same on both sides and gets one mask; the passwords
+	// differ and get two.
+	for _, line := range []string{"-  password: ++++++++\n", "-  user: +++++++++\n", "+  password: ++++++++++\n", "+  user: +++++++++\n"} {
+		if !strings.Contains(d, line) {
+			t.Errorf("the diff lacks %q:\n%s", line, d)
+		}
+	}
+}

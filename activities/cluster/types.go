@@ -19,6 +19,17 @@ type Target struct {
 	ManagedNamespaceMetadata *appspec.ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
 }
 
+// TargetFor is the Target of an app's spec: what the workflows pass to
+// the activities, and what the API uses to diff the app the same way.
+func TargetFor(spec appspec.Application) Target {
+	t := Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination, IgnoreDifferences: spec.IgnoreDifferences}
+	if spec.SyncPolicy != nil {
+		t.SyncOptions = append([]string(nil), spec.SyncPolicy.SyncOptions...)
+		t.ManagedNamespaceMetadata = spec.SyncPolicy.ManagedNamespaceMetadata
+	}
+	return t
+}
+
 // ApplyInput is the input of Apply.
 type ApplyInput struct {
 	Target    Target             `json:"target"`
