@@ -23,6 +23,12 @@ func TestLoadConfig(t *testing.T) {
 		{"worker bad refresh", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--refresh-seconds", "0"}, "refresh-seconds"},
 		{"server needs redis", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0"}, "redis-address is required"},
 		{"server ok", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0", "--redis-address", "127.0.0.1:6379"}, ""},
+		{"temporal defaults", func(a []string) error { _, err := loadTemporalConfig(a); return err }, nil, ""},
+		{"temporal port zero, no UI", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "127.0.0.1:0", "--ui-address", "off"}, ""},
+		{"temporal bad address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "7233"}, "address"},
+		{"temporal bad ui address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--ui-address", "8233"}, "ui-address"},
+		{"temporal empty data dir", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--data-dir", ""}, "data-dir is required"},
+		{"temporal worker flag", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--redis-address", "r:1"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

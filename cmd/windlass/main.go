@@ -21,6 +21,7 @@ commands:
   dev       run everything in one process (embedded Temporal + UI, Redis, worker, API)
   server    run the REST API against an external Temporal
   worker    run the Temporal worker against an external Temporal
+  temporal  run a standalone Temporal server (SQLite, as in dev) for server and workers
   render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
 
@@ -97,6 +98,12 @@ func run(ctx context.Context, cmd string, args []string) error {
 			return err
 		}
 		return runWorker(ctx, cfg)
+	case "temporal":
+		cfg, err := loadTemporalConfig(args)
+		if err != nil {
+			return err
+		}
+		return runTemporal(ctx, cfg, os.Stdout)
 	case "render":
 		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":

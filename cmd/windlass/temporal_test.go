@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/windlass-cd/windlass/internal/temporalx"
+)
+
+// The temporal role serves a frontend that clients can dial, prints its
+// address, and stops when its context ends.
+func TestRunTemporal(t *testing.T) {
+	cfg, err := loadTemporalConfig([]string{"--data-dir", t.TempDir(), "--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runTemporal(ctx, cfg, &out) }()
+	var addr string
+	deadline := time.Now().Add(2 * time.Minute)
+	for addr == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no frontend address printed: %q", out.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("temporal ended early: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		for line := range strings.Lines(out.String()) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Frontend:"); ok {
+				addr = strings.TrimSpace(v)
+			}
+		}
+	}
+	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: addr, Namespace: cfg.Namespace})
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	c.Close()
+	if !strings.Contains(out.String(), filepath.Join(cfg.DataDir, "temporal.db")) {
+		t.Fatalf("database not named: %q", out.String())
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("stop: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
