@@ -71,6 +71,7 @@ type Activities struct {
 	kinds       *kindCache
 	jq          *jqCache
 	dryRuns     *dryRunCache
+	metrics     Metrics
 }
 
 // Option configures Activities.

@@ -218,6 +218,7 @@ const msgSharedResource = "resource tracked by another app"
 func (a *Activities) write(ctx context.Context, c *kube.Clients, o *object, want, live *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, bool, error) {
 	rc := o.client(c)
 	send := func(live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		a.applyRequest(dryRun)
 		if !o.opts.True(optReplace) {
 			return serverSideApply(ctx, rc, o, want, live, dryRun)
 		}

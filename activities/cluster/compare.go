@@ -191,6 +191,7 @@ func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *objec
 	dry := a.dryRuns.get(o.obj, live)
 	if dry == nil {
 		var err error
+		a.applyRequest(true)
 		dry, err = serverSideApply(ctx, o.client(d.c), o, o.obj, live, true)
 		if err != nil {
 			return false, "", err

@@ -180,7 +180,8 @@ type cacheEntry struct {
 // entry) is logged, counted and reported as a miss: the cache never makes a
 // render fail. While the store is down the read is skipped (and counted as
 // a miss and an error).
-func (r *Renderer) getCache(ctx context.Context, key string) (cacheEntry, bool) {
+func (r *Renderer) getCache(ctx context.Context, key string) (_ cacheEntry, hit bool) {
+	defer func() { r.cacheRequest(hit) }()
 	if r.stats.cacheDown() {
 		r.stats.errors.Add(1)
 		r.stats.misses.Add(1)

@@ -44,6 +44,8 @@ type Config struct {
 	// the default CacheTTL).
 	CacheTTL time.Duration
 	Logger   *slog.Logger
+	// Metrics records cache reads and render durations (nil: none).
+	Metrics Metrics
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -55,6 +57,7 @@ type Renderer struct {
 	log      *slog.Logger
 	ttl      time.Duration
 	stats    cacheCounters
+	metrics  Metrics
 }
 
 // NewRenderer checks its dependencies.
@@ -68,7 +71,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = CacheTTL
 	}
-	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL}, nil
+	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics}, nil
 }
 
 const (
@@ -174,6 +177,7 @@ type toolInput struct {
 func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceRequest, refs map[string]string) ([]*unstructured.Unstructured, error) {
 	in := toolInput{Source: s, AppName: req.AppName, Namespace: req.Namespace, Refs: refs}
 	if s.Chart != "" {
+		defer r.timeRender(appspec.ToolHelm, time.Now())
 		return r.renderHelmRepoChart(ctx, in)
 	}
 	root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
@@ -192,6 +196,7 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 	if tool == "" {
 		tool = r.detectTool(dir)
 	}
+	defer r.timeRender(tool, time.Now())
 	switch tool {
 	case appspec.ToolDirectory:
 		return renderDirectory(dir, s.Directory)
