@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -96,13 +97,29 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	if workErr != nil {
 		return s.fail(ctx, workErr)
 	}
-	s.res.Phase, s.res.FinishedAt = PhaseSucceeded, workflow.Now(ctx)
+	s.res.Phase = PhaseSucceeded
 	if s.in.Operation.DryRun {
 		s.res.Message = "dry run"
 	} else {
 		s.res.Message = "successfully synced"
 	}
+	if s.madeHooks() && workflow.GetVersion(ctx, versionHookCleanupOnSuccess, workflow.DefaultVersion, 1) == 1 {
+		if err := deleteHooks(ctx, cluster.HookCleanupInput{Target: s.target, SyncID: s.in.Operation.SyncID, Outcome: cluster.OutcomeSucceeded}); err != nil {
+			s.res.Message += "; hook cleanup failed: " + errorMessage(err)
+		}
+	}
+	s.res.FinishedAt = workflow.Now(ctx)
 	return s.res, nil
+}
+
+// versionHookCleanupOnSuccess marks syncs that delete their hooks with the
+// HookSucceeded policy once they succeed (before, only failed and
+// terminated syncs cleaned up, and such hooks stayed).
+const versionHookCleanupOnSuccess = "hook-cleanup-on-success"
+
+// madeHooks says the sync created hooks (not in a dry run).
+func (s *syncRun) madeHooks() bool {
+	return !s.in.Operation.DryRun && slices.ContainsFunc(s.res.Resources, func(r cluster.ResourceResult) bool { return r.Hook })
 }
 
 // stepError is a failed step, naming the failing resource.

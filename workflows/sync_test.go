@@ -222,3 +222,46 @@ func TestSyncPruneWaitsForApproval(t *testing.T) {
 	want := append(append(results(confirm, cluster.ActionPruneSkipped), results(confirm, cluster.ActionPruned)...), results(last, cluster.ActionPruned)...)
 	require.Equal(t, want, res.Resources)
 }
+
+// A succeeded sync that created hooks deletes those with the HookSucceeded
+// policy (DeleteHooks with the succeeded outcome); one without hooks, or a
+// dry run, makes no cleanup call.
+func TestSyncSuccessCleansUpHooks(t *testing.T) {
+	migrate := appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "migrate-0a1b2c3d4e"}
+	web := appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "web"}
+	tests := []struct {
+		name    string
+		applied []cluster.ResourceResult
+		dryRun  bool
+		cleanup bool
+	}{
+		{"hook", []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionCreated, Phase: cluster.PhasePreSync, Hook: true}}, false, true},
+		{"no hook", []cluster.ResourceResult{{ResourceKey: web, Action: cluster.ActionCreated, Phase: cluster.PhaseSync}}, false, false},
+		{"dry run", []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionCreated, Phase: cluster.PhasePreSync, Hook: true}}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := syncEnv(t)
+			in := syncInput(nil)
+			in.Operation.DryRun, in.DryRun = tt.dryRun, tt.dryRun
+			tgt := target()
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: tt.applied}, nil).Once()
+			if !tt.dryRun {
+				env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+			}
+			if tt.cleanup {
+				env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: tgt, SyncID: in.ID, Outcome: cluster.OutcomeSucceeded}).Return(nil).Once()
+			}
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			var res SyncResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.Equal(t, PhaseSucceeded, res.Phase)
+			require.NotContains(t, res.Message, "hook cleanup failed")
+		})
+	}
+}
