@@ -701,6 +701,11 @@ func (a *application) reconcile(ctx workflow.Context) {
 	st.ReconciledAt = workflow.Now(ctx)
 	st.Revision = spec.AllSources()[0].Revision()
 	defer a.publish(ctx)
+	// Replay-safe: the SDK's workflow metrics handler drops what a replay
+	// records. No command, so no version marker.
+	defer func(start time.Time) {
+		workflow.GetMetricsHandler(ctx).Timer(MetricReconcileDuration).Record(workflow.Now(ctx).Sub(start))
+	}(st.ReconciledAt)
 
 	proj, err := getProject(ctx, spec.Project)
 	if err != nil {

@@ -56,6 +56,11 @@ const (
 	ErrTypeDeleting            = "Deleting"
 )
 
+// MetricReconcileDuration times one reconcile pass through the workflow
+// metrics handler; Prometheus shows it as
+// windlass_reconcile_duration_seconds (internal/metrics).
+const MetricReconcileDuration = "windlass_reconcile_duration"
+
 // Custom search attributes (all Keyword), registered by the server role.
 const (
 	SearchAttrProject = "WindlassProject"
