@@ -23,6 +23,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -64,6 +65,9 @@ type Config struct {
 	NoClusterWatch bool
 	// Plugins are the config-management plugins renders may use.
 	Plugins []render.PluginConfig
+	// Metrics records render and cluster measurements (nil: none; its
+	// methods are nil-safe).
+	Metrics *metrics.Metrics
 	// Settings, when set, serves the projects (unless Projects is set),
 	// the credentials of registered repositories (before Credentials) and
 	// the registered destination clusters.
@@ -155,7 +159,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
-		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log,
+		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -165,7 +169,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	clusters := kube.NewFactory(cfg.Kube, cfg.KubeOptions)
-	var clOpts []cluster.Option
+	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics)}
 	if cfg.Health != nil {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
 	}
