@@ -2,11 +2,13 @@ package temporalx
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 )
 
@@ -27,6 +29,16 @@ type ClientConfig struct {
 	Namespace string
 	// Logger receives the SDK's logs; default slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, secures the connection (mTLS with a client
+	// certificate, or server verification only).
+	TLS *tls.Config
+	// Credentials authenticate the client (an API key for Temporal Cloud).
+	Credentials client.Credentials
+	// MetricsHandler receives the SDK's metrics and the workflows' own.
+	MetricsHandler client.MetricsHandler
+	// Interceptors wrap client calls, and worker calls of the workers
+	// created from the client.
+	Interceptors []interceptor.ClientInterceptor
 }
 
 // Dial connects an SDK client, retrying with backoff until it succeeds or ctx
@@ -46,6 +58,11 @@ func Dial(ctx context.Context, cfg ClientConfig) (client.Client, error) {
 		HostPort:  cfg.HostPort,
 		Namespace: cfg.Namespace,
 		Logger:    sdklog.NewStructuredLogger(logger),
+
+		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS},
+		Credentials:       cfg.Credentials,
+		MetricsHandler:    cfg.MetricsHandler,
+		Interceptors:      cfg.Interceptors,
 	}
 
 	backoff := dialMinBackoff
