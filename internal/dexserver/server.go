@@ -103,7 +103,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	var st storage.Storage = memory.New(log)
 	st = storage.WithStaticClients(st, []storage.Client{
 		{ID: WebClientID, Secret: opts.ClientSecret, Name: "Windlass", RedirectURIs: []string{opts.RedirectURI}},
-		{ID: CLIClientID, Public: true, Name: "Windlass CLI"},
+		// Dex sends the device flow's browser to /auth with the redirect URI
+		// <issuer path>/device/callback, but accepts only /device/callback
+		// from a public client without redirect URIs: under a path, name it.
+		{ID: CLIClientID, Public: true, Name: "Windlass CLI", RedirectURIs: []string{issuer.JoinPath("device", "callback").Path}},
 	})
 	var conns []storage.Connector
 	for _, c := range cfg.Connectors {
