@@ -456,6 +456,13 @@ var openAPISchemaTypes = map[string]any{
 	"Account":                   Account{},
 	"AccountList":               AccountList{},
 	"PasswordRequest":           PasswordRequest{},
+	"ManifestsView":             ManifestsView{},
+	"ResourceDiff":              cluster.ResourceDiff{},
+	"DiffView":                  DiffView{},
+	"ResourceNode":              cluster.ResourceNode{},
+	"ResourceTree":              cluster.ResourceTreeOutput{},
+	"AppEvent":                  AppEvent{},
+	"EventsView":                EventsView{},
 }
 
 // openAPILenientInputs are input schemas that do not require every field

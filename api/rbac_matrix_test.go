@@ -123,10 +123,12 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/operation", "get", "", http.StatusNotFound,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
-		// Not built yet: 501 after the permission check.
+		// These servers have no Inspector: 501 after the permission check.
 		{http.MethodGet, "/api/v1/applications/:name/diff", "get", "", http.StatusNotImplemented,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/manifests", "get", "", http.StatusNotImplemented,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/tree", "get", "", http.StatusNotImplemented,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/events", "get", "", http.StatusNotImplemented,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},

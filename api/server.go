@@ -47,6 +47,9 @@ type Options struct {
 	// RepoCheck tests a repository's connection before it is registered
 	// (nil: an ls-remote with its credential).
 	RepoCheck func(r settings.Repository) error
+	// Inspector serves the manifests, diff, tree and events endpoints
+	// (nil: they answer 501).
+	Inspector Inspector
 }
 
 // Server is the REST API.
@@ -117,9 +120,10 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/applications/:name/syncs", s.syncHistory)
 	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
-	v1.GET("/applications/:name/diff", s.notImplemented("the per-resource diff endpoint"))
-	v1.GET("/applications/:name/manifests", s.notImplemented("the rendered manifests endpoint"))
-	v1.GET("/applications/:name/events", s.notImplemented("the events endpoint"))
+	v1.GET("/applications/:name/diff", s.appDiff)
+	v1.GET("/applications/:name/manifests", s.appManifests)
+	v1.GET("/applications/:name/tree", s.appTree)
+	v1.GET("/applications/:name/events", s.appEvents)
 	v1.GET("/stream/applications", s.streamApps)
 	v1.GET("/stream/applications/:name", s.streamApp)
 	s.projectRoutes(v1)

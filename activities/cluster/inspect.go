@@ -3,8 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
@@ -58,4 +62,84 @@ func shown(o *unstructured.Unstructured) map[string]any {
 	c := o.DeepCopy()
 	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
 	return c.Object
+}
+
+// Event is a Kubernetes event of one of an app's objects.
+type Event struct {
+	Time    time.Time           `json:"time"`
+	Type    string              `json:"type"`
+	Reason  string              `json:"reason"`
+	Message string              `json:"message"`
+	Count   int64               `json:"count,omitempty"`
+	Object  appspec.ResourceKey `json:"object"`
+}
+
+// maxEvents bounds the events Events returns (the newest are kept).
+const maxEvents = 500
+
+var gvrEvents = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+
+// Events returns the Kubernetes events of the app's resource tree (its
+// managed objects and their descendants), newest first. Like Diff, it is
+// for the API, not an activity.
+func (a *Activities) Events(ctx context.Context, in ResourceTreeInput) ([]Event, error) {
+	tree, err := a.resourceTree(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("events of %s: %w", appName(in.Target), err)
+	}
+	c, err := a.clusters.For(in.Target.Destination.Server)
+	if err != nil {
+		return nil, fmt.Errorf("events of %s: %w", appName(in.Target), err)
+	}
+	nodes := map[string]appspec.ResourceKey{}
+	var namespaces []string
+	for _, n := range tree.Nodes {
+		nodes[n.UID] = n.ResourceKey
+		ns := n.Namespace
+		if ns == "" {
+			ns = metav1.NamespaceDefault // where cluster-scoped objects' events go
+		}
+		if !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	slices.Sort(namespaces)
+	var out []Event
+	for _, ns := range namespaces {
+		list, err := c.Dynamic.Resource(gvrEvents).Namespace(ns).List(ctx, metav1.ListOptions{Limit: 2 * maxEvents})
+		if err != nil {
+			return nil, fmt.Errorf("events of %s: list events in %q: %w", appName(in.Target), ns, err)
+		}
+		for _, item := range list.Items {
+			uid, _, _ := unstructured.NestedString(item.Object, "involvedObject", "uid")
+			key, ok := nodes[uid]
+			if !ok {
+				continue
+			}
+			out = append(out, eventOf(item.Object, key, item.GetCreationTimestamp().Time))
+		}
+	}
+	slices.SortStableFunc(out, func(x, y Event) int { return y.Time.Compare(x.Time) })
+	if len(out) > maxEvents {
+		out = out[:maxEvents]
+	}
+	return out, nil
+}
+
+// eventOf reads a core/v1 Event; its time is the last time it was seen.
+func eventOf(o map[string]any, key appspec.ResourceKey, created time.Time) Event {
+	e := Event{Object: key, Time: created}
+	e.Type, _, _ = unstructured.NestedString(o, "type")
+	e.Reason, _, _ = unstructured.NestedString(o, "reason")
+	e.Message, _, _ = unstructured.NestedString(o, "message")
+	e.Count, _, _ = unstructured.NestedInt64(o, "count")
+	for _, f := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
+		if s, _, _ := unstructured.NestedString(o, f); s != "" {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				e.Time = t
+				break
+			}
+		}
+	}
+	return e
 }

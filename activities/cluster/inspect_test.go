@@ -61,3 +61,37 @@ func TestDiffShowsObjectsAndMasksSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestEventsOfTheTree(t *testing.T) {
+	h := newHarness(t)
+	tg, ref := h.synced("events", "guestbook.yaml", "e1")
+	dep := h.get(gvrDeployments, "guestbook-ui")
+	event := func(name, uid, reason, last string) {
+		t.Helper()
+		ev := yamlObj(t, `{apiVersion: v1, kind: Event, metadata: {name: `+name+`}, involvedObject: {kind: Deployment, namespace: `+h.ns+`, name: guestbook-ui, uid: "`+uid+`"},
+			reason: `+reason+`, message: "m `+reason+`", type: Normal, count: 2, lastTimestamp: "`+last+`", firstTimestamp: "`+last+`"}`)
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "events"}
+		if _, err := h.dyn.Resource(gvr).Namespace(h.ns).Create(t.Context(), ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	event("older", string(dep.GetUID()), "Older", "2026-01-01T00:00:00Z")
+	event("newer", string(dep.GetUID()), "Newer", "2026-01-02T00:00:00Z")
+	event("stranger", "not-an-app-object", "Stranger", "2026-01-03T00:00:00Z")
+	evs, err := h.a.Events(t.Context(), ResourceTreeInput{Target: tg, Manifests: &ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range evs {
+		if e.Reason == "Older" || e.Reason == "Newer" || e.Reason == "Stranger" {
+			reasons = append(reasons, e.Reason)
+			if e.Object.Kind != "Deployment" || e.Object.Name != "guestbook-ui" || e.Count != 2 {
+				t.Errorf("event %s is of %v (count %d)", e.Reason, e.Object, e.Count)
+			}
+		}
+	}
+	if strings.Join(reasons, ",") != "Newer,Older" {
+		t.Fatalf("events = %v, want Newer,Older (newest first, none of other objects)", reasons)
+	}
+}

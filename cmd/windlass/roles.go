@@ -106,7 +106,11 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
-	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, cfg.apiSettings, cfg.Namespace, cfg.RefreshSeconds)
+	insp, err := newInspector(kcfg, rdb, sets, log, cfg.ResourceCustomizations)
+	if err != nil {
+		return err
+	}
+	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, insp, cfg.apiSettings, cfg.Namespace, cfg.RefreshSeconds)
 	if err != nil {
 		return err
 	}
@@ -167,7 +171,11 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.RedisAddr})
 	defer rdb.Close()
-	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, cfg.apiSettings, cfg.Namespace, 0)
+	insp, err := newInspector(kcfg, rdb, sets, log, "")
+	if err != nil {
+		return err
+	}
+	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, insp, cfg.apiSettings, cfg.Namespace, 0)
 	if err != nil {
 		return err
 	}
@@ -326,7 +334,7 @@ const (
 // password it returns), RBAC, settings and webhooks. It reloads the project
 // roles periodically, for the changes other replicas make.
 func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secretstore.Store, sets *settings.Store,
-	rdb redis.UniversalClient, a apiSettings, namespace string, refresh int) (*api.Server, string, error) {
+	rdb redis.UniversalClient, insp api.Inspector, a apiSettings, namespace string, refresh int) (*api.Server, string, error) {
 	af, err := loadAuthFile(a.AuthConfig)
 	if err != nil {
 		return nil, "", err
@@ -350,7 +358,7 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	srv, err := api.New(c, api.Options{
 		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
 		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL,
-		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true},
+		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
 	})
 	if err != nil {
 		return nil, "", err

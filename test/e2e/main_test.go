@@ -17,11 +17,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/api/webhook"
+	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
@@ -170,10 +172,15 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 	bed.hookSecret = fmt.Sprintf("hook-secret-%d", time.Now().UnixNano())
+	insp, err := api.NewInspector(render.RedisStore{Client: rdb}, kube.NewFactory(env.Cluster.Config, kube.Options{Resolver: bed.settings.ClusterConfig}), log)
+	if err != nil {
+		return fail(err)
+	}
 	srv, err := api.New(bed.temporal, api.Options{
 		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: bed.settings,
 		Webhook:   webhook.Config{Secrets: webhook.Secrets{GitHub: bed.hookSecret}},
 		AppConfig: workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
+		Inspector: insp,
 	})
 	if err != nil {
 		return fail(err)

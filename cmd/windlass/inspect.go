@@ -1,0 +1,33 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+	"k8s.io/client-go/rest"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/settings"
+)
+
+// newInspector serves the API's manifests, diff, tree and events endpoints:
+// manifests from the manifest cache the workers fill, live state from the
+// local cluster and the registered ones. customizations is the directory
+// of Lua health checks the workers use ("" for the built-in checks), so
+// that the API's health agrees with theirs.
+func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, customizations string) (api.Inspector, error) {
+	var opts []cluster.Option
+	if customizations != "" {
+		hc, err := health.New(health.Options{CustomizationsDir: customizations})
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, cluster.WithHealthChecker(hc))
+	}
+	clusters := kube.NewFactory(kcfg, kube.Options{Resolver: sets.ClusterConfig})
+	return api.NewInspector(render.RedisStore{Client: rdb}, clusters, log, opts...)
+}
