@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/labstack/echo/v5"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -184,13 +183,8 @@ func (s *Server) appTree(c *echo.Context) error {
 // AppEvent is one event of GET .../events: the app's own (Source
 // "windlass") or a Kubernetes event of one of its objects ("kubernetes").
 type AppEvent struct {
-	Time    time.Time           `json:"time"`
-	Type    string              `json:"type"`
-	Reason  string              `json:"reason"`
-	Message string              `json:"message"`
-	Count   int64               `json:"count,omitempty"`
-	Object  appspec.ResourceKey `json:"object"`
-	Source  string              `json:"source"`
+	cluster.Event
+	Source string `json:"source"`
 }
 
 // Event sources.
@@ -217,10 +211,11 @@ func (s *Server) appEvents(c *echo.Context) error {
 	self := appspec.ResourceKey{Group: "windlass.dev", Kind: "Application", Name: spec.Name}
 	out := EventsView{Events: make([]AppEvent, 0, len(kevs)+len(in.view.Status.Events))}
 	for _, e := range in.view.Status.Events {
-		out.Events = append(out.Events, AppEvent{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, Object: self, Source: SourceWindlass})
+		ev := cluster.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, Object: self}
+		out.Events = append(out.Events, AppEvent{Event: ev, Source: SourceWindlass})
 	}
 	for _, e := range kevs {
-		out.Events = append(out.Events, AppEvent{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count, Object: e.Object, Source: SourceKubernetes})
+		out.Events = append(out.Events, AppEvent{Event: e, Source: SourceKubernetes})
 	}
 	slices.SortStableFunc(out.Events, func(x, y AppEvent) int { return y.Time.Compare(x.Time) })
 	return c.JSON(http.StatusOK, out)
