@@ -10,6 +10,10 @@ KUSTOMIZE_VERSION := v5.8.2
 JSONNET_VERSION := v0.22.0
 REF_TOOLS := $(TOOLS)/helm-$(HELM_VERSION) $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION) $(TOOLS)/jsonnet-$(JSONNET_VERSION)
 DEV_CLUSTER := .windlass/testbed
+# The web UI's inputs: `make ui` rebuilds web/bundle/dist when one is newer
+# than its stamp; make test fails on a stale or (with Node.js) missing bundle.
+UI_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/package.json web/package-lock.json web/tsconfig.json web/vite.config.ts
+UI_STAMP := web/bundle/dist/build-info.json
 
 .DEFAULT_GOAL := help
 
@@ -22,7 +26,7 @@ deps: ## install the system packages the tests and `windlass dev` need (redis-se
 testbed: ## build the test-bed binaries (etcd, kube-*, kwok) into bin/testbed (one-time, ~9 min cold)
 	@hack/testbed/build.sh
 
-build: ## build bin/windlass
+build: ui ## build bin/windlass (with the web UI)
 	go build -o bin/windlass ./cmd/windlass
 
 run: deps testbed build ## run `windlass dev`: embedded Temporal + UI, Redis, worker and API (starts a local cluster unless $KUBECONFIG is set)
@@ -38,7 +42,7 @@ cluster-up: testbed ## start the local test cluster (kube-apiserver, etcd, KCM, 
 cluster-down: ## stop the local test cluster
 	go run ./hack/cluster down --dir $(DEV_CLUSTER)
 
-test: deps testbed reftools ## unit, workflow and e2e tests against the real test bed, with a summary
+test: deps testbed reftools ui ## unit, workflow and e2e tests against the real test bed, with a summary
 	@hack/test.sh
 
 test-unit: ## unit and workflow tests only (no cluster)
@@ -80,7 +84,12 @@ lint: ## gofmt and go vet
 bench: deps ## benchmarks against a started Redis (render: cache hit, cold checkout, warm mirror, per tool); results in .cache/bench
 	@hack/bench.sh
 
-ui: ## web UI (not implemented yet)
-	@echo "make ui: not implemented yet (see the web UI issue)"; exit 2
+ui: $(UI_STAMP) ## build the web UI into web/bundle/dist, embedded by bin/windlass (needs Node.js 20.19+)
+
+$(UI_STAMP): $(UI_SOURCES)
+	@hack/ui.sh
+
+# With Node.js, the UI tests must find a fresh bundle rather than skip.
+test: export WINDLASS_UI_REQUIRED := $(if $(shell command -v node),1,)
 
 .PHONY: help deps testbed reftools histories build run cluster-up cluster-down test test-unit test-e2e workflowcheck lint bench ui

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and `windlass dev` need (Debian):
-# redis-server (manifest cache) and git (its http-backend serves test repos).
+# redis-server (manifest cache), git (its http-backend serves test repos)
+# and chromium (the web UI's browser tests).
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v git >/dev/null 2>&1 || missing+=(git)
 [[ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]] || missing+=(git)
+# The web UI's browser tests drive Debian's chromium (test/ui).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo "deps: installing ${missing[*]} with apt-get..."
 if [[ $(id -u) -ne 0 ]]; then

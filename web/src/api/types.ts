@@ -1,0 +1,293 @@
+// Types of the REST API's JSON (see /api/v1/openapi.json). Only the fields
+// the UI reads are listed.
+
+export type SyncStatus = 'Synced' | 'OutOfSync' | 'Unknown' | string;
+export type HealthStatus =
+  | 'Healthy'
+  | 'Suspended'
+  | 'Progressing'
+  | 'Missing'
+  | 'Degraded'
+  | 'Unknown'
+  | string;
+
+/** An RFC 9457 problem document. */
+export interface Problem {
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  field?: string;
+}
+
+export interface UserInfo {
+  name: string;
+  groups: string[];
+  kind: string;
+  expiresAt?: string;
+}
+
+/** One row of GET /api/v1/applications and of its stream. */
+export interface AppSummary {
+  name: string;
+  project: string;
+  sync: SyncStatus;
+  health: HealthStatus;
+  revision?: string;
+  cluster?: string;
+  namespace?: string;
+  repos?: string[];
+  // Shown when the server sends them (not every version does).
+  revisionMessage?: string;
+  lastSyncedAt?: string;
+  operation?: string;
+}
+
+export interface AppList {
+  items: AppSummary[];
+  next?: string;
+}
+
+export interface ResourceKey {
+  group?: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+export interface Source {
+  repoURL: string;
+  path?: string;
+  targetRevision?: string;
+  chart?: string;
+  ref?: string;
+}
+
+export interface Application {
+  name: string;
+  project?: string;
+  source?: Source;
+  sources?: Source[];
+  destination?: { server?: string; namespace?: string };
+  syncPolicy?: {
+    automated?: { prune?: boolean; selfHeal?: boolean; allowEmpty?: boolean } | null;
+    syncOptions?: string[];
+  };
+  refreshSeconds?: number;
+}
+
+export interface ResourceStatus extends ResourceKey {
+  version?: string;
+  status: SyncStatus;
+  health: HealthStatus;
+  healthMessage?: string;
+  message?: string;
+  requiresPruning?: boolean;
+  diff?: string;
+}
+
+export interface ResourceResult extends ResourceKey {
+  action: string;
+  message?: string;
+  phase?: string;
+  wave?: number;
+  hook?: boolean;
+  health?: HealthStatus;
+}
+
+export interface Step {
+  phase: string;
+  wave: number;
+  resources: number;
+}
+
+export interface Operation {
+  syncID: string;
+  phase: string;
+  initiator?: string;
+  startedAt?: string;
+  step?: Step;
+  stepIndex?: number;
+  steps?: number;
+  resources?: ResourceResult[];
+  awaitingApproval?: ResourceKey[];
+}
+
+export interface AppEvent {
+  time: string;
+  type: string;
+  reason: string;
+  message: string;
+  object?: { kind?: string; namespace?: string; name?: string };
+  source?: string;
+}
+
+export interface AppStatus {
+  sync: SyncStatus;
+  health: HealthStatus;
+  revision?: string;
+  sha?: string;
+  resources?: ResourceStatus[];
+  reconciledAt?: string;
+  message?: string;
+  operation?: Operation | null;
+  awaitingDeletionApproval?: ResourceKey[];
+  events?: AppEvent[];
+}
+
+export interface SyncSummary {
+  id: string;
+  revision: string;
+  sha: string;
+  prune?: boolean;
+  phase: string;
+  message?: string;
+  initiator?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  attempts?: number;
+}
+
+export interface AppView {
+  spec: Application;
+  status: AppStatus;
+  history?: SyncSummary[];
+}
+
+export interface SyncRecord {
+  id: string;
+  status: string;
+  started: string;
+  finished?: string;
+  temporalURL?: string;
+}
+
+export interface SyncList {
+  items: SyncRecord[];
+  next?: string;
+}
+
+/** One object of GET .../tree: managed objects and their descendants. */
+export interface TreeNode extends ResourceKey {
+  version?: string;
+  uid: string;
+  parents?: string[];
+  managed?: boolean;
+  health?: HealthStatus;
+  healthMessage?: string;
+  createdAt?: string;
+}
+
+export interface Tree {
+  nodes: TreeNode[];
+  truncated?: boolean;
+}
+
+export type KubeObject = Record<string, unknown>;
+
+export interface DiffResource extends ResourceKey {
+  status: SyncStatus;
+  live: KubeObject | null;
+  desired: KubeObject | null;
+  diff?: string;
+}
+
+export interface DiffResponse {
+  revision?: string;
+  resources: DiffResource[];
+}
+
+export interface ManifestsResponse {
+  revision?: string;
+  manifests: KubeObject[];
+}
+
+export interface EventsResponse {
+  events: AppEvent[];
+}
+
+export interface SyncRequest {
+  revision?: string;
+  prune?: boolean;
+  dryRun?: boolean;
+  resources?: ResourceKey[];
+  strategy?: string;
+}
+
+export interface DeleteResult {
+  awaitingApproval?: ResourceKey[];
+}
+
+export interface Project {
+  name: string;
+  description?: string;
+  sourceRepos?: string[];
+  destinations?: { server?: string; namespace?: string }[];
+  roles?: { name: string; description?: string; policies?: string[]; groups?: string[] }[];
+  syncWindows?: { kind: string; schedule: string; duration: string }[];
+  [k: string]: unknown;
+}
+
+export interface RepositoryView {
+  url: string;
+  project?: string;
+  username?: string;
+  hasPassword: boolean;
+  hasToken: boolean;
+  hasSSHKey: boolean;
+  insecureIgnoreHostKey?: boolean;
+}
+
+export interface ClusterView {
+  name: string;
+  server: string;
+  hasCredentials: boolean;
+  insecure?: boolean;
+}
+
+export interface Account {
+  name: string;
+  enabled: boolean;
+  capabilities: string[];
+}
+
+export interface TokenInfo {
+  id: string;
+  subject: string;
+  description?: string;
+  issuedAt: string;
+  expiresAt?: string;
+}
+
+export interface TokenResponse {
+  token: string;
+  id: string;
+  expiresAt?: string;
+}
+
+export interface Items<T> {
+  items: T[];
+}
+
+/** A permission to check: RBAC resource, action and object. */
+export interface Check {
+  resource: string;
+  action: string;
+  object: string;
+}
+
+export interface CheckResult extends Check {
+  allowed: boolean;
+}
+
+export interface PolicyView {
+  builtin: string;
+  policy: string;
+  projects: string;
+  defaultRole?: string;
+}
+
+export interface SSOConfig {
+  enabled: boolean;
+  name?: string;
+}
