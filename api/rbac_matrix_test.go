@@ -80,6 +80,12 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			body: jsonBody(t, map[string]string{"username": nobodyAccount, "password": testPasswords[nobodyAccount]})},
 		// A signed GitHub ping (see githubPing).
 		{method: http.MethodPost, pattern: webhook.Path, public: true, ok: http.StatusOK},
+		// Single sign-on is off on these servers: its config says so, the
+		// rest is 404 (api/sso's tests run it against a real Dex).
+		{method: http.MethodGet, pattern: "/api/v1/sso/config", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/api/v1/sso/login", public: true, ok: http.StatusNotFound},
+		{method: http.MethodGet, pattern: "/api/v1/sso/callback", public: true, ok: http.StatusNotFound},
+		{method: http.MethodPost, pattern: "/api/v1/sso/token", public: true, ok: http.StatusNotFound},
 		{method: http.MethodDelete, pattern: "/api/v1/session", fresh: true, allow: everyone, ok: http.StatusNoContent},
 		{method: http.MethodGet, pattern: "/api/v1/session/userinfo", allow: everyone, ok: http.StatusOK},
 

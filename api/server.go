@@ -13,6 +13,7 @@ import (
 
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/api/sso"
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -47,9 +48,21 @@ type Options struct {
 	// RepoCheck tests a repository's connection before it is registered
 	// (nil: an ls-remote with its credential).
 	RepoCheck func(r settings.Repository) error
+	// SSO serves single sign-on under /api/v1/sso (nil: off, which
+	// GET /api/v1/sso/config says).
+	SSO *sso.Handler
+	// Dex is the in-process Dex, served under its PathPrefix (/api/dex)
+	// before the API's routes and middleware (nil: none).
+	Dex Mounted
 	// Inspector serves the manifests, diff, tree and events endpoints
 	// (nil: they answer 501).
 	Inspector Inspector
+}
+
+// Mounted is a handler served under a path prefix of its own.
+type Mounted interface {
+	http.Handler
+	PathPrefix() string
 }
 
 // Server is the REST API.
@@ -63,7 +76,8 @@ type Server struct {
 const maxBodyBytes = 1 << 20
 
 // publicRoutes need no authentication.
-var publicRoutes = []string{"GET /healthz", "POST /api/v1/session", "POST " + webhook.Path, "GET /api/v1/openapi.json"}
+var publicRoutes = []string{"GET /healthz", "POST /api/v1/session", "POST " + webhook.Path, "GET /api/v1/openapi.json",
+	"GET /api/v1" + sso.PathConfig, "GET /api/v1" + sso.PathLogin, "GET /api/v1" + sso.PathCallback, "POST /api/v1" + sso.PathToken}
 
 // New builds the API on a Temporal client.
 func New(c client.Client, opts Options) (*Server, error) {
@@ -105,6 +119,10 @@ func New(c client.Client, opts Options) (*Server, error) {
 	e.POST(webhook.Path, hook.Handle)
 	v1 := e.Group("/api/v1")
 	opts.Auth.RegisterRoutes(v1)
+	if opts.SSO == nil {
+		opts.SSO = sso.Disabled()
+	}
+	opts.SSO.RegisterRoutes(v1)
 	v1.GET("/applications", s.listApps)
 	v1.POST("/applications", s.createApp)
 	v1.GET("/applications/:name", s.getApp)
@@ -133,5 +151,15 @@ func New(c client.Client, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP makes the server an http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+// ServeHTTP makes the server an http.Handler. Requests under the Dex
+// mount go to Dex, with the body limit.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d := s.opts.Dex; d != nil {
+		if p := d.PathPrefix(); r.URL.Path == p || strings.HasPrefix(r.URL.Path, p+"/") {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+			d.ServeHTTP(w, r)
+			return
+		}
+	}
+	s.e.ServeHTTP(w, r)
+}
