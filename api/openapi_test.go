@@ -463,6 +463,9 @@ var openAPISchemaTypes = map[string]any{
 	"ResourceTree":              cluster.ResourceTreeOutput{},
 	"AppEvent":                  AppEvent{},
 	"EventsView":                EventsView{},
+	"CheckResult":               CheckResult{},
+	"CheckList":                 CheckList{},
+	"PolicyView":                rbac.PolicyView{},
 }
 
 // openAPILenientInputs are input schemas that do not require every field

@@ -88,6 +88,19 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		{method: http.MethodPost, pattern: "/api/v1/sso/token", public: true, ok: http.StatusNotFound},
 		{method: http.MethodDelete, pattern: "/api/v1/session", fresh: true, allow: everyone, ok: http.StatusNoContent},
 		{method: http.MethodGet, pattern: "/api/v1/session/userinfo", allow: everyone, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/api/v1/session/can", path: "/api/v1/session/can?check=applications,sync,default/guestbook",
+			allow: everyone, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/api/v1/settings/rbac", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "accounts, get, *"},
+		// The web UI: its pages and files hold no data (the API calls
+		// behind them authenticate).
+		{method: http.MethodGet, pattern: "/", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/login", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/applications", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/applications/:project/:name", path: "/applications/default/guestbook", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/settings", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/settings/:section", path: "/settings/rbac", public: true, ok: http.StatusOK},
+		{method: http.MethodGet, pattern: "/assets/:file", path: "/assets/missing.js", public: true, ok: http.StatusNotFound},
+		{method: http.MethodGet, pattern: "/favicon.svg", public: true, ok: http.StatusOK},
 
 		{method: http.MethodGet, pattern: "/api/v1/applications", allow: everyone, ok: http.StatusOK},
 		{method: http.MethodGet, pattern: "/api/v1/stream/applications", allow: everyone, ok: http.StatusOK},

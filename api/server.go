@@ -148,6 +148,8 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.repoRoutes(v1)
 	s.clusterRoutes(v1)
 	s.accountRoutes(v1)
+	s.permissionRoutes(v1)
+	s.uiRoutes(e)
 	return s, nil
 }
 
