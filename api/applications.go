@@ -587,13 +587,6 @@ func listQuery(c *echo.Context) (string, error) {
 			return "", err
 		}
 	}
-	switch c.QueryParam("sort") {
-	case "", "-created":
-		// Visibility lists the newest first.
-	default:
-		return "", &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest,
-			Detail: "sort must be -created (newest first): the visibility store orders by start time only", Field: "sort"}
-	}
 	return q, nil
 }
 
@@ -607,6 +600,13 @@ func (s *Server) listApps(c *echo.Context) error {
 	q, err := listQuery(c)
 	if err != nil {
 		return err
+	}
+	order, err := listSort(c, sortOrders)
+	if err != nil {
+		return err
+	}
+	if order != sortNewest {
+		return s.sortedList(c, q, order, limit, token)
 	}
 	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,

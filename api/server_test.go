@@ -444,8 +444,9 @@ func TestListQueries(t *testing.T) {
 		status int
 		field  string
 	}{
-		{"/api/v1/applications?sort=name", http.StatusBadRequest, "sort"},
+		{"/api/v1/applications?sort=size", http.StatusBadRequest, "sort"},
 		{"/api/v1/applications?sort=-created", http.StatusOK, ""},
+		{"/api/v1/applications?sort=name&cursor=bm90LWEtc29ydC1jdXJzb3I", http.StatusBadRequest, "cursor"},
 		{"/api/v1/applications?project=team-a%27%20OR%20%27x%27%3D%27x", http.StatusBadRequest, "project"},
 		{"/api/v1/applications?search=gu%27", http.StatusBadRequest, "search"},
 		{"/api/v1/applications?health=Healthy%22", http.StatusBadRequest, "health"},
@@ -485,6 +486,39 @@ func TestListQueries(t *testing.T) {
 		en.admin(request{method: http.MethodGet, path: "/api/v1/applications?limit=1&cursor=" + page.Next}).decode(t, &next)
 		if len(next.Items) != 1 || next.Items[0].Name == page.Items[0].Name {
 			t.Errorf("second page %+v after %+v: want the other application", next, page)
+		}
+	})
+	t.Run("sorted pages", func(t *testing.T) {
+		for _, tc := range []struct {
+			sort string
+			want []string
+		}{
+			{"name", []string{"default/guestbook", "team-a/web"}},
+			{"-name", []string{"team-a/web", "default/guestbook"}},
+			{"created", []string{"default/guestbook", "team-a/web"}}, // TestMain starts them in this order
+		} {
+			var got []string
+			path := "/api/v1/applications?limit=1&sort=" + tc.sort
+			for pages := 0; path != ""; pages++ {
+				if pages > 200 {
+					t.Fatalf("sort=%s: more pages than apps", tc.sort)
+				}
+				var p AppList
+				en.admin(request{method: http.MethodGet, path: path}).decode(t, &p)
+				for _, it := range p.Items {
+					// Other tests create apps too; these two always run.
+					if k := it.Project + "/" + it.Name; k == "default/guestbook" || k == teamProject+"/web" {
+						got = append(got, k)
+					}
+				}
+				path = ""
+				if p.Next != "" {
+					path = "/api/v1/applications?limit=1&sort=" + tc.sort + "&cursor=" + p.Next
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("sort=%s pages list %v, want %v", tc.sort, got, tc.want)
+			}
 		}
 	})
 }

@@ -114,6 +114,9 @@ func (s *Server) streamApps(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := listSort(c, []string{sortNewest}); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	rows, err := s.listRows(c, q)
 	if err != nil {
