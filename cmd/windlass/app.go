@@ -103,7 +103,7 @@ func (c *cli) appList(ctx context.Context, args []string) error {
 		{"repo", "only the applications that render from this repository URL"},
 		{"cluster", "only the applications that deploy to this cluster"},
 		{"search", "only the applications whose name contains this"},
-		{"sort", "the order the server lists in"},
+		{"sort", "the order: -created (newest first, the default), created, name or -name"},
 	} {
 		filters[fl.name] = f.String(fl.name, "", fl.help)
 	}
