@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/worker"
 )
 
@@ -23,6 +24,9 @@ type common struct {
 	// ManagementNamespace is the Kubernetes namespace of Windlass's own
 	// Secrets: settings, accounts, signing keys.
 	ManagementNamespace string
+	// prod: Temporal TLS, Redis modes, the secret store, metrics and task
+	// queues (production.go).
+	prod prodSettings
 }
 
 // apiSettings are the settings of the API (server and dev roles).
@@ -31,6 +35,8 @@ type apiSettings struct {
 	AuthConfig string
 	// TemporalUIURL links syncs to their Temporal UI page.
 	TemporalUIURL string
+	// taskQueue is the queue new apps start on (default workflows.TaskQueue).
+	taskQueue string
 }
 
 // workerSettings are the settings of the worker role.
@@ -59,6 +65,9 @@ type workerSettings struct {
 	SweepEvery             time.Duration
 	// namespace is copied from the common settings.
 	namespace string
+	// roleProd and metrics are copied from the role (production.go).
+	roleProd prodSettings
+	metrics  *metrics.Metrics
 }
 
 // devConfig configures `windlass dev`.
@@ -185,6 +194,7 @@ func (c common) validate() error {
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		errs = append(errs, fmt.Errorf("log-level: %w", err))
 	}
+	errs = append(errs, c.prod.validate())
 	return errors.Join(errs...)
 }
 
@@ -233,6 +243,7 @@ func loadDevConfig(args []string) (devConfig, error) {
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
 	bindWorker(fs, &c.workerSettings, "")
 	bindAPI(fs, &c.apiSettings)
+	bindProd(fs, &c.prod, roleDev, &c.RedisAddr)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -256,6 +267,7 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", envOr("KUBECONFIG", ""), "kubeconfig of the management cluster, where Windlass's Secrets live (env KUBECONFIG)")
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
 	bindAPI(fs, &c.apiSettings)
+	bindProd(fs, &c.prod, roleServer, &c.RedisAddr)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -273,6 +285,7 @@ func loadWorkerConfig(args []string) (workerConfig, error) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
 	bindWorker(fs, &c.workerSettings, "/var/cache/windlass")
+	bindProd(fs, &c.prod, roleWorker, &c.RedisAddr)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
@@ -84,14 +85,16 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	}
 	cleanup = append(cleanup, func() { _ = dev.Stop() })
 
-	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: dev.FrontendAddr(), Namespace: cfg.Namespace, Logger: log})
+	m := metrics.New()
+	c, err := temporalx.Dial(ctx, devClientConfig(dev.FrontendAddr(), cfg.Namespace, log, m))
 	if err != nil {
 		return err
 	}
 	cleanup = append(cleanup, c.Close)
 
 	cfg.workerSettings.namespace = cfg.Namespace
-	store, sets, err := openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
+	cfg.workerSettings.roleProd, cfg.workerSettings.metrics = cfg.prod, m
+	store, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
 	if err != nil {
 		return err
 	}
@@ -104,7 +107,10 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if cfg.TemporalUIURL == "" {
 		cfg.TemporalUIURL = dev.UIURL()
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb, err := cfg.prod.Redis.client(redisAddr)
+	if err != nil {
+		return err
+	}
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
 	insp, err := newInspector(kcfg, rdb, sets, log, cfg.ResourceCustomizations)
 	if err != nil {
@@ -114,7 +120,11 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
-	srv, ln, err := listenAPI(h, cfg.APIAddr)
+	handler, err := cfg.prod.apiOps(ctx, log, h, readiness(c, rdb, nil), m, c, cfg.Namespace)
+	if err != nil {
+		return err
+	}
+	srv, ln, err := listenAPI(handler, cfg.APIAddr)
 	if err != nil {
 		return err
 	}
@@ -143,12 +153,16 @@ func orNone(s string) string {
 
 // connect makes the logger and dials the external Temporal of a
 // production role.
-func connect(ctx context.Context, cfg common) (*slog.Logger, client.Client, error) {
+func connect(ctx context.Context, cfg common, m *metrics.Metrics) (*slog.Logger, client.Client, error) {
 	log, err := newLogger(cfg.LogLevel)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace, Logger: log})
+	cc, err := cfg.prod.clientConfig(cfg, log, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := temporalx.Dial(ctx, cc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -156,7 +170,9 @@ func connect(ctx context.Context, cfg common) (*slog.Logger, client.Client, erro
 }
 
 func runServer(ctx context.Context, cfg serverConfig) error {
-	log, c, err := connect(ctx, cfg.common)
+	m := metrics.New()
+	cfg.apiSettings.taskQueue = cfg.prod.taskQueues()[0]
+	log, c, err := connect(ctx, cfg.common, m)
 	if err != nil {
 		return err
 	}
@@ -165,12 +181,16 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	if err != nil {
 		return fmt.Errorf("the server keeps its settings in Kubernetes Secrets: %w", err)
 	}
-	store, sets, err := openSettings(kcfg, cfg.ManagementNamespace, "")
+	store, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, "")
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.RedisAddr})
+	rdb, err := cfg.prod.Redis.client(cfg.RedisAddr)
+	if err != nil {
+		return err
+	}
 	defer rdb.Close()
+	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
 	insp, err := newInspector(kcfg, rdb, sets, log, "")
 	if err != nil {
 		return err
@@ -182,7 +202,11 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	if password != "" {
 		fmt.Printf("initial admin password (shown once, stored hashed): %s\n", password)
 	}
-	srv, ln, err := listenAPI(h, cfg.APIAddr)
+	handler, err := cfg.prod.apiOps(ctx, log, h, readiness(c, rdb, nil), m, c, cfg.Namespace)
+	if err != nil {
+		return err
+	}
+	srv, ln, err := listenAPI(handler, cfg.APIAddr)
 	if err != nil {
 		return err
 	}
@@ -191,17 +215,24 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 }
 
 func runWorker(ctx context.Context, cfg workerConfig) error {
-	log, c, err := connect(ctx, cfg.common)
+	m := metrics.New()
+	log, c, err := connect(ctx, cfg.common, m)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	cfg.workerSettings.namespace = cfg.Namespace
+	cfg.workerSettings.roleProd, cfg.workerSettings.metrics = cfg.prod, m
+	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
+	started, err := cfg.prod.workerOps(ctx, log, c, cfg.RedisAddr, m)
+	if err != nil {
+		return err
+	}
 	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	_, sets, err := openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
+	_, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
 	if err != nil {
 		return err
 	}
@@ -210,7 +241,8 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 		return err
 	}
 	defer stop()
-	log.Info(msgReady, "task_queue", workflows.TaskQueue)
+	started.Store(true)
+	log.Info(msgReady, "task_queues", cfg.prod.taskQueues())
 	<-ctx.Done()
 	log.Info(msgShuttingDown)
 	return nil
@@ -237,7 +269,10 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		}
 		checker = hc
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb, err := w.roleProd.Redis.client(redisAddr)
+	if err != nil {
+		return nil, err
+	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
@@ -250,6 +285,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins,
+		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 	})
 	if err != nil {
 		_ = rdb.Close()
@@ -357,7 +393,7 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	}
 	srv, err := api.New(c, api.Options{
 		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
-		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL,
+		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL, TaskQueue: a.taskQueue,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
 	})
 	if err != nil {

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/metrics"
+	"github.com/windlass-cd/windlass/internal/probe"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// Names of the readiness checks.
+const (
+	checkTemporal = "temporal"
+	checkRedis    = "redis"
+	checkWorker   = "worker"
+)
+
+// appsRefresh is how often windlass_apps is counted (a variable for
+// tests).
+var appsRefresh = 30 * time.Second
+
+// readiness checks that Temporal answers (client.CheckHealth) and Redis
+// pings; extra adds role checks.
+func readiness(c client.Client, rdb redis.UniversalClient, extra map[string]probe.Check) *probe.Probes {
+	checks := map[string]probe.Check{
+		checkTemporal: func(ctx context.Context) error {
+			_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		},
+		checkRedis: func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	}
+	for n, ch := range extra {
+		checks[n] = ch
+	}
+	return probe.New(checks)
+}
+
+const (
+	msgOpsListening = "serving metrics and probes"
+	msgOpsFailed    = "metrics and probes listener failed"
+)
+
+// serveOps serves /metrics, /healthz and /readyz on addr until ctx ends.
+func serveOps(ctx context.Context, log *slog.Logger, addr string, p *probe.Probes, m *metrics.Metrics) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: probe.Handler(p, m.Handler(), nil), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(msgOpsFailed, "error", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info(msgOpsListening, "address", ln.Addr().String())
+	return ln.Addr(), nil
+}
+
+// apiOps puts /metrics, /healthz and /readyz in front of the API handler
+// h, serves them on --metrics-address too when it is set, and keeps
+// windlass_apps counted until ctx ends.
+func (p prodSettings) apiOps(ctx context.Context, log *slog.Logger, h http.Handler, probes *probe.Probes, m *metrics.Metrics, c client.Client, namespace string) (http.Handler, error) {
+	if p.MetricsAddr != "" {
+		if _, err := serveOps(ctx, log, p.MetricsAddr, probes, m); err != nil {
+			return nil, err
+		}
+	}
+	go m.WatchApps(ctx, c, appsQuery(namespace), appsRefresh, log)
+	return probe.Handler(probes, m.Handler(), h), nil
+}
+
+var errWorkerStarting = errors.New("worker not started yet")
+
+// workerOps serves the worker's /metrics, /healthz and /readyz on
+// --metrics-address (none when it is empty) until ctx ends. Readiness
+// waits for the returned flag, set once the worker polls.
+func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, redisAddr string, m *metrics.Metrics) (*atomic.Bool, error) {
+	started := &atomic.Bool{}
+	if p.MetricsAddr == "" {
+		return started, nil
+	}
+	rdb, err := p.Redis.client(redisAddr)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { _ = rdb.Close() })
+	probes := readiness(c, rdb, map[string]probe.Check{checkWorker: func(context.Context) error {
+		if !started.Load() {
+			return errWorkerStarting
+		}
+		return nil
+	}})
+	if _, err := serveOps(ctx, log, p.MetricsAddr, probes, m); err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// syncInterceptor counts and times syncs by result.
+func syncInterceptor() *metrics.SyncInterceptor {
+	return &metrics.SyncInterceptor{WorkflowType: workflows.SyncWorkflowName, Classify: classifySync}
+}
+
+// classifySync maps a SyncWorkflow's error to its result.
+func classifySync(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		switch app.Type() {
+		case workflows.ErrTypeSyncFailed:
+			return metrics.SyncFailed
+		case workflows.ErrTypeSyncTerminated:
+			return metrics.SyncTerminated
+		}
+	}
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		return metrics.SyncTerminated
+	}
+	return metrics.SyncError
+}
+
+// appsQuery counts the running applications by status.
+func appsQuery(namespace string) metrics.AppsQuery {
+	return metrics.AppsQuery{
+		Namespace: namespace,
+		Base:      fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName),
+		SyncAttr:  workflows.SearchAttrSync, HealthAttr: workflows.SearchAttrHealth,
+		SyncValues: []string{string(appspec.SyncSynced), string(appspec.SyncOutOfSync), string(appspec.SyncUnknown)},
+		HealthValues: []string{
+			string(appspec.HealthHealthy), string(appspec.HealthProgressing), string(appspec.HealthDegraded),
+			string(appspec.HealthSuspended), string(appspec.HealthMissing), string(appspec.HealthUnknown),
+		},
+	}
+}
