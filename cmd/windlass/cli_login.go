@@ -13,14 +13,16 @@ func (c *cli) login(ctx context.Context, args []string) error {
 	f := c.flags("login", "")
 	user := f.String("username", "", "account name (prompted for on a terminal)")
 	pwStdin := f.Bool("password-stdin", false, "read the password from stdin (without echo on a terminal)")
-	sso := f.Bool("sso", false, "log in through single sign-on (not implemented yet)")
+	sso := f.Bool("sso", false, "log in through single sign-on: open the printed URL in a browser (the device flow)")
 	_, s, err := f.start(args, 0)
 	if err != nil {
 		return err
 	}
 	if *sso {
-		fmt.Fprintln(c.stderr, "windlass login --sso: not implemented yet (SSO device flow)")
-		return errReported
+		if *user != "" || *pwStdin {
+			return f.usageError("--sso takes no --username or --password-stdin")
+		}
+		return c.loginSSO(ctx, s)
 	}
 	if *user == "" {
 		if !c.terminal(c.stdin) || *pwStdin {
@@ -41,10 +43,7 @@ func (c *cli) login(ctx context.Context, args []string) error {
 		return f.usageError("the password is empty")
 	}
 	s.api.token = "" // a login sends no token
-	var answer struct {
-		Token     string    `json:"token"`
-		ExpiresAt time.Time `json:"expiresAt"`
-	}
+	var answer sessionAnswer
 	body := map[string]string{"username": *user, "password": password}
 	if _, err := s.api.json(ctx, http.MethodPost, "/api/v1/session", nil, body, &answer); err != nil {
 		if ae := (*apiError)(nil); errors.As(err, &ae) {
@@ -52,14 +51,25 @@ func (c *cli) login(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("log in to %s as %s: %w", s.api.base, *user, err)
 	}
+	return c.keepSession(s, *user, answer)
+}
+
+// sessionAnswer is the API's answer to a login.
+type sessionAnswer struct {
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// keepSession writes the session of user to the config file and says so.
+func (c *cli) keepSession(s *session, user string, answer sessionAnswer) error {
 	if answer.Token == "" {
 		return fmt.Errorf("log in to %s: the answer holds no token", s.api.base)
 	}
-	cfg := clientConfig{Server: s.api.base, Username: *user, Token: answer.Token}
+	cfg := clientConfig{Server: s.api.base, Username: user, Token: answer.Token}
 	if err := saveConfig(s.configPath, cfg); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "Logged in to %s as %s", s.api.base, *user)
+	fmt.Fprintf(c.stdout, "Logged in to %s as %s", s.api.base, user)
 	if !answer.ExpiresAt.IsZero() {
 		fmt.Fprintf(c.stdout, " (the session expires %s)", fmtTime(answer.ExpiresAt))
 	}

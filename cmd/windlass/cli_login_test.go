@@ -48,7 +48,24 @@ func TestLoginCases(t *testing.T) {
 			auth:   "-",
 			code:   exitUnauthorized,
 		},
-		{name: "login sso", args: "login --sso", code: exitError},
+		{
+			name:   "login sso",
+			args:   "login --sso --server $SERVER --config $DIR/new/config",
+			routes: map[string][]reply{"GET /api/v1/sso/config": ok(map[string]any{"enabled": false})},
+			want:   []string{"GET /api/v1/sso/config"},
+			auth:   "-",
+			code:   exitError,
+		},
+		{
+			name: "login sso without a CLI client",
+			args: "login --sso --server $SERVER --config $DIR/new/config",
+			routes: map[string][]reply{"GET /api/v1/sso/config": ok(map[string]any{
+				"enabled": true, "name": "Dex", "issuer": "https://windlass.example.com/api/dex"})},
+			want: []string{"GET /api/v1/sso/config"},
+			auth: "-",
+			code: exitError,
+		},
+		{name: "login sso with a user name", args: "login --sso --username admin", code: exitUsage},
 		{name: "login without username", args: "login --password-stdin", code: exitUsage},
 		{name: "login without password", args: "login --username admin", code: exitUsage},
 		{

@@ -35,6 +35,8 @@ type apiSettings struct {
 	AuthConfig string
 	// TemporalUIURL links syncs to their Temporal UI page.
 	TemporalUIURL string
+	// sso: single sign-on (sso.go).
+	sso ssoSettings
 	// taskQueue is the queue new apps start on (default workflows.TaskQueue).
 	taskQueue string
 }
@@ -134,6 +136,7 @@ func bindCommon(fs *flag.FlagSet, c *common, temporalDefault string) {
 func bindAPI(fs *flag.FlagSet, a *apiSettings) {
 	fs.StringVar(&a.AuthConfig, "auth-config", env("AUTH_CONFIG", ""), "YAML or JSON file: local accounts, RBAC policy (policy.csv lines) and policy default (env WINDLASS_AUTH_CONFIG)")
 	fs.StringVar(&a.TemporalUIURL, "temporal-ui-url", env("TEMPORAL_UI_URL", ""), "Temporal UI base URL, for links to syncs (env WINDLASS_TEMPORAL_UI_URL)")
+	bindSSO(fs, &a.sso)
 }
 
 func envOr(name, def string) string {
@@ -250,6 +253,7 @@ func loadDevConfig(args []string) (devConfig, error) {
 	if c.CacheDir == "" {
 		c.CacheDir = c.DataDir + "/git"
 	}
+	c.sso.apiAddr = c.APIAddr
 	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false)); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -271,6 +275,7 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
+	c.sso.apiAddr = c.APIAddr
 	if c.RedisAddr == "" {
 		return c, errors.New("invalid configuration: redis-address is required")
 	}

@@ -335,6 +335,8 @@ type authFile struct {
 	// authenticated caller has (role:readonly, say).
 	Policy        string `json:"policy,omitempty"`
 	PolicyDefault string `json:"policyDefault,omitempty"`
+	// SSO is single sign-on (sso.go).
+	SSO *ssoFile `json:"sso,omitempty"`
 }
 
 func loadAuthFile(path string) (authFile, error) {
@@ -383,6 +385,10 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	if err != nil {
 		return nil, "", err
 	}
+	ssoHandler, dex, err := buildSSO(ctx, log, af.SSO, a.sso, authSvc, rdb)
+	if err != nil {
+		return nil, "", err
+	}
 	projects, err := sets.Projects(ctx)
 	if err != nil {
 		return nil, "", err
@@ -393,6 +399,7 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	}
 	srv, err := api.New(c, api.Options{
 		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
+		SSO: ssoHandler, Dex: dex,
 		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL, TaskQueue: a.taskQueue,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
 	})

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v5"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/windlass-cd/windlass/internal/dexserver"
+)
+
+func TestSSOExternalURL(t *testing.T) {
+	for _, tt := range []struct {
+		ext, addr, want string
+		fails           bool
+	}{
+		{addr: "127.0.0.1:8080", want: "http://127.0.0.1:8080"},
+		{addr: ":8080", want: "http://127.0.0.1:8080"},
+		{addr: "0.0.0.0:9090", want: "http://127.0.0.1:9090"},
+		{addr: "[::]:9090", want: "http://127.0.0.1:9090"},
+		{addr: "windlass.internal:80", want: "http://windlass.internal:80"},
+		{ext: "https://windlass.example.com/", addr: ":8080", want: "https://windlass.example.com"},
+		{ext: "ftp://windlass.example.com", fails: true},
+		{ext: "windlass.example.com", fails: true},
+		{ext: "https://windlass.example.com/?x=1", fails: true},
+		{addr: "no-port", fails: true},
+	} {
+		got, err := ssoSettings{ExternalURL: tt.ext, apiAddr: tt.addr}.externalURL()
+		if (err != nil) != tt.fails || got != tt.want {
+			t.Errorf("externalURL(%q, %q) = %q, %v; want %q (fails: %v)", tt.ext, tt.addr, got, err, tt.want, tt.fails)
+		}
+	}
+}
+
+// noSessions is a Sessions that is never called here.
+type noSessions struct{}
+
+func (noSessions) IssueSession(*echo.Context, string, []string) (string, time.Time, error) {
+	panic("not called")
+}
+
+func TestBuildSSO(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("password"), bcrypt.DefaultCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dex := &dexserver.Config{StaticPasswords: []dexserver.Password{{Email: "jane@example.com", Hash: string(hash)}}}
+	log := slog.New(slog.DiscardHandler)
+	t.Setenv(envOIDCClientSecret, "external-secret")
+	for _, tt := range []struct {
+		name string
+		f    *ssoFile
+		s    ssoSettings
+		// want: "off", "dex" or "external"; else a part of the error.
+		want string
+	}{
+		{"nothing", nil, ssoSettings{}, "off"},
+		{"empty section", &ssoFile{Name: "x"}, ssoSettings{}, "off"},
+		{"in-process dex", &ssoFile{Dex: dex}, ssoSettings{apiAddr: "127.0.0.1:8080"}, "dex"},
+		{"issuer flag", nil, ssoSettings{OIDCIssuer: "https://dex.example.com", apiAddr: ":8080"}, "external"},
+		{"issuer in the file", &ssoFile{OIDC: &oidcFile{Issuer: "https://dex.example.com"}}, ssoSettings{apiAddr: ":8080"}, "external"},
+		{"both", &ssoFile{Dex: dex}, ssoSettings{OIDCIssuer: "https://dex.example.com", apiAddr: ":8080"}, "not both"},
+		{"bad dex config", &ssoFile{Dex: &dexserver.Config{}}, ssoSettings{apiAddr: ":8080"}, "at least one connector"},
+		{"bad issuer", nil, ssoSettings{OIDCIssuer: "dex.example.com", apiAddr: ":8080"}, "must be an http(s) URL"},
+		{"bad external URL", &ssoFile{Dex: dex}, ssoSettings{ExternalURL: "windlass", apiAddr: ":8080"}, "external-url"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, d, err := buildSSO(t.Context(), log, tt.f, tt.s, noSessions{}, nil)
+			got := "external"
+			switch {
+			case err != nil:
+				got = err.Error()
+			case h == nil && d == nil:
+				got = "off"
+			case d != nil:
+				got = "dex"
+				if d.PathPrefix() != dexserver.Path {
+					t.Errorf("Dex at %q", d.PathPrefix())
+				}
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("buildSSO: %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAuthFileSSO reads an sso section as README shows it.
+func TestAuthFileSSO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "auth.yaml")
+	if err := os.WriteFile(path, []byte(`
+policy: |
+  g, windlass-admins, role:admin
+policyDefault: role:readonly
+sso:
+  name: GitHub
+  dex:
+    connectors:
+      - type: github
+        id: github
+        name: GitHub
+        config:
+          clientID: abc
+          clientSecret: $GITHUB_CLIENT_SECRET
+          orgs: [{name: acme}]
+    staticPasswords:
+      - email: jane@example.com
+        hash: "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W"
+        groups: [windlass-admins]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := loadAuthFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.SSO == nil || f.SSO.Dex == nil || len(f.SSO.Dex.Connectors) != 1 || len(f.SSO.Dex.StaticPasswords) != 1 {
+		t.Fatalf("sso section: %+v", f.SSO)
+	}
+	if d := cmp.Diff([]string{"windlass-admins"}, f.SSO.Dex.StaticPasswords[0].Groups); d != "" {
+		t.Errorf("groups (-want +got):\n%s", d)
+	}
+	if err := f.SSO.Dex.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
