@@ -290,4 +290,6 @@ export interface PolicyView {
 export interface SSOConfig {
   enabled: boolean;
   name?: string;
+  /** Starts the browser's login; add ?return=<path>. */
+  loginURL?: string;
 }

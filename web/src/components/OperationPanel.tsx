@@ -5,6 +5,24 @@ import type { Allowed } from '../session';
 import { Badge, Button, ErrorMessage, THead, useAction, useToast } from './ui';
 
 /**
+ * progress is the share of the sync done, in percent: the steps before the
+ * running one, plus the running step's share of resources with a result.
+ */
+export function progress(op: Operation): number {
+  const steps = op.steps ?? 0;
+  if (op.phase === 'Succeeded') return 100;
+  if (steps <= 0) return 0;
+  const index = Math.min(op.stepIndex ?? 0, steps);
+  const step = op.step;
+  let part = 0;
+  if (step && step.resources > 0) {
+    const doneInStep = (op.resources ?? []).filter((r) => (r.phase ?? '') === step.phase && (r.wave ?? 0) === step.wave).length;
+    part = Math.min(doneInStep, step.resources) / step.resources;
+  }
+  return Math.round((100 * (index + part)) / steps);
+}
+
+/**
  * OperationPanel shows the running sync live (phase, wave, per-resource
  * progress), or else the outcome of the last one.
  */
@@ -46,7 +64,7 @@ export function OperationPanel({
   const steps = op.steps ?? 0;
   const index = op.stepIndex ?? 0;
   const done = op.resources?.length ?? 0;
-  const pct = steps > 0 ? Math.round((100 * Math.min(index + (op.phase === 'Succeeded' ? 1 : 0), steps)) / steps) : 0;
+  const pct = progress(op);
   const approve = () =>
     run(async () => {
       await post(appPath(project, app, '/confirm-deletion'));

@@ -100,11 +100,18 @@ export function ResourcePanel({
   const entry = diff.data?.resources.find((r) => r.kind === item.kind && r.name === item.name && (r.namespace ?? '') === (item.namespace ?? '') && (r.group ?? '') === (item.group ?? ''));
   const live = entry?.live ?? null;
   const desired = entry?.desired ?? manifests.data?.manifests.find((m) => sameObject(m, item)) ?? null;
+  // The server's diff compares what matters (the live object normalised
+  // as apply would leave it); the whole objects also differ in the fields
+  // the cluster sets (uid, status, defaults).
+  const [whole, setWhole] = useState(false);
   const rows = useMemo(() => {
-    if (entry && (entry.live || entry.desired)) return diffTexts(entry.live ? toYAML(entry.live) : '', entry.desired ? toYAML(entry.desired) : '');
-    if (entry?.diff) return parseUnified(entry.diff);
-    return null;
-  }, [entry]);
+    if (!entry) return null;
+    const objects = () => diffTexts(entry.live ? toYAML(entry.live) : '', entry.desired ? toYAML(entry.desired) : '');
+    if (whole && (entry.live || entry.desired)) return objects();
+    if (entry.diff) return parseUnified(entry.diff);
+    if (entry.status === 'Synced') return [];
+    return entry.live || entry.desired ? objects() : null;
+  }, [entry, whole]);
 
   const tabs = [
     { id: 'summary', label: 'Summary' },
@@ -169,7 +176,15 @@ export function ResourcePanel({
           ) : diff.loading ? (
             <Spinner />
           ) : rows ? (
-            <DiffView rows={rows} />
+            <>
+              {entry?.live && entry.desired && (
+                <div className="check">
+                  <input id="diff-whole" type="checkbox" checked={whole} onChange={(e) => setWhole(e.target.checked)} />
+                  <label htmlFor="diff-whole">Compare the whole objects, with the fields the cluster sets</label>
+                </div>
+              )}
+              <DiffView rows={rows} />
+            </>
           ) : diff.error ? (
             <Unavailable error={diff.error} what="The diff" />
           ) : (

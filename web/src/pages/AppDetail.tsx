@@ -62,11 +62,20 @@ export function AppDetail({ project, name, params }: { project: string; name: st
   const op = status?.operation;
   // The tree is read again when the compared state or the operation moves.
   const version = `${status?.reconciledAt ?? ''}|${status?.sha ?? ''}|${status?.sync ?? ''}|${status?.health ?? ''}|${op?.phase ?? ''}|${op?.stepIndex ?? ''}`;
+  // Children (ReplicaSets, Pods) come and go without the app's status
+  // changing: the tree is read again every 10 s while it is shown.
+  const [tick, setTick] = useState(0);
+  const showsTree = tab === 'tree' || tab === 'list';
+  useEffect(() => {
+    if (!showsTree) return undefined;
+    const t = window.setInterval(() => document.visibilityState === 'visible' && setTick((n) => n + 1), 10_000);
+    return () => window.clearInterval(t);
+  }, [showsTree]);
   useEffect(() => {
     if (!view) return undefined;
     let alive = true;
     const t = window.setTimeout(() => {
-      cachedGet<Tree>(appPath(project, name, '/tree'), version).then(
+      cachedGet<Tree>(appPath(project, name, '/tree'), `${version}#${tick}`).then(
         (tr) => {
           if (!alive) return;
           setTree(tr);
@@ -79,7 +88,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       alive = false;
       window.clearTimeout(t);
     };
-  }, [project, name, version, !!view]);
+  }, [project, name, version, tick, !!view]);
 
   const items = useMemo(() => mergeTree(status?.resources ?? [], tree?.nodes ?? null), [status?.resources, tree]);
   const item = items.find((i) => i.id === selected);

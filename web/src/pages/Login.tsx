@@ -11,6 +11,12 @@ export function returnPath(params: URLSearchParams): string {
   return r.startsWith('/') && !r.startsWith('//') && !r.startsWith('/api/') && !r.startsWith('/login') ? r : '/applications';
 }
 
+/** ssoLoginURL is where the SSO button goes: the server's login URL, with the return path. */
+export function ssoLoginURL(sso: SSOConfig, ret: string): string {
+  const url = sso.loginURL?.startsWith('/') ? sso.loginURL : '/api/v1/sso/login';
+  return url + (url.includes('?') ? '&' : '') + query({ return: ret }).replace(url.includes('?') ? '?' : '', '');
+}
+
 export function Login({ params }: { params: URLSearchParams }) {
   const { reload } = useSession();
   const [username, setUsername] = useState('');
@@ -80,7 +86,7 @@ export function Login({ params }: { params: URLSearchParams }) {
             <div className="or" aria-hidden="true">
               or
             </div>
-            <a className="btn btn-block" href={'/api/v1/sso/login' + query({ return: returnPath(params) })}>
+            <a className="btn btn-block" href={ssoLoginURL(sso, returnPath(params))}>
               Log in with SSO{sso.name ? ` (${sso.name})` : ''}
             </a>
           </>

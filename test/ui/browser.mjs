@@ -1,0 +1,178 @@
+// The web UI in a real browser (run by TestBrowser, which sets the
+// environment): playwright-core from web/node_modules drives Debian's
+// chromium through the UI's main paths. It exits non-zero on the first
+// failure, with the step and the reason.
+import path from 'node:path';
+import { api, check, env, launch, login as loginAs, newPage, screenshot as shoot, shots, step } from './lib.mjs';
+
+const adminPassword = env('WINDLASS_ADMIN_PASSWORD');
+const [viewer, viewerPassword] = env('WINDLASS_VIEWER').split(':');
+const repo = env('WINDLASS_REPO');
+const app = env('WINDLASS_APP');
+const namespace = env('WINDLASS_APP_NAMESPACE');
+const control = env('WINDLASS_CONTROL');
+
+const started = Date.now();
+const browser = await launch();
+const { page, external, errors: pageErrors } = await newPage(browser);
+
+const header = () => page.locator('.app-head .app-title');
+async function waitStatus(sync, health, timeout = 60_000) {
+  await header().getByTitle(`Sync status: ${sync}`, { exact: true }).waitFor({ timeout });
+  if (health) await header().getByTitle(`Health: ${health}`, { exact: true }).waitFor({ timeout });
+}
+async function syncThroughDialog() {
+  await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Sync', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: `Sync ${app}` });
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Synchronize' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
+const login = (user, password) => loginAs(page, user, password);
+const tree = page.getByRole('group', { name: 'Resource tree' });
+const screenshot = (name) => shoot(page, name);
+
+try {
+  await step('1 log in (a wrong password first)', async () => {
+    await page.goto('/applications');
+    await page.waitForURL(/\/login\?return=%2Fapplications/);
+    await login('admin', 'not-the-password');
+    await page.getByRole('alert').filter({ hasText: 'wrong username or password' }).waitFor();
+    await login('admin', adminPassword);
+    await page.waitForURL(/\/applications$/);
+    await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
+  });
+
+  await step('2 an app created through the API appears in the list live', async () => {
+    await page.locator('.live-live').waitFor();
+    await page.evaluate(() => {
+      window.__sameDocument = true;
+    });
+    const { token } = await api('POST', '/api/v1/session', undefined, { username: 'admin', password: adminPassword });
+    await api('POST', '/api/v1/applications', token, {
+      name: app,
+      project: 'default',
+      source: { repoURL: repo, path: 'guestbook', targetRevision: 'main' },
+      destination: { namespace },
+      syncPolicy: { syncOptions: ['CreateNamespace=true'] },
+    });
+    await page.locator(`tr[data-app="default/${app}"]`).waitFor({ timeout: 30_000 });
+    check(await page.evaluate(() => window.__sameDocument === true), 'the list page reloaded');
+  });
+
+  await step('3 open the app, sync it, see Deployment → ReplicaSet → Pods', async () => {
+    await page.getByRole('link', { name: app, exact: true }).click();
+    await page.getByRole('heading', { name: app, exact: true }).waitFor();
+    await waitStatus('OutOfSync');
+    await syncThroughDialog();
+    await waitStatus('Synced', 'Healthy');
+    await tree.locator('[data-kind="Deployment"]').waitFor();
+    await tree.locator('[data-kind="ReplicaSet"]').waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelectorAll('.tree [data-kind="Pod"]').length >= 2, null, { timeout: 30_000 });
+    const edges = await page.locator('.tree-edges path').count();
+    const nodes = await tree.locator('.tree-node').count();
+    // Every node but the application has an edge from its owner.
+    check(edges >= nodes - 1, `${edges} edges for ${nodes} nodes: the graph is not linked`);
+    await screenshot('ui-tree.png');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot('ui-tree-dark.png');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  await step('4 a live edit makes it OutOfSync, and the diff shows it', async () => {
+    const res = await fetch(control + '/scale', { method: 'POST', body: JSON.stringify({ Namespace: namespace, Name: 'guestbook-ui', Replicas: 5 }) });
+    check(res.ok, `scale: ${res.status} ${await res.text()}`);
+    await waitStatus('OutOfSync', undefined, 60_000);
+    // By keyboard: the tree's nodes are buttons.
+    await tree.locator('[data-kind="Deployment"]').focus();
+    await page.keyboard.press('Enter');
+    const panel = page.getByRole('complementary', { name: 'guestbook-ui' });
+    await panel.getByRole('tab', { name: 'Diff', selected: true }).waitFor();
+    const changed = panel.locator('.diff-table tr.diff-change, .diff-table tr.diff-del, .diff-table tr.diff-ins');
+    await changed.first().waitFor();
+    const texts = await changed.allTextContents();
+    check(texts.some((t) => t.includes('replicas: 5')) && texts.some((t) => t.includes('replicas: 2')), `the diff does not show replicas 5 → 2: ${texts.join(' | ')}`);
+    check(texts.length <= 3, `the diff shows ${texts.length} changed lines for one changed field: ${texts.join(' | ')}`);
+    await screenshot('ui-diff.png');
+    await panel.getByRole('tab', { name: 'Live manifest' }).click();
+    await panel.locator('pre').filter({ hasText: 'replicas: 5' }).waitFor();
+    await panel.getByRole('tab', { name: 'Events' }).click();
+    await panel.getByRole('tabpanel').waitFor();
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'hidden' });
+  });
+
+  await step('5 Sync, watching the progress until Synced and Healthy', async () => {
+    await syncThroughDialog();
+    const seen = new Set();
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const op = await page.locator('.operation').first().textContent().catch(() => '');
+      if (op) seen.add(op.replace(/\s+/g, ' ').slice(0, 90));
+      const done = await page.locator('.operation-done').filter({ hasText: `Last sync #2` }).count();
+      const synced = await header().getByTitle('Sync status: Synced', { exact: true }).count();
+      const healthy = await header().getByTitle('Health: Healthy', { exact: true }).count();
+      if (done && synced && healthy) break;
+      check(Date.now() < deadline, `no Synced and Healthy after the sync; seen: ${[...seen].join(' / ')}`);
+      await page.waitForTimeout(100);
+    }
+    console.log(`     progress seen: ${[...seen].join(' / ')}`);
+    await page.locator('.operation-done').getByTitle('Last sync: Succeeded').waitFor();
+  });
+
+  await step('6 the history rolls back to the first sync', async () => {
+    await page.getByRole('tab', { name: 'History' }).click();
+    const first = page.locator(`tr[data-sync="sync/default/${app}/1"]`);
+    await first.waitFor();
+    check((await page.locator('tr[data-sync] a', { hasText: 'Workflow' }).count()) >= 2, 'no Temporal UI links in the history');
+    await first.getByRole('button', { name: 'Rollback to this' }).click();
+    const dialog = page.getByRole('dialog', { name: `Roll ${app} back` });
+    await dialog.getByRole('button', { name: 'Roll back' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    const third = page.locator(`tr[data-sync="sync/default/${app}/3"]`);
+    await third.getByTitle('Result: Succeeded').waitFor({ timeout: 60_000 });
+    check((await third.textContent()).includes('admin'), 'the rollback does not name its initiator');
+  });
+
+  await step('the list, with the app Synced and Healthy', async () => {
+    await page.getByRole('link', { name: 'Applications', exact: true }).first().click();
+    const row = page.locator(`tr[data-app="default/${app}"]`);
+    await row.getByTitle('Sync status: Synced').waitFor();
+    await row.getByTitle('Health: Healthy').waitFor();
+    await screenshot('ui-list.png');
+  });
+
+  await step('7 a read-only user sees no Sync button', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    await login(viewer, viewerPassword);
+    await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
+    await page.goto(`/applications/default/${app}`);
+    await page.getByRole('heading', { name: app, exact: true }).waitFor();
+    await page.getByRole('note').filter({ hasText: 'Read-only' }).waitFor();
+    const toolbar = page.getByRole('toolbar', { name: 'Application actions' });
+    await toolbar.getByRole('button', { name: 'Refresh', exact: true }).waitFor();
+    for (const name of ['Sync', 'Rollback', 'Delete']) {
+      check((await toolbar.getByRole('button', { name, exact: true }).count()) === 0, `a read-only user sees the ${name} button`);
+    }
+    await page.getByRole('tab', { name: 'History' }).click();
+    await page.locator(`tr[data-sync="sync/default/${app}/1"]`).waitFor();
+    check((await page.getByRole('button', { name: 'Rollback to this' }).count()) === 0, 'a read-only user sees Rollback to this');
+    // Settings: creating a project is disabled, with a tooltip.
+    await page.goto('/settings/projects');
+    const create = page.getByRole('button', { name: /New project/ });
+    await create.waitFor();
+    check(await create.isDisabled(), 'New project is enabled for a read-only user');
+    check(((await create.getAttribute('title')) ?? '').includes('Not permitted'), 'New project has no tooltip saying why');
+  });
+
+  check(pageErrors.length === 0, `errors in the page: ${pageErrors.join('; ')}`);
+  check(external.length === 0, `requests left the origin: ${external.join(', ')}`);
+  console.log(`ok   all (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+} catch (e) {
+  await page.screenshot({ path: path.join(shots, 'failure.png') }).catch(() => undefined);
+  console.log(`screenshot of the failure: ${path.join(shots, 'failure.png')}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

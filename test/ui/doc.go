@@ -1,0 +1,9 @@
+// Package ui tests the web UI in a real browser: TestBrowser starts the
+// test bed (Kubernetes control plane, Redis, Git server), an embedded
+// Temporal, a worker and the API serving the embedded UI (as `windlass
+// dev` does), then runs browser.mjs, a playwright-core script driving
+// Debian's chromium through login, the live list, the resource tree, a
+// diff after drift, a sync, a rollback and a read-only user. It fails on
+// the script's failure. TestListScale (WINDLASS_UI_SCALE=N) measures the
+// first page of the list with N applications.
+package ui

@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/api/auth"
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/internal/testbed"
+	"github.com/windlass-cd/windlass/worker"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// bed is what the browser talks to: the API serving the UI, wired as
+// `windlass dev` wires it, on the test bed.
+var bed struct {
+	env      *testbed.Env
+	git      *testbed.GitServer
+	temporal client.Client
+	api      *httptest.Server
+	kube     kubernetes.Interface
+	// namespace is Temporal's namespace.
+	namespace     string
+	adminPassword string
+}
+
+// The read-only account.
+const (
+	viewerName     = "viewer"
+	viewerPassword = "viewer-password-ui"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(setup(m))
+}
+
+func setup(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "ui test setup:", err)
+		return 1
+	}
+	tmp, err := os.MkdirTemp("", "windlass-ui-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	env, cleanup, err := testbed.Shared(ctx, "ui")
+	if err != nil {
+		return fail(err)
+	}
+	defer cleanup()
+	bed.env = env
+
+	out := io.Discard
+	if os.Getenv("WINDLASS_UI_LOG") != "" {
+		out = os.Stderr
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	if bed.git, err = testbed.StartGitServer(filepath.Join(tmp, "git")); err != nil {
+		return fail(err)
+	}
+	defer bed.git.Close()
+	dev, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
+		DataDir: filepath.Join(tmp, "temporal"), FrontendAddr: "127.0.0.1:0", UIAddr: "off",
+		SearchAttributes: worker.SearchAttributes(), Logger: log,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer dev.Stop()
+	bed.namespace = dev.Namespace()
+	if bed.temporal, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: dev.FrontendAddr(), Namespace: dev.Namespace(), Logger: log}); err != nil {
+		return fail(err)
+	}
+	defer bed.temporal.Close()
+
+	rdb := redis.NewClient(&redis.Options{Addr: env.RedisAddr})
+	defer rdb.Close()
+	if bed.kube, err = kubernetes.NewForConfig(env.Cluster.Config); err != nil {
+		return fail(err)
+	}
+	store, err := secretstore.NewKubernetes(bed.kube, fmt.Sprintf("windlass-ui-%d", time.Now().UnixNano()%1e9))
+	if err != nil {
+		return fail(err)
+	}
+	sets, err := settings.New(store)
+	if err != nil {
+		return fail(err)
+	}
+	w, err := worker.New(worker.Config{
+		Settings: sets, Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
+		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(), WatchDebounce: 200 * time.Millisecond,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := w.Start(); err != nil {
+		return fail(err)
+	}
+	defer w.Stop()
+
+	authSvc, err := auth.New(auth.Config{Accounts: []auth.AccountConfig{
+		{Name: viewerName, Enabled: true, Capabilities: []string{auth.CapabilityLogin}},
+	}}, store, auth.RedisRevocations{Client: rdb}, log)
+	if err != nil {
+		return fail(err)
+	}
+	if bed.adminPassword, err = authSvc.Bootstrap(ctx); err != nil {
+		return fail(err)
+	}
+	asAdmin := auth.ContextWithPrincipal(ctx, auth.Principal{Name: auth.AdminAccount, Kind: auth.KindSession})
+	if err := authSvc.SetPassword(asAdmin, viewerName, bed.adminPassword, viewerPassword); err != nil {
+		return fail(err)
+	}
+	enf, err := rbac.New(rbac.Config{PolicyCSV: "g, " + viewerName + ", " + rbac.RoleReadonly + "\n"}, nil)
+	if err != nil {
+		return fail(err)
+	}
+	insp, err := api.NewInspector(render.RedisStore{Client: rdb}, kube.NewFactory(env.Cluster.Config, kube.Options{Resolver: sets.ClusterConfig}), log)
+	if err != nil {
+		return fail(err)
+	}
+	srv, err := api.New(bed.temporal, api.Options{
+		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: sets, Inspector: insp,
+		AppConfig:     workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
+		TemporalUIURL: "http://127.0.0.1:8233",
+	})
+	if err != nil {
+		return fail(err)
+	}
+	bed.api = httptest.NewServer(srv)
+	defer bed.api.Close()
+	return m.Run()
+}
+
+// login opens a session through the API and returns its token.
+func login(ctx context.Context, user, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, bed.api.URL+"/api/v1/session", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Token == "" {
+		return "", fmt.Errorf("login %s: status %d: %v", user, resp.StatusCode, err)
+	}
+	return out.Token, nil
+}

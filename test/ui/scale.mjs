@@ -1,0 +1,75 @@
+// The list's first page with many applications (run by TestListScale):
+// the time from navigation start to the first page on screen, as the UI's
+// performance mark records it, cold (a new browser context: no cache) and
+// on reloads, and the list API's time. It prints one RESULT line of JSON.
+import { api, base, check, env, launch, newPage, screenshot, step } from './lib.mjs';
+
+const password = env('WINDLASS_ADMIN_PASSWORD');
+const MARK = 'windlass:apps-first-page';
+const PAGE = 50;
+const reloads = 5;
+
+// The session cookies of an API login, for a context that has seen nothing.
+async function sessionCookies() {
+  const res = await fetch(base + '/api/v1/session', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+  check(res.ok, `login: ${res.status}`);
+  const { token } = await res.json();
+  return {
+    token,
+    cookies: res.headers.getSetCookie().map((c) => {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), url: base };
+    }),
+  };
+}
+
+async function firstPage(page) {
+  await page.locator('table.apps tbody tr').nth(PAGE - 1).waitFor();
+  const mark = await page.evaluate((m) => performance.getEntriesByName(m)[0]?.startTime, MARK);
+  check(typeof mark === 'number', 'the UI recorded no first-page mark');
+  return Math.round(mark);
+}
+
+const browser = await launch();
+const result = { coldMs: 0, warmMs: [], apiMs: [], rows: 0 };
+try {
+  const { token, cookies } = await sessionCookies();
+  await step('cold: a new context, straight to /applications', async () => {
+    const { context, page } = await newPage(browser);
+    await context.addCookies(cookies);
+    await page.goto('/applications');
+    result.coldMs = await firstPage(page);
+    result.rows = await page.locator('table.apps tbody tr').count();
+    await context.close();
+  });
+  await step(`warm: ${reloads} reloads`, async () => {
+    const { context, page } = await newPage(browser);
+    await context.addCookies(cookies);
+    await page.goto('/applications');
+    await firstPage(page);
+    for (let i = 0; i < reloads; i++) {
+      await page.reload();
+      result.warmMs.push(await firstPage(page));
+    }
+    await screenshot(page, 'ui-list.png');
+    await context.close();
+  });
+  await step('the list API, 5 times', async () => {
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      const list = await api('GET', `/api/v1/applications?limit=${PAGE}`, token);
+      result.apiMs.push(Math.round(performance.now() - t));
+      check(list.items.length === PAGE, `the API answered ${list.items.length} rows`);
+    }
+  });
+  console.log('RESULT ' + JSON.stringify(result));
+} catch (e) {
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
