@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net"
 	"strings"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"k8s.io/client-go/rest"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/worker"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -46,7 +50,10 @@ type prodSettings struct {
 	// TaskQueues a worker polls (the first also gets the cluster watch and
 	// the self-heal schedule); the server starts new apps on the first.
 	TaskQueues queueList
-	role       string
+	// RegisterSearchAttributes adds Windlass's custom search attributes to
+	// the namespace at start (server and worker).
+	RegisterSearchAttributes bool
+	role                     string
 }
 
 // queueList is a repeatable flag; commas separate values too.
@@ -69,6 +76,7 @@ func bindProd(fs *flag.FlagSet, p *prodSettings, role string, redisAddr *string)
 	p.role = role
 	if role != roleDev {
 		bindTemporalConn(fs, &p.Temporal)
+		fs.BoolVar(&p.RegisterSearchAttributes, "register-search-attributes", envBool("WINDLASS_REGISTER_SEARCH_ATTRIBUTES", true), "add Windlass's custom search attributes to the Temporal namespace at start; where the operator API is refused (Temporal Cloud) a warning names them (env WINDLASS_REGISTER_SEARCH_ATTRIBUTES)")
 	}
 	bindRedisConn(fs, &p.Redis, redisAddr)
 	fs.StringVar(&p.SecretStore, "secret-store", env("SECRET_STORE", secretStoreKubernetes), "where accounts, keys and credentials live: kubernetes (Secrets in --management-namespace) or memory (this process only, lost on exit) (env WINDLASS_SECRET_STORE)")
@@ -166,4 +174,34 @@ func devClientConfig(addr, namespace string, log *slog.Logger, m *metrics.Metric
 		HostPort: addr, Namespace: namespace, Logger: log, MetricsHandler: m.Temporal(),
 		Interceptors: []interceptor.ClientInterceptor{syncInterceptor()},
 	}
+}
+
+const (
+	msgSearchAttrsAdded  = "temporal search attributes added"
+	msgSearchAttrsManual = "cannot register the search attributes: create them with the temporal CLI or in Temporal Cloud"
+)
+
+// registerSearchAttributes makes sure the namespace has Windlass's custom
+// search attributes. Where the operator API is refused (Temporal Cloud, a
+// key without the right), it warns with the names to create instead.
+func (p prodSettings) registerSearchAttributes(ctx context.Context, c client.Client, namespace string, log *slog.Logger) error {
+	if !p.RegisterSearchAttributes {
+		return nil
+	}
+	want := worker.SearchAttributes()
+	added, err := temporalx.EnsureSearchAttributes(ctx, c, namespace, want)
+	var denied *serviceerror.PermissionDenied
+	var unimplemented *serviceerror.Unimplemented
+	switch {
+	case err == nil:
+		if len(added) > 0 {
+			log.Info(msgSearchAttrsAdded, "namespace", namespace, "names", added)
+		}
+		return nil
+	case errors.As(err, &denied), errors.As(err, &unimplemented):
+		log.Warn(msgSearchAttrsManual, "namespace", namespace, "keyword", workflows.KeywordSearchAttributes,
+			"keyword_list", workflows.KeywordListSearchAttributes, "error", err)
+		return nil
+	}
+	return fmt.Errorf("temporal search attributes: %w", err)
 }

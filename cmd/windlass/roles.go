@@ -177,6 +177,9 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 		return err
 	}
 	defer c.Close()
+	if err := cfg.prod.registerSearchAttributes(ctx, c, cfg.Namespace, log); err != nil {
+		return err
+	}
 	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("the server keeps its settings in Kubernetes Secrets: %w", err)
@@ -221,6 +224,9 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 		return err
 	}
 	defer c.Close()
+	if err := cfg.prod.registerSearchAttributes(ctx, c, cfg.Namespace, log); err != nil {
+		return err
+	}
 	cfg.workerSettings.namespace = cfg.Namespace
 	cfg.workerSettings.roleProd, cfg.workerSettings.metrics = cfg.prod, m
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)

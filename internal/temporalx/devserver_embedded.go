@@ -20,7 +20,6 @@ import (
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -256,32 +255,13 @@ func registerSearchAttributes(ctx context.Context, addr, namespace string, want 
 	}
 	defer c.Close()
 
-	op := c.OperatorService()
-	list, err := op.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	added, err := EnsureSearchAttributes(ctx, c, namespace, want)
 	if err != nil {
-		return fmt.Errorf("dev server: list search attributes: %w", err)
+		return fmt.Errorf("dev server: %w", err)
 	}
-	have := list.GetCustomAttributes()
-	missing := make(map[string]enums.IndexedValueType)
-	for name, typ := range want {
-		got, ok := have[name]
-		switch {
-		case !ok:
-			missing[name] = typ
-		case got != typ:
-			return fmt.Errorf("dev server: search attribute %q exists with type %s, want %s", name, got, typ)
-		}
+	if len(added) > 0 {
+		logger.Info("temporal search attributes added", "namespace", namespace, "count", len(added))
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if _, err := op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        namespace,
-		SearchAttributes: missing,
-	}); err != nil {
-		return fmt.Errorf("dev server: add search attributes: %w", err)
-	}
-	logger.Info("temporal search attributes added", "namespace", namespace, "count", len(missing))
 	return nil
 }
 
