@@ -36,7 +36,7 @@ async function firstPage(page) {
 }
 
 const browser = await launch();
-const result = { coldMs: 0, warmMs: [], apiMs: [], rows: 0 };
+const result = { coldMs: 0, warmMs: [], nextMs: [], apiMs: [], rows: 0 };
 try {
   const { token, cookies } = await sessionCookies();
   await step('cold: a new context, straight to /applications', async () => {
@@ -47,7 +47,7 @@ try {
     result.rows = await page.locator('table.apps tbody tr').count();
     await context.close();
   });
-  await step(`warm: ${reloads} reloads`, async () => {
+  await step(`warm: ${reloads} reloads, then Next 3 times`, async () => {
     const { context, page } = await newPage(browser);
     await context.addCookies(cookies);
     await page.goto('/applications');
@@ -56,7 +56,15 @@ try {
       await page.reload();
       result.warmMs.push(await firstPage(page));
     }
-    await screenshot(page, 'ui-list.png');
+    await screenshot(page, 'ui-list-scale.png');
+    // The next page, by its button.
+    for (let i = 0; i < 3; i++) {
+      const first = await page.locator('table.apps tbody tr').first().getAttribute('data-app');
+      const t = performance.now();
+      await page.getByRole('button', { name: 'Next', exact: true }).click();
+      await page.waitForFunction((f) => document.querySelector('table.apps tbody tr')?.getAttribute('data-app') !== f, first);
+      result.nextMs.push(Math.round(performance.now() - t));
+    }
     await context.close();
   });
   await step('the list API, 5 times', async () => {

@@ -5,6 +5,7 @@ import type { AppList as AppListT, AppSummary, ClusterView, Items, Project } fro
 import { Icon } from '../components/icons';
 import { Badge, Button, Dialog, ErrorMessage, Field, Spinner, DialogActions, Pager, THead, useAction, useToast } from '../components/ui';
 import { shortSHA, timeAgo } from '../lib/format';
+import { StreamTracker } from '../lib/livelist';
 import { appURL, Link, navigate, setParams } from '../router';
 import { useCan } from '../session';
 
@@ -71,15 +72,19 @@ export function AppList({ params }: { params: URLSearchParams }) {
     }
   }, [rows]);
 
-  // Live updates: the stream sends rows as they change. Rows on this page
-  // are replaced in place; an unknown row on the first page (a new app, or
-  // one of a later page) reloads the first page once things settle.
+  // Live updates: rows of this page change in place; a new app reloads
+  // the first page (see StreamTracker).
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
   const refetch = useRef<number | undefined>(undefined);
-  const streamed = useRef(new Set<string>());
+  const quiet = useRef<number | undefined>(undefined);
+  const tracker = useRef(new StreamTracker());
   const onEvent = useCallback(
     (event: string, data: string) => {
+      const t = tracker.current;
+      // The first burst ends when the stream goes quiet for a moment.
+      window.clearTimeout(quiet.current);
+      quiet.current = window.setTimeout(() => t.settle(), 500);
       if (event === 'deleted') {
         const key = JSON.parse(data) as string;
         setRows((rs) => rs?.filter((r) => rowKey(r) !== key) ?? rs);
@@ -87,20 +92,27 @@ export function AppList({ params }: { params: URLSearchParams }) {
       }
       const app = JSON.parse(data) as AppSummary;
       const key = rowKey(app);
-      const known = rowsRef.current?.some((r) => rowKey(r) === key) ?? false;
-      if (known) setRows((rs) => rs?.map((r) => (rowKey(r) === key ? { ...r, ...app } : r)) ?? rs);
-      if (!known && page === 0 && !streamed.current.has(key)) {
-        window.clearTimeout(refetch.current);
-        refetch.current = window.setTimeout(() => load(), 400);
+      switch (t.row(key, (rowsRef.current ?? []).map(rowKey), page === 0, PAGE_SIZE)) {
+        case 'update':
+          setRows((rs) => rs?.map((r) => (rowKey(r) === key ? { ...r, ...app } : r)) ?? rs);
+          break;
+        case 'reload':
+          window.clearTimeout(refetch.current);
+          refetch.current = window.setTimeout(() => load(), 300);
+          break;
+        case 'ignore':
       }
-      streamed.current.add(key);
     },
     [load, page],
   );
-  useEffect(() => {
-    streamed.current = new Set();
-  }, [filterKey]);
-  useEffect(() => () => window.clearTimeout(refetch.current), []);
+  useEffect(() => tracker.current.reset(), [filterKey]);
+  useEffect(
+    () => () => {
+      window.clearTimeout(refetch.current);
+      window.clearTimeout(quiet.current);
+    },
+    [],
+  );
   const streamURL = rows ? '/api/v1/stream/applications' + query(filters) : null;
   const live = useEventStream(streamURL, ['application', 'deleted'], onEvent);
 
