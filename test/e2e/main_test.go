@@ -50,6 +50,11 @@ var bed struct {
 	hookSecret    string
 	adminPassword string
 	settings      *settings.Store
+	// store, namespace and log are the API's, for the API servers of other
+	// configurations (sso_test.go).
+	store     secretstore.Store
+	namespace string
+	log       *slog.Logger
 }
 
 // viewerPassword is the password of the e2e account "viewer".
@@ -132,6 +137,7 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 	bed.settings, err = settings.New(store)
+	bed.store, bed.namespace, bed.log = store, dev.Namespace(), log
 	if err != nil {
 		return fail(err)
 	}
