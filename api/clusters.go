@@ -68,6 +68,7 @@ func (s *Server) createCluster(c *echo.Context) error {
 		if cl, err = settings.ClusterFromKubeconfig([]byte(req.Kubeconfig), req.Context, req.Name); err != nil {
 			return err
 		}
+		cl.TaskQueue = req.TaskQueue
 	}
 	if err := cl.Validate(); err != nil {
 		return err

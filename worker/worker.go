@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
@@ -195,6 +196,15 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A registered cluster's task queue comes from the settings.
+	var queues placement.Resolver = placement.None{}
+	if cfg.Settings != nil {
+		queues = cfg.Settings
+	}
+	plc, err := placement.New(queues)
+	if err != nil {
+		return nil, err
+	}
 	var ws []sdkworker.Worker
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
@@ -206,6 +216,7 @@ func New(cfg Config) (*Worker, error) {
 		cl.Register(w)
 		proj.Register(w)
 		wat.Register(w)
+		plc.Register(w)
 		ws = append(ws, w)
 	}
 	return &Worker{ws: ws, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil

@@ -448,7 +448,7 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	a.pending = nil
 	a.st.Status.Operation = nil
 	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
-	out, err := deleteApp(ctx, in)
+	out, err := deleteApp(a.onCluster(ctx, false), in)
 	if err == nil && len(out.AwaitingApproval) > 0 &&
 		workflow.GetVersion(ctx, versionDeleteApproval, workflow.DefaultVersion, 1) == 1 {
 		out, err = a.awaitDeleteApproval(ctx, in, out)
@@ -727,7 +727,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "render", err)
 		return
 	}
-	cmp, err := compareState(ctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref})
+	cmp, err := compareState(a.onCluster(ctx, hard), cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref})
 	if err != nil {
 		a.unknown(ctx, "compare", err)
 		return
@@ -845,6 +845,48 @@ func (a *application) autoSync(ctx workflow.Context) {
 	a.reconcile(ctx)
 }
 
+// onCluster returns ctx with the destination cluster's task queue for
+// its cluster activities (withClusterQueue). The queue is resolved by an
+// activity when unknown, older than placementTTL, for another server, or
+// when refresh is set; a failed resolution keeps the last queue of the
+// same server (none: the default queue) and is retried on the next call.
+func (a *application) onCluster(ctx workflow.Context, refresh bool) workflow.Context {
+	if workflow.GetVersion(ctx, versionClusterQueue, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return ctx
+	}
+	server := a.st.Spec.Destination.Server
+	p := a.st.Placement
+	if p != nil && p.Server != server {
+		p = nil
+	}
+	now := workflow.Now(ctx)
+	if p == nil || refresh || now.Sub(p.ResolvedAt) >= placementTTL {
+		q, err := clusterTaskQueue(ctx, server)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn(msgPlacementFailed, "server", server, "error", errorMessage(err))
+		} else {
+			p = &Placement{Server: server, TaskQueue: q, ResolvedAt: now}
+		}
+		a.st.Placement = p
+	}
+	if p == nil {
+		return ctx
+	}
+	return withClusterQueue(ctx, p.TaskQueue)
+}
+
+const (
+	// versionClusterQueue marks workflows that run cluster activities on
+	// the destination cluster's task queue (before, all ran on the
+	// workflow's own queue).
+	versionClusterQueue = "cluster-task-queue"
+	// placementTTL is how long a resolved task queue is used before it is
+	// asked for again: a changed cluster mapping applies within it (or at
+	// once with a hard refresh).
+	placementTTL       = 10 * time.Minute
+	msgPlacementFailed = "cannot resolve the cluster's task queue; using the last known"
+)
+
 // runSync runs the SyncWorkflow child and records its outcome.
 func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	spec := a.st.Spec
@@ -876,7 +918,8 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 			saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project+"/"+spec.Name)),
 	})
 	proj := a.project
-	in := SyncInput{ID: p.id, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
+	queue := clusterQueue(a.onCluster(ctx, false))
+	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
 		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true,
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
@@ -75,6 +76,9 @@ func registerPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
 	placeholder[project.GetInput, appspec.Project](env, project.GetName)
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
+	// No cluster has a task queue of its own unless a test says so.
+	noQueues, _ := placement.New(placement.None{})
+	noQueues.Register(env)
 }
 
 func (s *appSuite) SetupTest() {

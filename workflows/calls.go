@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
@@ -89,6 +90,12 @@ func deleteApp(ctx workflow.Context, in cluster.DeleteAppInput) (cluster.DeleteA
 	var out cluster.DeleteAppOutput
 	err := workflow.ExecuteActivity(deleteOptions(ctx), cluster.DeleteAppName, in).Get(ctx, &out)
 	return out, err
+}
+
+func clusterTaskQueue(ctx workflow.Context, server string) (string, error) {
+	var out placement.Output
+	err := workflow.ExecuteActivity(quickOptions(ctx), placement.TaskQueueName, placement.Input{Server: server}).Get(ctx, &out)
+	return out.TaskQueue, err
 }
 
 func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.ResolveChartOutput, error) {

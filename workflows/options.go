@@ -28,10 +28,33 @@ func quickOptions(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// clusterQueueKey holds, in a workflow context, the task queue of the
+// destination cluster's activities.
+type clusterQueueKey struct{}
+
+// withClusterQueue makes the cluster activities started from ctx run on
+// queue; "" keeps the workflow's own queue.
+func withClusterQueue(ctx workflow.Context, queue string) workflow.Context {
+	if queue == "" {
+		return ctx
+	}
+	return workflow.WithValue(ctx, clusterQueueKey{}, queue)
+}
+
+// clusterQueue is the task queue of the cluster activities started from
+// ctx ("": the workflow's own).
+func clusterQueue(ctx workflow.Context) string {
+	q, _ := ctx.Value(clusterQueueKey{}).(string)
+	return q
+}
+
 // clusterOptions waits for a cancelled activity to end, so that a
-// terminated sync cleans up only after its last apply has stopped.
+// terminated sync cleans up only after its last apply has stopped. Like
+// every preset of an activity that touches the destination cluster, it
+// runs on the cluster's task queue (withClusterQueue).
 func clusterOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           clusterQueue(ctx),
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
 		WaitForCancellation: true,
@@ -45,6 +68,7 @@ func clusterOptions(ctx workflow.Context) workflow.Context {
 // resource is gone.
 func deleteOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           clusterQueue(ctx),
 		StartToCloseTimeout: 15 * time.Minute,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -55,6 +79,7 @@ func deleteOptions(ctx workflow.Context) workflow.Context {
 
 func waitOptions(ctx workflow.Context, timeout time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           clusterQueue(ctx),
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    30 * time.Second,
 		WaitForCancellation: true,

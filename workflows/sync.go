@@ -54,6 +54,7 @@ type syncRun struct {
 // SyncResult, so the Temporal UI shows it as failed and the parent still
 // gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
+	ctx = withClusterQueue(ctx, in.TaskQueue)
 	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {

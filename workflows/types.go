@@ -64,10 +64,21 @@ type AppState struct {
 	HoldSHA string `json:"holdSHA,omitempty"`
 	// WatchedKinds are the kinds last reported to the cluster watch.
 	WatchedKinds []watch.GroupKind `json:"watchedKinds,omitempty"`
+	// Placement is the task queue of the destination's cluster
+	// activities, as last resolved.
+	Placement *Placement `json:"placement,omitempty"`
 	// QueuedSyncs and QueuedRollbacks are signals carried over a
 	// continue-as-new.
 	QueuedSyncs     []SyncRequest     `json:"queuedSyncs,omitempty"`
 	QueuedRollbacks []RollbackRequest `json:"queuedRollbacks,omitempty"`
+}
+
+// Placement is where a destination cluster's activities run: TaskQueue
+// ("" for the default queue), resolved for Server at ResolvedAt.
+type Placement struct {
+	Server     string    `json:"server"`
+	TaskQueue  string    `json:"taskQueue,omitempty"`
+	ResolvedAt time.Time `json:"resolvedAt"`
 }
 
 // SelfHealState is the backoff of self-heal syncs: attempt n waits
@@ -224,6 +235,9 @@ type SyncInput struct {
 	WaitSeconds int `json:"waitSeconds,omitempty"`
 	// ReportProgress makes the sync signal its progress to its parent.
 	ReportProgress bool `json:"reportProgress,omitempty"`
+	// TaskQueue is the task queue of the destination cluster's activities
+	// ("": the workflow's own).
+	TaskQueue string `json:"taskQueue,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.

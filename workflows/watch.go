@@ -67,6 +67,7 @@ func ClusterWatchWorkflow(ctx workflow.Context, in ClusterWatchInput) error {
 		actCtx, cancel := workflow.WithCancel(ctx)
 		var fut workflow.Future
 		if len(kinds) > 0 {
+			actCtx = withClusterQueue(actCtx, watchQueue(ctx, st.Server))
 			fut = workflow.ExecuteActivity(watchOptions(actCtx), watch.WatchName,
 				watch.Input{Server: st.Server, Kinds: kinds, DebounceMillis: st.DebounceMillis})
 		}
@@ -114,6 +115,19 @@ func ClusterWatchWorkflow(ctx workflow.Context, in ClusterWatchInput) error {
 
 const msgWatchEnded = "cluster watch ended, restarting"
 
+// watchQueue is the task queue of server's watch activity, resolved each
+// time the watch (re)starts ("" on a failure: the default queue).
+func watchQueue(ctx workflow.Context, server string) string {
+	if workflow.GetVersion(ctx, versionClusterQueue, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return ""
+	}
+	q, err := clusterTaskQueue(ctx, server)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn(msgPlacementFailed, "server", server, "error", errorMessage(err))
+	}
+	return q
+}
+
 // watchKinds is the sorted union of the apps' kinds.
 func watchKinds(apps []WatchRequest) []watch.GroupKind {
 	var out []watch.GroupKind
@@ -137,6 +151,7 @@ func watchKinds(apps []WatchRequest) []watch.GroupKind {
 // timeout moves it to another worker when its worker dies.
 func watchOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           clusterQueue(ctx),
 		StartToCloseTimeout: time.Hour,
 		HeartbeatTimeout:    20 * time.Second,
 		WaitForCancellation: true,

@@ -186,6 +186,7 @@ func (c *cli) clusterAdd(ctx context.Context, args []string) error {
 	certFile := f.String("cert-file", "", "PEM file of a client certificate (with --key-file)")
 	keyFile := f.String("key-file", "", "PEM file of the client certificate's key")
 	f.BoolVar(&req.Insecure, "insecure", false, "do not verify the cluster's TLS certificate")
+	f.StringVar(&req.TaskQueue, "task-queue", "", "Temporal task queue of the cluster's activities: only workers with --task-queue Q touch it")
 	kubeconfig := f.String("kubeconfig", "", "read the server and credentials from this kubeconfig file")
 	f.StringVar(&req.Context, "context", "", "the kubeconfig context (default: its current context)")
 	_, s, err := f.start(args, 0)

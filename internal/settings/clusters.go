@@ -28,6 +28,11 @@ type Cluster struct {
 	CertData string `json:"certData,omitempty"`
 	KeyData  string `json:"keyData,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
+	// TaskQueue, when set, is the Temporal task queue of the cluster's
+	// activities (apply, wait, prune, hooks, compare, watch): only workers
+	// started with --task-queue naming it run them, which isolates a noisy
+	// cluster. Empty: the default queue.
+	TaskQueue string `json:"taskQueue,omitempty"`
 }
 
 // ClusterView is what the API shows of a cluster.
@@ -36,11 +41,13 @@ type ClusterView struct {
 	Server         string `json:"server"`
 	HasCredentials bool   `json:"hasCredentials"`
 	Insecure       bool   `json:"insecure,omitempty"`
+	TaskQueue      string `json:"taskQueue,omitempty"`
 }
 
 // View drops the secrets.
 func (c Cluster) View() ClusterView {
-	return ClusterView{Name: c.Name, Server: c.Server, HasCredentials: c.BearerToken != "" || c.KeyData != "", Insecure: c.Insecure}
+	return ClusterView{Name: c.Name, Server: c.Server, HasCredentials: c.BearerToken != "" || c.KeyData != "", Insecure: c.Insecure,
+		TaskQueue: c.TaskQueue}
 }
 
 // Validate checks the cluster.
@@ -60,6 +67,8 @@ func (c Cluster) Validate() error {
 		return fmt.Errorf("%w: certData and keyData go together", ErrInvalid)
 	case c.BearerToken != "" && c.KeyData != "":
 		return fmt.Errorf("%w: set bearerToken or a client certificate, not both", ErrInvalid)
+	case c.TaskQueue != "" && !validTaskQueue(c.TaskQueue):
+		return fmt.Errorf("%w: taskQueue %q: use 1 to 200 letters, digits, '.', '_' or '-'", ErrInvalid, c.TaskQueue)
 	}
 	return nil
 }
@@ -112,7 +121,7 @@ func (s *Store) PutCluster(ctx context.Context, c Cluster) error {
 	}
 	data := map[string][]byte{"name": []byte(c.Name), "server": []byte(c.Server), "bearerToken": []byte(c.BearerToken),
 		"caData": []byte(c.CAData), "certData": []byte(c.CertData), "keyData": []byte(c.KeyData),
-		"insecure": []byte(strconv.FormatBool(c.Insecure))}
+		"insecure": []byte(strconv.FormatBool(c.Insecure)), "taskQueue": []byte(c.TaskQueue)}
 	if err := s.s.Put(ctx, prefixCluster+c.Name, data); err != nil {
 		return fmt.Errorf("store cluster %s: %w", c.Name, err)
 	}
@@ -122,7 +131,8 @@ func (s *Store) PutCluster(ctx context.Context, c Cluster) error {
 func clusterFrom(d map[string][]byte) Cluster {
 	insecure, _ := strconv.ParseBool(string(d["insecure"]))
 	return Cluster{Name: string(d["name"]), Server: string(d["server"]), BearerToken: string(d["bearerToken"]),
-		CAData: string(d["caData"]), CertData: string(d["certData"]), KeyData: string(d["keyData"]), Insecure: insecure}
+		CAData: string(d["caData"]), CertData: string(d["certData"]), KeyData: string(d["keyData"]), Insecure: insecure,
+		TaskQueue: string(d["taskQueue"])}
 }
 
 // Clusters lists the registered clusters, with their secrets.
@@ -157,15 +167,51 @@ func (s *Store) DeleteCluster(ctx context.Context, name string) error {
 // ClusterConfig resolves a destination server (its URL, or a registered
 // name) to its client configuration, for kube.Factory.
 func (s *Store) ClusterConfig(ctx context.Context, server string) (*rest.Config, error) {
-	list, err := s.Clusters(ctx)
+	c, err := s.cluster(ctx, server)
 	if err != nil {
 		return nil, err
+	}
+	return c.RESTConfig(), nil
+}
+
+// cluster finds a registered cluster by server URL or name.
+func (s *Store) cluster(ctx context.Context, server string) (Cluster, error) {
+	list, err := s.Clusters(ctx)
+	if err != nil {
+		return Cluster{}, err
 	}
 	want := strings.TrimSuffix(server, "/")
 	for _, c := range list {
 		if strings.TrimSuffix(c.Server, "/") == want || c.Name == server {
-			return c.RESTConfig(), nil
+			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("cluster %s: %w", server, ErrNotFound)
+	return Cluster{}, fmt.Errorf("cluster %s: %w", server, ErrNotFound)
+}
+
+// ClusterTaskQueue is the task queue of a destination server's activities:
+// the registered cluster's TaskQueue, or "" (the default queue) for the
+// in-cluster destination and for servers that are not registered.
+func (s *Store) ClusterTaskQueue(ctx context.Context, server string) (string, error) {
+	if server == "" || strings.TrimSuffix(server, "/") == appspec.InClusterServer || server == "in-cluster" {
+		return "", nil
+	}
+	c, err := s.cluster(ctx, server)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil
+	}
+	return c.TaskQueue, err
+}
+
+// validTaskQueue accepts the task queue names a cluster may name.
+func validTaskQueue(q string) bool {
+	if len(q) > 200 {
+		return false
+	}
+	for _, r := range q {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
