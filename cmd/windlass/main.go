@@ -24,6 +24,7 @@ commands:
   temporal  run a standalone Temporal server (SQLite, as in dev) for server and workers
   render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
+  probe     GET a URL, exit 0 on 2xx: probe [--timeout 3s] URL (container health checks)
 
 client commands (a client of the REST API, as argocd is of Argo CD's):
   login     log in: login [--server URL] [--username U] [--password-stdin]
@@ -108,6 +109,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":
 		return runHealth(args, os.Stdin, os.Stdout, os.Stderr)
+	case "probe":
+		return runProbe(ctx, args, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil
