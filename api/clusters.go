@@ -85,11 +85,21 @@ func (s *Server) createCluster(c *echo.Context) error {
 		pr.Field = "server"
 		return pr
 	}
-	if err := s.opts.Settings.PutCluster(c.Request().Context(), cl); err != nil {
+	ctx := c.Request().Context()
+	if err := s.opts.Settings.PutCluster(ctx, cl); err != nil {
 		return err
+	}
+	// The drift watch of the new destination (workers also start those of
+	// every registered cluster when they start).
+	if err := workflows.StartClusterWatch(ctx, s.c, s.opts.TaskQueue, cl.Server, 0); err != nil {
+		s.opts.Logger.Warn(msgClusterWatch, "server", cl.Server, "error", err)
 	}
 	return c.JSON(http.StatusCreated, cl.View())
 }
+
+// msgClusterWatch logs a watch that could not be started or stopped: the
+// registration stands, and workers start the watch when they start.
+const msgClusterWatch = "cluster watch not started or stopped"
 
 // serverVersion asks the cluster for its version.
 func serverVersion(cl settings.Cluster) error {
@@ -133,6 +143,9 @@ func (s *Server) deleteCluster(c *echo.Context) error {
 	}
 	if err := s.opts.Settings.DeleteCluster(ctx, name); err != nil {
 		return err
+	}
+	if err := workflows.StopClusterWatch(ctx, s.c, cl.Server); err != nil {
+		s.opts.Logger.Warn(msgClusterWatch, "server", cl.Server, "error", err)
 	}
 	return c.NoContent(http.StatusNoContent)
 }

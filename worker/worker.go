@@ -244,18 +244,26 @@ func (w *Worker) Start() error {
 	return nil
 }
 
-// ensureBackground starts the in-cluster watch workflow and the self-heal
-// sweep schedule unless they exist already.
+// ensureBackground starts the watch workflows of the in-cluster and the
+// registered destination clusters and the self-heal sweep schedule unless
+// they exist already.
 func (w *Worker) ensureBackground(ctx context.Context) error {
 	c := w.cfg.Client
 	if !w.cfg.NoClusterWatch {
-		server := appspec.InClusterServer
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.ClusterWatchWorkflowID(server), TaskQueue: w.cfg.TaskQueue,
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		}, workflows.ClusterWatchWorkflowName, workflows.ClusterWatchInput{Server: server, DebounceMillis: int(w.cfg.WatchDebounce.Milliseconds())})
-		if err != nil {
-			return fmt.Errorf("start cluster watch: %w", err)
+		servers := []string{appspec.InClusterServer}
+		if w.cfg.Settings != nil {
+			registered, err := w.cfg.Settings.Clusters(ctx)
+			if err != nil {
+				return fmt.Errorf("start cluster watches: %w", err)
+			}
+			for _, cl := range registered {
+				servers = append(servers, cl.Server)
+			}
+		}
+		for _, server := range servers {
+			if err := workflows.StartClusterWatch(ctx, c, w.cfg.TaskQueue, server, w.cfg.WatchDebounce); err != nil {
+				return err
+			}
 		}
 	}
 	every := w.cfg.SweepEvery
