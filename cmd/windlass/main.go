@@ -27,7 +27,7 @@ commands:
   probe     GET a URL, exit 0 on 2xx: probe [--timeout 3s] URL (container health checks)
 
 client commands (a client of the REST API, as argocd is of Argo CD's):
-  login     log in: login [--server URL] [--username U] [--password-stdin]
+  login     log in: login [--server URL] [--username U] [--password-stdin | --sso]
   logout    revoke the session and forget its token
   app       applications: list | get | create | set | delete | sync | wait | diff | history |
             rollback | manifests | resources | refresh | terminate-op | confirm-deletion

@@ -2,16 +2,15 @@ package main
 
 import (
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v5"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/dexserver"
 )
 
@@ -91,42 +90,24 @@ func TestBuildSSO(t *testing.T) {
 	}
 }
 
-// TestAuthFileSSO reads an sso section as README shows it.
+// TestAuthFileSSO reads the example auth configs with an sso section
+// (README shows them): the file and Dex's connector configs are valid.
 func TestAuthFileSSO(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "auth.yaml")
-	if err := os.WriteFile(path, []byte(`
-policy: |
-  g, windlass-admins, role:admin
-policyDefault: role:readonly
-sso:
-  name: GitHub
-  dex:
-    connectors:
-      - type: github
-        id: github
-        name: GitHub
-        config:
-          clientID: abc
-          clientSecret: $GITHUB_CLIENT_SECRET
-          orgs: [{name: acme}]
-    staticPasswords:
-      - email: jane@example.com
-        hash: "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W"
-        groups: [windlass-admins]
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := loadAuthFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.SSO == nil || f.SSO.Dex == nil || len(f.SSO.Dex.Connectors) != 1 || len(f.SSO.Dex.StaticPasswords) != 1 {
-		t.Fatalf("sso section: %+v", f.SSO)
-	}
-	if d := cmp.Diff([]string{"windlass-admins"}, f.SSO.Dex.StaticPasswords[0].Groups); d != "" {
-		t.Errorf("groups (-want +got):\n%s", d)
-	}
-	if err := f.SSO.Dex.Validate(); err != nil {
-		t.Errorf("Validate: %v", err)
+	for _, name := range []string{"auth-sso-dev.yaml", "auth-sso-connectors.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := loadAuthFile(filepath.Join("..", "..", "examples", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.SSO == nil || f.SSO.Dex == nil {
+				t.Fatalf("no sso.dex section: %+v", f.SSO)
+			}
+			if err := f.SSO.Dex.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+			if _, err := rbac.New(rbac.Config{PolicyCSV: f.Policy, DefaultRole: f.PolicyDefault}, nil); err != nil {
+				t.Errorf("policy: %v", err)
+			}
+		})
 	}
 }
