@@ -21,10 +21,11 @@ async function waitStatus(sync, health, timeout = 60_000) {
   await header().getByTitle(`Sync status: ${sync}`, { exact: true }).waitFor({ timeout });
   if (health) await header().getByTitle(`Health: ${health}`, { exact: true }).waitFor({ timeout });
 }
-async function syncThroughDialog() {
+async function syncThroughDialog(shot) {
   await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Sync', exact: true }).click();
   const dialog = page.getByRole('dialog', { name: `Sync ${app}` });
   await dialog.waitFor();
+  if (shot) await screenshot(shot);
   await dialog.getByRole('button', { name: 'Synchronize' }).click();
   await dialog.waitFor({ state: 'hidden' });
 }
@@ -38,6 +39,7 @@ try {
     await page.waitForURL(/\/login\?return=%2Fapplications/);
     await login('admin', 'not-the-password');
     await page.getByRole('alert').filter({ hasText: 'wrong username or password' }).waitFor();
+    await screenshot('ui-login.png');
     await login('admin', adminPassword);
     await page.waitForURL(/\/applications$/);
     await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
@@ -103,7 +105,7 @@ try {
   });
 
   await step('5 Sync, watching the progress until Synced and Healthy', async () => {
-    await syncThroughDialog();
+    await syncThroughDialog('ui-sync-dialog.png');
     const seen = new Set();
     const deadline = Date.now() + 90_000;
     for (;;) {
@@ -132,6 +134,7 @@ try {
     const third = page.locator(`tr[data-sync="sync/default/${app}/3"]`);
     await third.getByTitle('Result: Succeeded').waitFor({ timeout: 60_000 });
     check((await third.textContent()).includes('admin'), 'the rollback does not name its initiator');
+    await screenshot('ui-history.png');
   });
 
   await step('the list, with the app Synced and Healthy', async () => {
@@ -164,6 +167,9 @@ try {
     await create.waitFor();
     check(await create.isDisabled(), 'New project is enabled for a read-only user');
     check(((await create.getAttribute('title')) ?? '').includes('Not permitted'), 'New project has no tooltip saying why');
+    await page.getByRole('tab', { name: 'RBAC policy' }).click();
+    await page.getByRole('heading', { name: 'policy.csv' }).waitFor();
+    await screenshot('ui-settings-rbac.png');
   });
 
   check(pageErrors.length === 0, `errors in the page: ${pageErrors.join('; ')}`);

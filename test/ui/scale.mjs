@@ -56,6 +56,7 @@ try {
       await page.reload();
       result.warmMs.push(await firstPage(page));
     }
+    await page.locator('.live-live').waitFor();
     await screenshot(page, 'ui-list-scale.png');
     // The next page, by its button.
     for (let i = 0; i < 3; i++) {

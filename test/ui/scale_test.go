@@ -44,7 +44,7 @@ func scaleApp(i int) (appspec.Application, temporal.SearchAttributes) {
 		Destination: appspec.Destination{Server: appspec.InClusterServer, Namespace: team},
 	}
 	sync, health := appspec.SyncSynced, appspec.HealthHealthy
-	switch n := i % 100; {
+	switch n := i * 37 % 100; {
 	case n < 12:
 		sync = appspec.SyncOutOfSync
 	case n < 18:

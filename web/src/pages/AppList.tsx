@@ -116,6 +116,8 @@ export function AppList({ params }: { params: URLSearchParams }) {
   const streamURL = rows ? '/api/v1/stream/applications' + query(filters) : null;
   const live = useEventStream(streamURL, ['application', 'deleted'], onEvent);
 
+  // The last sync's time shows when the server sends it.
+  const withLastSync = rows?.some((a) => a.lastSyncedAt) ?? false;
   return (
     <main id="main" className="page">
       <div className="page-head">
@@ -135,7 +137,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
           <caption id="apps-caption" className="sr-only">
             Applications, page {page + 1}, newest first
           </caption>
-          <THead cols={['Name', 'Project', 'Sync', 'Health', 'Revision', 'Destination', 'Last sync']} />
+          <THead cols={['Name', 'Project', 'Sync', 'Health', 'Revision', 'Destination', ...(withLastSync ? ['Last sync'] : [])]} />
           <tbody>
             {rows?.map((a) => (
               <tr key={rowKey(a)} data-app={rowKey(a)}>
@@ -159,7 +161,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
                   {clusterLabel(a.cluster)}
                   {a.namespace && <span className="muted"> / {a.namespace}</span>}
                 </td>
-                <td>{a.lastSyncedAt ? <time dateTime={a.lastSyncedAt}>{timeAgo(a.lastSyncedAt)}</time> : <span className="muted">—</span>}</td>
+                {withLastSync && <td>{a.lastSyncedAt ? <time dateTime={a.lastSyncedAt}>{timeAgo(a.lastSyncedAt)}</time> : <span className="muted">—</span>}</td>}
               </tr>
             ))}
           </tbody>
