@@ -34,9 +34,9 @@ func TestMaskSecrets(t *testing.T) {
 		want:    []string{`{"apiVersion":"v1","data":{"token":"++++++++"},"kind":"Secret","metadata":{"name":"s"}}`, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"token":"++++++++"}}`},
 		secrets: []string{"abc", b64("abc"), "hunter2"},
 	}, {
-		name: "a nil side and other kinds are left alone",
-		objs: []map[string]any{nil, {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "visible"}}, secret("data", "k", "not base64!")},
-		want: []string{`null`, `{"apiVersion":"v1","data":{"k":"visible"},"kind":"ConfigMap"}`, `{"apiVersion":"v1","data":{"k":"++++++++"},"kind":"Secret","metadata":{"name":"s"}}`},
+		name:    "a nil side and other kinds are left alone",
+		objs:    []map[string]any{nil, {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "visible"}}, secret("data", "k", "not base64!")},
+		want:    []string{`null`, `{"apiVersion":"v1","data":{"k":"visible"},"kind":"ConfigMap"}`, `{"apiVersion":"v1","data":{"k":"++++++++"},"kind":"Secret","metadata":{"name":"s"}}`},
 		secrets: []string{"not base64!", "hunter2"},
 	}, {
 		name: "a Secret of another group is not a core Secret",
