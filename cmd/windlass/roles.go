@@ -138,8 +138,8 @@ func runDev(ctx context.Context, cfg devConfig) error {
 		}
 		login = "admin / " + password + "   (also in " + pwFile + ")"
 	}
-	fmt.Printf("\nWindlass is running.\n  REST API:     http://%s/api/v1/applications\n  Login:        %s\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
-		ln.Addr(), login, orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
+	fmt.Printf("\nWindlass is running.\n  Web UI:       http://%s/\n  REST API:     http://%s/api/v1/applications\n  Login:        %s\n  Temporal UI:  %s\n  Temporal:     %s (namespace %s)\n  Cluster:      %s\n  Data dir:     %s\nPress Ctrl-C to stop.\n\n",
+		ln.Addr(), ln.Addr(), login, orNone(dev.UIURL()), dev.FrontendAddr(), cfg.Namespace, kcfg.Host, dataDir)
 	log.Info(msgReady, "api", ln.Addr().String(), "temporal_ui", dev.UIURL())
 	return serve(ctx, log, srv, ln)
 }
