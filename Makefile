@@ -84,6 +84,17 @@ lint: ## gofmt and go vet
 bench: deps ## benchmarks against a started Redis (render: cache hit, cold checkout, warm mirror, per tool); results in .cache/bench
 	@hack/bench.sh
 
+IMAGE ?= windlass:dev
+
+image: ## build the container image (deploy/docker/Dockerfile) as $(IMAGE), when a Docker engine answers
+	@if docker info >/dev/null 2>&1; then \
+	  docker build -f deploy/docker/Dockerfile -t $(IMAGE) .; \
+	else \
+	  echo "image: no Docker engine answers (docker info failed), so no image was built; the docker client alone cannot build: run make image where an engine runs"; \
+	fi
+
+.PHONY: image
+
 ui: $(UI_STAMP) ## build the web UI into web/bundle/dist, embedded by bin/windlass (needs Node.js 20.19+)
 
 $(UI_STAMP): $(UI_SOURCES)

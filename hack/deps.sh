@@ -9,6 +9,9 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 [[ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]] || missing+=(git)
 # The web UI's browser tests drive Debian's chromium (test/ui).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# docker-compose.yaml is validated with `docker compose config` (test/deploy),
+# no engine needed: Debian's docker-compose when there is no compose plugin.
+docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo "deps: installing ${missing[*]} with apt-get..."
 if [[ $(id -u) -ne 0 ]]; then
