@@ -172,6 +172,23 @@ try {
     await screenshot('ui-settings-rbac.png');
   });
 
+  await step('8 delete the app (background cascade), and it leaves the list', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    await login('admin', adminPassword);
+    await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
+    await page.goto(`/applications/default/${app}`);
+    await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Delete', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: `Delete ${app}` });
+    await dialog.getByLabel('Background').check();
+    const confirm = dialog.getByRole('button', { name: 'Delete', exact: true });
+    check(await confirm.isDisabled(), 'Delete is enabled before the name is typed');
+    await dialog.getByLabel(`Type ${app} to confirm`).fill(app);
+    await confirm.click();
+    await page.waitForURL(/\/applications$/);
+    await page.locator(`tr[data-app="default/${app}"]`).waitFor({ state: 'detached', timeout: 60_000 });
+  });
+
   check(pageErrors.length === 0, `errors in the page: ${pageErrors.join('; ')}`);
   check(external.length === 0, `requests left the origin: ${external.join(', ')}`);
   console.log(`ok   all (${((Date.now() - started) / 1000).toFixed(1)} s)`);

@@ -164,7 +164,8 @@ spec:
 // through the API appears in the list live; 3 its tree shows Deployment →
 // ReplicaSet → Pods; 4 a live edit makes it OutOfSync with a diff; 5 Sync
 // shows the progress until Synced and Healthy; 6 the history rolls back;
-// 7 a read-only user sees no Sync button. No request leaves the origin.
+// 7 a read-only user sees no Sync button; 8 Delete takes the app off the
+// list. No request leaves the origin.
 func TestBrowser(t *testing.T) {
 	requireBrowser(t)
 	url, err := bed.git.CreateRepo("guestbook-ui")

@@ -42,6 +42,8 @@ function Shell() {
     try {
       await del('/api/v1/session');
     } finally {
+      // A logout starts over; an expired session comes back to its page.
+      navigate('/login', true);
       setUser(null);
     }
   };
