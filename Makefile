@@ -81,7 +81,7 @@ lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
-bench: deps ## benchmarks against a started Redis (render: cache hit, cold checkout, warm mirror, per tool); results in .cache/bench
+bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
 	@hack/bench.sh
 
 IMAGE ?= windlass:dev

@@ -1,0 +1,79 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// Actions is what histories show: Temporal actions in the sense of the
+// issue (workflow tasks, activity attempts, timers) and the billable kind
+// (a start, activity attempts, timers, signals, child starts, upserts,
+// updates).
+type Actions struct {
+	Events        int `json:"events"`
+	WorkflowTasks int `json:"workflowTasks"`
+	Activities    int `json:"activityAttempts"`
+	LocalActs     int `json:"localActivityMarkers"`
+	Timers        int `json:"timers"`
+	Signals       int `json:"signals"`
+	Children      int `json:"childStarts"`
+	Upserts       int `json:"upserts"`
+	Updates       int `json:"updates"`
+}
+
+// Steps is workflow tasks + activities (local ones included) + timers.
+func (a Actions) Steps() int { return a.WorkflowTasks + a.Activities + a.LocalActs + a.Timers }
+
+// Billable is the count Temporal Cloud bills.
+func (a Actions) Billable() int {
+	return 1 + a.Activities + a.LocalActs + a.Timers + a.Signals + a.Children + a.Upserts + a.Updates
+}
+
+// CountActions reads a workflow's history (its latest run) and counts it.
+func CountActions(ctx context.Context, tc client.Client, workflowID string) (Actions, error) {
+	var a Actions
+	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return a, fmt.Errorf("history of %s: %w", workflowID, err)
+		}
+		a.Events++
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			a.WorkflowTasks++
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			a.Activities += int(ev.GetActivityTaskStartedEventAttributes().GetAttempt())
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if ev.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				a.LocalActs++
+			}
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			a.Timers++
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+			a.Signals++
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			a.Children++
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES, enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+			a.Upserts++
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			a.Updates++
+		}
+	}
+	return a, nil
+}
+
+// Plus is a + b.
+func (a Actions) Plus(b Actions) Actions {
+	return Actions{a.Events + b.Events, a.WorkflowTasks + b.WorkflowTasks, a.Activities + b.Activities, a.LocalActs + b.LocalActs,
+		a.Timers + b.Timers, a.Signals + b.Signals, a.Children + b.Children, a.Upserts + b.Upserts, a.Updates + b.Updates}
+}
+
+// Div is a / n, rounded: a a per-app average.
+func (a Actions) Div(n int) Actions {
+	d := func(v int) int { return (v + n/2) / n }
+	return Actions{d(a.Events), d(a.WorkflowTasks), d(a.Activities), d(a.LocalActs), d(a.Timers), d(a.Signals), d(a.Children), d(a.Upserts), d(a.Updates)}
+}

@@ -1,0 +1,171 @@
+// Package harness runs windlass processes for multi-process measurements
+// (test/bench, and fit for test/scaleout): start one with its log in a
+// file, wait for log lines, read its CPU time and memory from /proc, and
+// count Temporal actions from workflow histories.
+package harness
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Proc is a process started by StartProc; stdout and stderr go to one log
+// file.
+type Proc struct {
+	Name string
+	// Log is the path of its log file.
+	Log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// StartProc runs bin with args and env added to the harness's own; the
+// process dies with the harness (Pdeathsig).
+func StartProc(logDir, bin, name string, env []string, args ...string) (*Proc, error) {
+	if err := os.MkdirAll(logDir, 0o750); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	logPath := filepath.Join(logDir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(append(os.Environ(), "WINDLASS_TOKEN=", "WINDLASS_SERVER="), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Proc{Name: name, cmd: cmd, Log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		_ = f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the process ID.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
+// Stop sends SIGTERM and SIGKILL after 15 s.
+func (p *Proc) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// WaitLine waits for a log line containing marker and returns what follows
+// the marker.
+func (p *Proc) WaitLine(ctx context.Context, marker string) (string, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if rest, ok := p.find(marker); ok {
+			return rest, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s: no %q in its log %s: %w", p.Name, marker, p.Log, ctx.Err())
+		case <-p.done:
+			if rest, ok := p.find(marker); ok {
+				return rest, nil
+			}
+			return "", fmt.Errorf("%s exited (%v) before %q; see %s", p.Name, p.err, marker, p.Log)
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *Proc) find(marker string) (string, bool) {
+	f, err := os.Open(p.Log)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if _, rest, ok := strings.Cut(sc.Text(), marker); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+// LogValue is the value of key=value on the line after marker (slog text).
+func (p *Proc) LogValue(ctx context.Context, marker, key string) (string, error) {
+	rest, err := p.WaitLine(ctx, marker)
+	if err != nil {
+		return "", err
+	}
+	for f := range strings.FieldsSeq(rest) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return strings.Trim(v, `"`), nil
+		}
+	}
+	return "", errors.New(p.Name + ": no " + key + " in " + rest)
+}
+
+// CPUSeconds is the process's user+system CPU time so far, from
+// /proc/<pid>/stat (clock ticks of 1/100 s).
+func (p *Proc) CPUSeconds() float64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
+// RSSMiB is the process's resident memory now and at its peak.
+func (p *Proc) RSSMiB() (now, peak float64) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	if err != nil {
+		return 0, 0
+	}
+	for line := range strings.Lines(string(status)) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		switch k {
+		case "VmRSS":
+			now = kb / 1024
+		case "VmHWM":
+			peak = kb / 1024
+		}
+	}
+	return now, peak
+}

@@ -1,0 +1,380 @@
+// Command bench is Windlass's benchmark harness (issue 8), run by `make
+// bench` (hack/bench.sh). It starts its own test bed (kube-apiserver with
+// enough kwok nodes, Redis, a Git server), builds the windlass binary and
+// runs a standalone `windlass temporal`, one `windlass server` and one
+// `windlass worker` as processes, then runs the benchmarks B1-B7 of
+// docs/benchmarks.md. Each figure is printed as `BENCH <name> <value>
+// <unit>`; everything, each run included, goes to bench-results.json with
+// the machine, commit, date and load average. A benchmark not built prints
+// `BENCH <id> not-implemented`.
+//
+// It is a program, not a test: `go test ./...` never runs it.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/internal/testbed"
+	"github.com/windlass-cd/windlass/test/bench/harness"
+)
+
+// config is the command line.
+type config struct {
+	apps       []int
+	runs       int
+	iterations int
+	only       map[string]bool
+	out        string
+	bin        string
+	keep       bool
+	renderPkg  string
+}
+
+func main() {
+	var cfg config
+	var apps, only string
+	flag.StringVar(&apps, "apps", "100,500,1000", "B1 fleet sizes, comma-separated")
+	flag.IntVar(&cfg.runs, "runs", 3, "runs of each B1 size (the median is reported)")
+	flag.IntVar(&cfg.iterations, "iterations", 20, "iterations of B2 and B3")
+	flag.StringVar(&only, "only", "B1,B2,B3,B4,B5,B6,B7", "benchmarks to run, comma-separated")
+	flag.StringVar(&cfg.out, "out", "bench-results.json", "results file (JSON)")
+	flag.StringVar(&cfg.bin, "bin", "", "prebuilt windlass binary (default: go build one)")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (logs) even on success")
+	flag.StringVar(&cfg.renderPkg, "render-pkg", "./activities/render/", "package of BenchmarkRender (B5)")
+	flag.Parse()
+	for f := range strings.SplitSeq(apps, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -apps %q: want positive numbers separated by commas\n", apps)
+			os.Exit(2)
+		}
+		cfg.apps = append(cfg.apps, n)
+	}
+	cfg.only = map[string]bool{}
+	for f := range strings.SplitSeq(only, ",") {
+		cfg.only[strings.ToUpper(strings.TrimSpace(f))] = true
+	}
+	if cfg.runs < 1 || cfg.iterations < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -runs and -iterations must be at least 1")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// results is bench-results.json.
+type results struct {
+	Date       string           `json:"date"`
+	Commit     string           `json:"commit"`
+	Machine    machine          `json:"machine"`
+	LoadBefore string           `json:"loadAverageBefore"`
+	LoadAfter  string           `json:"loadAverageAfter"`
+	Figures    []figure         `json:"figures"`
+	Runs       map[string][]any `json:"runs"`
+	Notes      []string         `json:"notes,omitempty"`
+	NotBuilt   []string         `json:"notImplemented,omitempty"`
+}
+
+type machine struct {
+	NProc     int    `json:"nproc"`
+	MemoryMiB int64  `json:"memoryMiB"`
+	CPU       string `json:"cpu"`
+	Go        string `json:"go"`
+	OS        string `json:"os"`
+}
+
+type figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// Runs is how many runs the value is the median of.
+	Runs int `json:"runs,omitempty"`
+}
+
+// emit prints and records one figure.
+func (r *results) emit(name string, value float64, unit string, runs int) {
+	fmt.Printf("BENCH %s %s %s\n", name, strconv.FormatFloat(value, 'g', 5, 64), unit)
+	r.Figures = append(r.Figures, figure{Name: name, Value: value, Unit: unit, Runs: runs})
+}
+
+func (r *results) notImplemented(id, what string) {
+	fmt.Printf("BENCH %s not-implemented\n", id)
+	r.NotBuilt = append(r.NotBuilt, id+": "+what)
+}
+
+func (r *results) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	fmt.Println("# " + s)
+	r.Notes = append(r.Notes, s)
+}
+
+func (r *results) addRun(id string, run any) { r.Runs[id] = append(r.Runs[id], run) }
+
+// median of xs (not sorted in place).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// percentile is the nearest-rank percentile p (0-100) of xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(p/100*float64(len(s))+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func describeMachine() machine {
+	m := machine{NProc: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				m.MemoryMiB = kb / 1024
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
+
+// env is the running test bed and Windlass processes.
+type env struct {
+	tmp          string
+	bin          string
+	cluster      *testbed.Cluster
+	redisAddr    string
+	git          *testbed.GitServer
+	temporalAddr string
+	tc           client.Client
+	kube         kubernetes.Interface
+	api, token   string
+	// webhookSecret signs B2's GitHub pushes (the server reads it from
+	// WINDLASS_WEBHOOK_GITHUB_SECRET).
+	webhookSecret string
+	mgmtNS        string
+	// procs: temporal, server, worker.
+	temporal, server, worker *harness.Proc
+}
+
+func run(ctx context.Context, cfg config) (err error) {
+	res := &results{Date: time.Now().UTC().Format(time.RFC3339), Machine: describeMachine(),
+		LoadBefore: loadAverage(), Runs: map[string][]any{}}
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		res.Commit = strings.TrimSpace(string(out))
+	}
+	fmt.Printf("# bench: %s, commit %s, %d cores, %d MiB, %s, load average %s\n",
+		res.Date, res.Commit, res.Machine.NProc, res.Machine.MemoryMiB, res.Machine.Go, res.LoadBefore)
+	defer func() {
+		res.LoadAfter = loadAverage()
+		js, jerr := json.MarshalIndent(res, "", "  ")
+		if jerr == nil {
+			jerr = os.WriteFile(cfg.out, append(js, '\n'), 0o644)
+		}
+		if jerr != nil && err == nil {
+			err = fmt.Errorf("write %s: %w", cfg.out, jerr)
+		}
+		fmt.Printf("# bench: results in %s (load average after: %s)\n", cfg.out, res.LoadAfter)
+	}()
+
+	redisAddr := ""
+	if cfg.only["B1"] || cfg.only["B2"] || cfg.only["B3"] {
+		e, cleanup, err := start(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		redisAddr = e.redisAddr
+		if cfg.only["B2"] {
+			if err := benchPushToLive(ctx, e, res, cfg.iterations); err != nil {
+				return fmt.Errorf("B2: %w", err)
+			}
+		}
+		if cfg.only["B3"] {
+			if err := benchDriftToHealed(ctx, e, res, cfg.iterations); err != nil {
+				return fmt.Errorf("B3: %w", err)
+			}
+		}
+		if cfg.only["B1"] {
+			for _, n := range cfg.apps {
+				if err := benchFleetSync(ctx, e, res, n, cfg.runs); err != nil {
+					return fmt.Errorf("B1 N=%d: %w", n, err)
+				}
+			}
+		}
+	}
+	if cfg.only["B4"] {
+		res.notImplemented("B4", "idle fleet (1000 synced apps idle for 10 min): not built yet")
+	}
+	if cfg.only["B5"] {
+		if err := benchRender(ctx, res, cfg.renderPkg, redisAddr); err != nil {
+			return fmt.Errorf("B5: %w", err)
+		}
+	}
+	if cfg.only["B6"] {
+		res.notImplemented("B6", "list at scale (10,000 apps): not built yet")
+	}
+	if cfg.only["B7"] {
+		res.notImplemented("B7", "one big app (2,000 objects): not built yet")
+	}
+	return nil
+}
+
+// start brings up the test bed and the Windlass processes. cleanup stops
+// them all and removes the temporary directory unless something failed
+// or -keep was given.
+func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "windlass-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &env{tmp: tmp, mgmtNS: "windlass-bench"}
+	var stops []func()
+	cleanup = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		if cfg.keep {
+			fmt.Println("# bench: logs kept in", tmp)
+		} else {
+			_ = os.RemoveAll(tmp)
+		}
+	}
+	defer func() {
+		if err != nil {
+			cfg.keep = true
+			cleanup()
+		}
+	}()
+	// Each kwok node holds 110 pods: room for the largest fleet, plus the
+	// B2/B3 apps.
+	maxApps := 0
+	for _, n := range cfg.apps {
+		maxApps = max(maxApps, n)
+	}
+	nodes := 2 + maxApps/100
+	slog.Info("starting the test bed", "nodes", nodes, "dir", tmp)
+	e.cluster, err = testbed.StartCluster(ctx, testbed.ClusterOptions{Dir: filepath.Join(tmp, "cluster"), Nodes: nodes})
+	if err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, func() { _ = e.cluster.Stop() })
+	rds, err := testbed.StartRedis(ctx, filepath.Join(tmp, "redis"))
+	if err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, func() { _ = rds.Stop() })
+	e.redisAddr = rds.Addr()
+	if e.kube, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
+		return nil, nil, err
+	}
+	if e.git, err = testbed.StartGitServer(filepath.Join(tmp, "git")); err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, func() { _ = e.git.Close() })
+
+	e.bin = cfg.bin
+	if e.bin == "" {
+		e.bin = filepath.Join(tmp, "windlass")
+		slog.Info("building windlass")
+		build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/windlass-cd/windlass/cmd/windlass")
+		if out, err := build.CombinedOutput(); err != nil {
+			return nil, nil, fmt.Errorf("build windlass: %w\n%s", err, out)
+		}
+	}
+	logs := filepath.Join(tmp, "logs")
+	if e.temporal, err = harness.StartProc(logs, e.bin, "temporal", nil, "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
+		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn"); err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, e.temporal.Stop)
+	if e.temporalAddr, err = e.temporal.WaitLine(ctx, "Frontend:"); err != nil {
+		return nil, nil, err
+	}
+	if e.tc, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: e.temporalAddr, Namespace: "default"}); err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, e.tc.Close)
+
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	e.webhookSecret = hex.EncodeToString(secret)
+	if e.server, err = harness.StartProc(logs, e.bin, "server", []string{"WINDLASS_WEBHOOK_GITHUB_SECRET=" + e.webhookSecret},
+		"server", "--api-address", "127.0.0.1:0", "--redis-address", e.redisAddr,
+		"--kubeconfig", e.cluster.Kubeconfig, "--temporal-address", e.temporalAddr, "--management-namespace", e.mgmtNS); err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, e.server.Stop)
+	addr, err := e.server.LogValue(ctx, `msg="windlass is ready"`, "api")
+	if err != nil {
+		return nil, nil, err
+	}
+	e.api = "http://" + addr
+	password, err := e.server.WaitLine(ctx, "initial admin password (shown once, stored hashed):")
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.token, err = e.login(ctx, password); err != nil {
+		return nil, nil, err
+	}
+	if e.worker, err = harness.StartProc(logs, e.bin, "worker", nil, "worker", "--temporal-address", e.temporalAddr,
+		"--redis-address", e.redisAddr, "--kubeconfig", e.cluster.Kubeconfig, "--cache-dir", filepath.Join(tmp, "worker-cache"),
+		"--management-namespace", e.mgmtNS, "--metrics-address", "127.0.0.1:0"); err != nil {
+		return nil, nil, err
+	}
+	stops = append(stops, e.worker.Stop)
+	if _, err := e.worker.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
+		return nil, nil, err
+	}
+	slog.Info("windlass is running", "api", e.api, "temporal", e.temporalAddr)
+	return e, cleanup, nil
+}
