@@ -478,6 +478,11 @@ type SyncRecord struct {
 	Finished time.Time `json:"finished,omitzero"`
 	// TemporalURL is the sync's page in the Temporal UI.
 	TemporalURL string `json:"temporalURL,omitempty"`
+	// Initiator, Revision and SHA come from the sync's memo (absent for
+	// syncs started before it was kept).
+	Initiator string `json:"initiator,omitempty"`
+	Revision  string `json:"revision,omitempty"`
+	SHA       string `json:"sha,omitempty"`
 }
 
 // SyncList is a page of the full sync history, newest first.
@@ -510,6 +515,10 @@ func (s *Server) syncHistory(c *echo.Context) error {
 		if e.GetCloseTime() != nil {
 			r.Finished = e.GetCloseTime().AsTime()
 		}
+		memo := e.GetMemo().GetFields()
+		fromPayload(memo[workflows.MemoInitiator], &r.Initiator)
+		fromPayload(memo[workflows.MemoRevision], &r.Revision)
+		fromPayload(memo[workflows.MemoSHA], &r.SHA)
 		if base := strings.TrimSuffix(s.opts.TemporalUIURL, "/"); base != "" {
 			r.TemporalURL = base + "/namespaces/" + url.PathEscape(s.opts.Namespace) + "/workflows/" +
 				url.PathEscape(r.ID) + "/" + url.PathEscape(e.GetExecution().GetRunId()) + "/history"
@@ -532,6 +541,9 @@ type AppSummary struct {
 	Cluster   string   `json:"cluster,omitempty"`
 	Namespace string   `json:"namespace,omitempty"`
 	Repos     []string `json:"repos,omitempty"`
+	// LastSyncedAt and LastSyncPhase describe the app's latest sync.
+	LastSyncedAt  time.Time `json:"lastSyncedAt,omitzero"`
+	LastSyncPhase string    `json:"lastSyncPhase,omitempty"`
 }
 
 // AppList is a page of applications.
@@ -639,8 +651,20 @@ func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowEx
 			Namespace: keyword(sa, workflows.SearchAttrNamespace, ""),
 			Repos:     keywords(sa, workflows.SearchAttrRepo),
 		})
+		memo := e.GetMemo().GetFields()
+		row := &out[len(out)-1]
+		fromPayload(memo[workflows.MemoLastSyncedAt], &row.LastSyncedAt)
+		fromPayload(memo[workflows.MemoLastSyncPhase], &row.LastSyncPhase)
 	}
 	return out
+}
+
+// fromPayload decodes p into v when p is set; a value that does not
+// decode leaves v as it was.
+func fromPayload(p *commonpb.Payload, v any) {
+	if p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, v)
+	}
 }
 
 func keywords(sa map[string]*commonpb.Payload, key string) []string {

@@ -916,6 +916,9 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 		WaitForCancellation: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project+"/"+spec.Name)),
+		// For the full history's list (the child's start command is
+		// matched on replay by its type only: no GetVersion needed).
+		Memo: map[string]any{MemoInitiator: p.req.Initiator, MemoRevision: p.revision, MemoSHA: sha},
 	})
 	proj := a.project
 	queue := clusterQueue(a.onCluster(ctx, false))
@@ -1001,8 +1004,25 @@ func (a *application) publish(ctx workflow.Context) {
 	if st.Operation != nil {
 		op = st.Operation.Phase
 	}
-	_ = workflow.UpsertMemo(ctx, map[string]any{"resources": len(st.Resources), "operation": op, "message": st.Message})
+	memo := map[string]any{"resources": len(st.Resources), "operation": op, "message": st.Message}
+	if len(a.st.History) > 0 {
+		last := a.st.History[0]
+		memo[MemoLastSyncedAt], memo[MemoLastSyncPhase] = last.FinishedAt, last.Phase
+	}
+	// The memo's content is not part of the replay check (only the
+	// command's type is), so new fields need no GetVersion.
+	_ = workflow.UpsertMemo(ctx, memo)
 }
+
+// Memo fields the API's lists show: an app's latest sync, and a
+// SyncWorkflow's initiator, revision and SHA.
+const (
+	MemoLastSyncedAt  = "lastSyncedAt"
+	MemoLastSyncPhase = "lastSyncPhase"
+	MemoInitiator     = "initiator"
+	MemoRevision      = "revision"
+	MemoSHA           = "sha"
+)
 
 // Values of the WindlassSyncPolicy search attribute.
 const (

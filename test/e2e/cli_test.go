@@ -44,8 +44,8 @@ func windlassCLI(t *testing.T) func(stdin string, args ...string) (string, strin
 }
 
 // A user logs in with the CLI, creates an app from an Argo CD Application
-// YAML, syncs it, reads its history and rolls back; errors have their exit
-// codes.
+// YAML, syncs it, reads its history, manifests and diff and rolls back;
+// errors have their exit codes.
 func TestCLIArgoApplication(t *testing.T) {
 	cli := windlassCLI(t)
 	name, ns := uniq("cli"), uniq("cli")
@@ -80,6 +80,8 @@ spec:
 		{[]string{"app", "list"}, 0, name},
 		{[]string{"app", "get", name, "-o", "json"}, 0, `"sync": "Synced"`},
 		{[]string{"app", "history", name}, 0, "sync/default/" + name + "/1"},
+		{[]string{"app", "manifests", name}, 0, "guestbook-ui"},
+		{[]string{"app", "diff", name, "-o", "json"}, 0, `"status": "Synced"`},
 		{[]string{"app", "rollback", name, "1"}, 0, "Succeeded"},
 		{[]string{"app", "get", "no-such-app"}, 4, ""},
 		{[]string{"app", "bogus-verb"}, 2, ""},

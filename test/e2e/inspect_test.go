@@ -46,6 +46,18 @@ func TestInspectEndpoints(t *testing.T) {
 	})
 	syncApp(t, name)
 	base := "/api/v1/applications/" + name
+	eventually(t, 30*time.Second, "the list row shows the last sync", func() (bool, string) {
+		var list api.AppList
+		call(t, http.MethodGet, "/api/v1/applications?search="+name, nil, &list)
+		ok := len(list.Items) == 1 && !list.Items[0].LastSyncedAt.IsZero() && list.Items[0].LastSyncPhase == string(workflows.PhaseSucceeded)
+		return ok, fmt.Sprintf("%+v", list.Items)
+	})
+	eventually(t, 30*time.Second, "the full history shows the sync's initiator and revision", func() (bool, string) {
+		var syncs api.SyncList
+		call(t, http.MethodGet, base+"/syncs", nil, &syncs)
+		ok := len(syncs.Items) == 1 && syncs.Items[0].Initiator != "" && syncs.Items[0].Revision == "main" && len(syncs.Items[0].SHA) == 40
+		return ok, fmt.Sprintf("%+v", syncs.Items)
+	})
 
 	// get fetches path, checks the status and that the body never shows
 	// the secret, and decodes it into out.
