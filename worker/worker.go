@@ -209,6 +209,7 @@ func New(cfg Config) (*Worker, error) {
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
 			MaxConcurrentActivityExecutionSize: cfg.MaxConcurrentActivities,
+			MaxHeartbeatThrottleInterval:       HeartbeatEvery,
 		})
 		workflows.Register(w)
 		src.Register(w)
@@ -287,6 +288,12 @@ func (w *Worker) ensureBackground(ctx context.Context) error {
 	}
 	return nil
 }
+
+// HeartbeatEvery is the longest a heartbeat waits before it is sent (the
+// SDK's default is 80 % of the heartbeat timeout, which leaves a loaded
+// Temporal too little slack: late heartbeats time out running waits and
+// watches).
+const HeartbeatEvery = 10 * time.Second
 
 // DefaultSweepEvery is how often the self-heal sweep runs by default.
 const DefaultSweepEvery = 5 * time.Minute

@@ -77,12 +77,18 @@ func deleteOptions(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// waitOptions bounds a wait by timeout in all: its attempts share the
+// budget (ScheduleToClose), so a worker that dies mid-wait costs a retry,
+// resumed from the heartbeat, not a second full timeout. Attempts are not
+// counted: a wait whose worker died or whose heartbeat arrived late on a
+// loaded server is retried until the budget is spent.
 func waitOptions(ctx workflow.Context, timeout time.Duration) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           clusterQueue(ctx),
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    30 * time.Second,
-		WaitForCancellation: true,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+		TaskQueue:              clusterQueue(ctx),
+		ScheduleToCloseTimeout: timeout,
+		StartToCloseTimeout:    timeout,
+		HeartbeatTimeout:       45 * time.Second,
+		WaitForCancellation:    true,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second},
 	})
 }
