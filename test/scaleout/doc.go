@@ -13,6 +13,10 @@
 //     sync and one hook Job each, and drift made afterwards is still healed
 //     by the watch, now on the surviving worker. It reports the time,
 //     Temporal actions per sync and Redis memory per app.
+//   - TestClusterTaskQueue: a registered cluster with a task queue has its
+//     cluster activities (compare, plan, apply, wait, hooks, watch) run
+//     only by the worker polling that queue; with that worker dead, its
+//     apps wait while the others sync.
 //
 // The tests only read the file system of the processes they start; the
 // package itself has no non-test code.

@@ -147,6 +147,26 @@ func syncIDs(v workflows.AppView) []string {
 	return out
 }
 
+// cleanupNamespaces deletes, after the test, the namespaces whose names
+// start with prefix: the test bed's fake nodes hold 110 pods each, and
+// later tests need room.
+func cleanupNamespaces(t *testing.T, prefix string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		list, err := bed.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Logf("list namespaces: %v", err)
+			return
+		}
+		for _, ns := range list.Items {
+			if strings.HasPrefix(ns.Name, prefix) {
+				_ = bed.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
+			}
+		}
+	})
+}
+
 // hookJobs records every hook Job created or deleted in the namespaces
 // with a prefix, from a watch started before the syncs (a hook deleted by
 // its policy is still counted).
@@ -230,23 +250,25 @@ func history(t *testing.T, id string) []*historypb.HistoryEvent {
 	return out
 }
 
-// attempt is one completed activity of a history: its type, the attempt
-// that ended it and the worker that ran that attempt.
+// attempt is one completed activity of a history: its type and task
+// queue, the attempt that ended it and the worker that ran that attempt.
 type attempt struct {
-	activity string
-	attempt  int32
-	identity string
+	activity, queue string
+	attempt         int32
+	identity        string
 }
 
 func activityAttempts(events []*historypb.HistoryEvent) []attempt {
-	types := map[int64]string{}
+	scheduled := map[int64]attempt{}
 	var out []attempt
 	for _, e := range events {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			types[e.GetEventId()] = a.GetActivityType().GetName()
+			scheduled[e.GetEventId()] = attempt{activity: a.GetActivityType().GetName(), queue: a.GetTaskQueue().GetName()}
 		}
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
-			out = append(out, attempt{activity: types[a.GetScheduledEventId()], attempt: a.GetAttempt(), identity: a.GetIdentity()})
+			at := scheduled[a.GetScheduledEventId()]
+			at.attempt, at.identity = a.GetAttempt(), a.GetIdentity()
+			out = append(out, at)
 		}
 	}
 	return out

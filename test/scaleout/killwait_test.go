@@ -23,6 +23,7 @@ import (
 // HookSucceeded policy, and one sync in the app's history.
 func TestKillWorkerDuringWaitWave(t *testing.T) {
 	name := fmt.Sprintf("kill-%d", time.Now().UnixNano()%1e9)
+	cleanupNamespaces(t, name)
 	jobs := watchHookJobs(t, name)
 	repo := newRepo(t, name, appFiles("gated", true))
 	call(t, http.MethodPost, "/api/v1/applications", appBody(name, repo, "gated", appspec.InClusterServer, false), nil)

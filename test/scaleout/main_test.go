@@ -158,7 +158,7 @@ func startWorker(ctx context.Context, extra ...string) (*proc, error) {
 	bed.mu.Unlock()
 	args := append([]string{"worker", "--temporal-address", bed.temporalAddr, "--redis-address", bed.env.RedisAddr,
 		"--kubeconfig", bed.env.Cluster.Kubeconfig, "--cache-dir", filepath.Join(bed.tmp, name),
-		"--management-namespace", bed.mgmtNS,
+		"--management-namespace", bed.mgmtNS, "--metrics-address", "127.0.0.1:0",
 		// No sweep: drift must be healed by the cluster watch alone.
 		"--self-heal-sweep=-1s"}, extra...)
 	p, err := startProc(name, args...)

@@ -94,6 +94,7 @@ func TestScaleOut(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%03d", prefix, i)
 	}
+	cleanupNamespaces(t, prefix+"-")
 	jobs := watchHookJobs(t, prefix)
 	repo := newRepo(t, prefix, appFiles("app", false))
 	rdb := redis.NewClient(&redis.Options{Addr: bed.env.RedisAddr})
