@@ -13,6 +13,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
@@ -47,6 +48,9 @@ func TestTenThousandRefreshes(t *testing.T) {
 	w.RegisterActivityWithOptions(func(context.Context, cluster.CompareInput) (cluster.CompareOutput, error) {
 		return cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}, nil
 	}, activity.RegisterOptions{Name: cluster.CompareName})
+	w.RegisterActivityWithOptions(func(context.Context, placement.Input) (placement.Output, error) {
+		return placement.Output{}, nil
+	}, activity.RegisterOptions{Name: placement.TaskQueueName})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
