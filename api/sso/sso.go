@@ -221,7 +221,28 @@ func (h *Handler) setFlowCookie(c *echo.Context, state string, maxAge int) {
 // the issuer's keys, issuer, audience, expiry, nonce); then the session is
 // issued and the browser goes back to the flow's return path. Any failure
 // answers 4xx (503 when something is unreachable) and issues nothing.
+//
+// A browser (one that accepts text/html) is sent to the UI's login page
+// with the reason in ?error= instead, so that it shows a message rather
+// than a JSON document.
 func (h *Handler) callback(c *echo.Context) error {
+	err := h.finishCallback(c)
+	if err == nil || !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
+		return err
+	}
+	msg := "single sign-on failed"
+	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Message != "" {
+		msg = he.Message
+	}
+	return c.Redirect(http.StatusSeeOther, LoginPage+"?error="+url.QueryEscape(msg))
+}
+
+// LoginPage is the web UI's login page, where a browser whose callback
+// failed is sent.
+const LoginPage = "/login"
+
+func (h *Handler) finishCallback(c *echo.Context) error {
 	if !h.enabled() {
 		return errDisabled
 	}

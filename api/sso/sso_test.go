@@ -517,3 +517,27 @@ func TestIdentity(t *testing.T) {
 		})
 	}
 }
+
+// A browser whose callback fails lands on the UI's login page with the
+// reason, not on a JSON document.
+func TestCallbackRefusedBrowser(t *testing.T) {
+	b := newBed(t)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, b.base+"/api/v1"+PathCallback+"?code=abc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	want := LoginPage + "?error=" + url.QueryEscape("the callback has no state")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != want {
+		t.Fatalf("status %d, Location %q; want 303 to %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	if got := b.sessions.issued(); len(got) != 0 {
+		t.Errorf("sessions were issued: %v", got)
+	}
+}
