@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"k8s.io/client-go/rest"
@@ -210,6 +211,7 @@ func New(cfg Config) (*Worker, error) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
 			MaxConcurrentActivityExecutionSize: cfg.MaxConcurrentActivities,
 			MaxHeartbeatThrottleInterval:       HeartbeatEvery,
+			Interceptors:                       []interceptor.WorkerInterceptor{newAutoHeartbeat(autoHeartbeatEvery, autoHeartbeatActivities...)},
 		})
 		workflows.Register(w)
 		src.Register(w)
@@ -294,6 +296,9 @@ func (w *Worker) ensureBackground(ctx context.Context) error {
 // Temporal too little slack: late heartbeats time out running waits and
 // watches).
 const HeartbeatEvery = 10 * time.Second
+
+// autoHeartbeatEvery is how often autoHeartbeat beats.
+const autoHeartbeatEvery = 5 * time.Second
 
 // DefaultSweepEvery is how often the self-heal sweep runs by default.
 const DefaultSweepEvery = 5 * time.Minute

@@ -9,9 +9,13 @@ import (
 
 // Activity option presets. Every activity has a StartToCloseTimeout;
 // failures that retrying cannot fix are non-retryable errors and fail fast.
+// The Git activities (resolve, render) get a heartbeat timeout too: workers
+// heartbeat for them (worker.autoHeartbeat), so one that dies mid-render is
+// noticed in seconds rather than after the whole timeout.
 func gitOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
 		},
