@@ -22,6 +22,7 @@ import (
 // exactly once: one hook Job, created once and deleted once by its
 // HookSucceeded policy, and one sync in the app's history.
 func TestKillWorkerDuringWaitWave(t *testing.T) {
+	t.Parallel() // with TestClusterTaskQueue, after TestScaleOut
 	name := fmt.Sprintf("kill-%d", time.Now().UnixNano()%1e9)
 	cleanupNamespaces(t, name)
 	jobs := watchHookJobs(t, name)

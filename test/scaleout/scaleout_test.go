@@ -108,7 +108,7 @@ func TestScaleOut(t *testing.T) {
 	createAll(t, names, repo)
 	rep.CreateSeconds = since(start).Seconds()
 	var victim *proc
-	eventually(t, 2*time.Minute+time.Duration(n)*2*time.Second, time.Second, "every app Synced and Healthy", func() (bool, string) {
+	eventually(t, 3*time.Minute+time.Duration(n)*3*time.Second, time.Second, "every app Synced and Healthy", func() (bool, string) {
 		synced := countApps(t, prefix, "&sync=Synced&health=Healthy")
 		if victim == nil && synced >= n/2 {
 			// Kill once the victim runs sync activities (or, failing that,
@@ -167,6 +167,10 @@ func TestScaleOut(t *testing.T) {
 		if err := os.WriteFile(f, js, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Two workers again, for the tests that follow.
+	if _, err := startWorker(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }
 

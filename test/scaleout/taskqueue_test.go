@@ -28,6 +28,7 @@ import (
 // on the default queue. With that worker dead, its cluster's syncs wait
 // and the other apps still sync; a new worker on the queue finishes them.
 func TestClusterTaskQueue(t *testing.T) {
+	t.Parallel() // with TestKillWorkerDuringWaitWave, after TestScaleOut
 	n := time.Now().UnixNano() % 1e9
 	queue := fmt.Sprintf("windlass-noisy-%d", n)
 	server := registerNoisyCluster(t, fmt.Sprintf("noisy-%d", n), queue)
