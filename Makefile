@@ -84,6 +84,11 @@ lint: ## gofmt and go vet
 bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
 	@hack/bench.sh
 
+scale: deps testbed ## scale-out proof (test/scaleout) with 200 apps (WINDLASS_SCALE_APPS=N); measurements in .cache/scale-report.json
+	@mkdir -p .cache && WINDLASS_SCALE_APPS=$${WINDLASS_SCALE_APPS:-200} WINDLASS_SCALE_REPORT=$${WINDLASS_SCALE_REPORT:-$(CURDIR)/.cache/scale-report.json} PKGS=./test/scaleout/... hack/test.sh
+
+.PHONY: scale
+
 IMAGE ?= windlass:dev
 
 image: ## build the container image (deploy/docker/Dockerfile) as $(IMAGE), when a Docker engine answers
