@@ -48,7 +48,15 @@ func benchFleetSync(ctx context.Context, e *env, res *results, n, runs int) erro
 		slog.Info("B1", "apps", n, "run", r+1, "of", runs)
 		run, err := fleetSyncOnce(ctx, e, repoURL, fmt.Sprintf("b1n%dr%d-", n, r), n)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// A fleet that does not converge is a result, not a harness
+			// failure: say so and go on with the other benchmarks.
+			fmt.Printf("BENCH B1.N%d failed\n", n)
+			res.note("B1 N=%d run %d did not converge: %v", n, r+1, err)
+			res.addRun(fmt.Sprintf("B1.N%d", n), map[string]any{"failed": err.Error(), "loadAverage": loadAverage()})
+			return nil
 		}
 		res.addRun(fmt.Sprintf("B1.N%d", n), run)
 		all = append(all, run)
@@ -103,9 +111,10 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int) (
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		return c == n, fmt.Sprintf("%d of %d", c, n), nil
+		return c == n, fmt.Sprintf("%d of %d Synced and Healthy", c, n), nil
 	})
 	if err != nil {
+		e.deleteAll(ctx, names)
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
