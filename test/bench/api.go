@@ -164,19 +164,27 @@ func (e *env) newRepo(ctx context.Context, name string) (string, *testbed.WorkRe
 	if err != nil {
 		return "", nil, err
 	}
+	w, err := e.pushFiles(ctx, name, repoURL,
+		map[string]string{"app/configmap.yaml": configMapYAML("0"), "app/deployment.yaml": deploymentYAML, "app/service.yaml": serviceYAML})
+	return repoURL, w, err
+}
+
+// pushFiles commits files to the repository at repoURL through a work tree
+// named name, and returns the work tree.
+func (e *env) pushFiles(ctx context.Context, name, repoURL string, files map[string]string) (*testbed.WorkRepo, error) {
 	w, err := testbed.NewWorkRepo(ctx, e.tmp+"/work/"+name, repoURL, nil)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	for p, content := range map[string]string{"app/configmap.yaml": configMapYAML("0"), "app/deployment.yaml": deploymentYAML, "app/service.yaml": serviceYAML} {
+	for p, content := range files {
 		if err := w.WriteFile(p, content); err != nil {
-			return "", nil, err
+			return nil, err
 		}
 	}
 	if _, err := w.CommitAndPush(ctx, "fixture"); err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	return repoURL, w, nil
+	return w, nil
 }
 
 // appBody is an automated app of repoURL's app/ in its own namespace,
