@@ -165,7 +165,14 @@ try {
     await page.goto('/settings/projects');
     const create = page.getByRole('button', { name: /New project/ });
     await create.waitFor();
-    check(await create.isDisabled(), 'New project is enabled for a read-only user');
+    // The caller's permissions arrive after the page renders: wait (up
+    // to 10 s) for the button to be disabled.
+    let disabled = false;
+    for (const until = Date.now() + 10_000; !disabled && Date.now() < until; ) {
+      disabled = await create.isDisabled();
+      if (!disabled) await page.waitForTimeout(100);
+    }
+    check(disabled, 'New project is enabled for a read-only user');
     check(((await create.getAttribute('title')) ?? '').includes('Not permitted'), 'New project has no tooltip saying why');
     await page.getByRole('tab', { name: 'RBAC policy' }).click();
     await page.getByRole('heading', { name: 'policy.csv' }).waitFor();
