@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -52,13 +53,14 @@ const (
 	msgOpsFailed    = "metrics and probes listener failed"
 )
 
-// serveOps serves /metrics, /healthz and /readyz on addr until ctx ends.
+// serveOps serves /metrics, /healthz, /readyz and the Go profiles under
+// /debug/pprof/ on addr until ctx ends.
 func serveOps(ctx context.Context, log *slog.Logger, addr string, p *probe.Probes, m *metrics.Metrics) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: probe.Handler(p, m.Handler(), nil), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: probe.Handler(p, m.Handler(), debugHandler()), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error(msgOpsFailed, "error", err)
@@ -74,9 +76,24 @@ func serveOps(ctx context.Context, log *slog.Logger, addr string, p *probe.Probe
 	return ln.Addr(), nil
 }
 
+// debugHandler serves net/http/pprof's profiles under /debug/pprof/ (a
+// CPU profile: /debug/pprof/profile?seconds=30). Only the separate
+// --metrics-address listener serves it, never the API listener. The
+// command line is left out: flags may carry secrets.
+func debugHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
 // apiOps puts /metrics, /healthz and /readyz in front of the API handler
-// h, serves them on --metrics-address too when it is set, and keeps
-// windlass_apps counted until ctx ends.
+// h, serves them (and /debug/pprof/, which the API listener never serves)
+// on --metrics-address too when it is set, and keeps windlass_apps counted
+// until ctx ends.
 func (p prodSettings) apiOps(ctx context.Context, log *slog.Logger, h http.Handler, probes *probe.Probes, m *metrics.Metrics, c client.Client, namespace string) (http.Handler, error) {
 	if p.MetricsAddr != "" {
 		if _, err := serveOps(ctx, log, p.MetricsAddr, probes, m); err != nil {
@@ -89,8 +106,8 @@ func (p prodSettings) apiOps(ctx context.Context, log *slog.Logger, h http.Handl
 
 var errWorkerStarting = errors.New("worker not started yet")
 
-// workerOps serves the worker's /metrics, /healthz and /readyz on
-// --metrics-address (none when it is empty) until ctx ends. Readiness
+// workerOps serves the worker's /metrics, /healthz, /readyz and
+// /debug/pprof/ on --metrics-address (none when it is empty) until ctx ends. Readiness
 // waits for the returned flag, set once the worker polls.
 func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, redisAddr string, m *metrics.Metrics) (*atomic.Bool, error) {
 	started := &atomic.Bool{}

@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +21,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
+	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/probe"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
@@ -290,5 +295,64 @@ func TestMetricsAndProbes(t *testing.T) {
 	_ = json.Unmarshal(rec.Body.Bytes(), &down)
 	if rec.Code != http.StatusServiceUnavailable || down.Checks[checkTemporal] != "ok" || down.Checks[checkRedis] == "ok" {
 		t.Errorf("readyz with redis down: %d %+v", rec.Code, down)
+	}
+}
+
+// noApps answers every count with an error: apiOps's windlass_apps
+// refresh, without a Temporal.
+type noApps struct{ client.Client }
+
+func (noApps) CountWorkflow(context.Context, *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error) {
+	return nil, errors.New("no visibility in this test")
+}
+
+// TestDebugOnMetricsListenerOnly: the --metrics-address listener serves
+// the Go profiles under /debug/pprof/ (not the command line, which may
+// hold secrets); the API listener passes /debug/pprof/ to the API.
+func TestDebugOnMetricsListenerOnly(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	log := slog.New(slog.DiscardHandler)
+	addr, err := serveOps(ctx, log, "127.0.0.1:0", probe.New(nil), metrics.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path     string
+		wantCode int
+		want     string
+	}{
+		{"/debug/pprof/", http.StatusOK, "goroutine"},
+		{"/debug/pprof/heap?debug=1", http.StatusOK, "heap profile"},
+		{"/debug/pprof/goroutine?debug=1", http.StatusOK, "goroutine profile"},
+		{"/debug/pprof/profile?seconds=1", http.StatusOK, ""},
+		{"/debug/pprof/cmdline", http.StatusNotFound, ""},
+		{probe.LivePath, http.StatusOK, "ok"},
+		{"/api/v1/applications", http.StatusNotFound, ""},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := http.Get("http://" + addr.String() + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.wantCode || !strings.Contains(string(body), tc.want) {
+				t.Errorf("GET %s: %d, want %d with %q; body %.200q", tc.path, resp.StatusCode, tc.wantCode, tc.want, body)
+			}
+		})
+	}
+
+	api := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	h, err := prodSettings{}.apiOps(ctx, log, api, probe.New(nil), metrics.New(), noApps{}, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/profile", "/debug/pprof/heap"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusTeapot {
+			t.Errorf("API listener GET %s: %d, want the API's own answer (%d)", path, rec.Code, http.StatusTeapot)
+		}
 	}
 }

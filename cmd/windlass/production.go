@@ -44,8 +44,9 @@ type prodSettings struct {
 	// SecretStore is kubernetes (Secrets in the management namespace) or
 	// memory (this process only, lost on exit: one dev process, tests).
 	SecretStore string
-	// MetricsAddr is a separate listener for /metrics, /healthz and
-	// /readyz; empty serves them on the API listener (server, dev only).
+	// MetricsAddr is a separate listener for /metrics, /healthz, /readyz
+	// and /debug/pprof/; empty serves the first three on the API listener
+	// (server, dev only) and no profiles.
 	MetricsAddr string
 	// TaskQueues a worker polls (the first also gets the cluster watch and
 	// the self-heal schedule); the server starts new apps on the first.
@@ -80,9 +81,9 @@ func bindProd(fs *flag.FlagSet, p *prodSettings, role string, redisAddr *string)
 	}
 	bindRedisConn(fs, &p.Redis, redisAddr)
 	fs.StringVar(&p.SecretStore, "secret-store", env("SECRET_STORE", secretStoreKubernetes), "where accounts, keys and credentials live: kubernetes (Secrets in --management-namespace) or memory (this process only, lost on exit) (env WINDLASS_SECRET_STORE)")
-	metricsDefault, metricsHelp := "", "separate listen address for /metrics, /healthz and /readyz (default: on the API listener)"
+	metricsDefault, metricsHelp := "", "separate listen address for /metrics, /healthz, /readyz and /debug/pprof/ (default: the first three on the API listener, no profiles)"
 	if role == roleWorker {
-		metricsDefault, metricsHelp = ":9090", "listen address for /metrics, /healthz and /readyz"
+		metricsDefault, metricsHelp = ":9090", "listen address for /metrics, /healthz, /readyz and /debug/pprof/"
 	}
 	fs.StringVar(&p.MetricsAddr, "metrics-address", env("METRICS_ADDRESS", metricsDefault), metricsHelp+" (env WINDLASS_METRICS_ADDRESS)")
 	switch role {
