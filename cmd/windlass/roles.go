@@ -315,7 +315,7 @@ func listenAPI(h http.Handler, addr string) (*http.Server, net.Listener, error) 
 // openSettings opens the secret store in the management namespace and the
 // settings on it, with the projects file's projects read-only.
 func openSettings(kcfg *rest.Config, namespace, projectsFile string) (secretstore.Store, *settings.Store, error) {
-	cs, err := kubernetes.NewForConfig(kcfg)
+	cs, err := kubernetes.NewForConfig(settingsConfig(kcfg))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -482,4 +482,19 @@ func loadPlugins(path string) ([]render.PluginConfig, error) {
 		return nil, fmt.Errorf("plugins file %s: %w", path, err)
 	}
 	return list, nil
+}
+
+// Client-side rate limit of the settings client. Every app create and
+// every sync reads its project's Secret; client-go's default (5/s, burst
+// 10) throttled a burst of creates to about 2/s (docs/benchmarks.md).
+const (
+	settingsQPS   = 200
+	settingsBurst = 400
+)
+
+// settingsConfig is kcfg with the settings client's rate limit.
+func settingsConfig(kcfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(kcfg)
+	c.QPS, c.Burst = settingsQPS, settingsBurst
+	return c
 }
