@@ -91,8 +91,9 @@ type GroupKind struct {
 type Input struct {
 	Server string      `json:"server"`
 	Kinds  []GroupKind `json:"kinds"`
-	// DebounceMillis is how long events for one app are gathered before
-	// one refresh is sent (default 1000).
+	// DebounceMillis is the window after an app's refresh signal in which
+	// its further events are gathered into one more signal (default 1000).
+	// The first event of a quiet app is signalled at once.
 	DebounceMillis int `json:"debounceMillis,omitempty"`
 	// HeartbeatMillis is the heartbeat period (default 5000).
 	HeartbeatMillis int `json:"heartbeatMillis,omitempty"`
@@ -128,7 +129,7 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 	if beat <= 0 {
 		beat = 5 * time.Second
 	}
-	d := &debouncer{delay: debounce, send: func(app, reason string) { a.signal(ctx, app, reason) }, pending: map[string]*time.Timer{}}
+	d := newDebouncer(debounce, func(app, reason string) { a.signal(ctx, app, reason) })
 	defer d.stop()
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
 	watched := 0
@@ -247,44 +248,79 @@ func (a *Activities) signal(ctx context.Context, app, reason string) {
 	}
 }
 
-// debouncer gathers events per app and sends one refresh after delay.
+// debouncer turns a burst of events for one app into at most two
+// refreshes: the first event signals at once (drift is healed without
+// waiting), and the events that arrive in the next delay are gathered into
+// one more signal at its end, so the refresh after a burst sees its last
+// change. A quiet delay closes the app's window.
 type debouncer struct {
 	mu       sync.Mutex
 	delay    time.Duration
 	send     func(app, reason string)
-	pending  map[string]*time.Timer
+	windows  map[string]*window
 	nEvents  int64
 	nSignals int64
 	stopped  bool
 }
 
+// window is an app's open debounce window: reason is set when an event
+// arrived after the window's last signal.
+type window struct {
+	timer  *time.Timer
+	reason string
+}
+
+func newDebouncer(delay time.Duration, send func(app, reason string)) *debouncer {
+	return &debouncer{delay: delay, send: send, windows: map[string]*window{}}
+}
+
 func (d *debouncer) touch(app, reason string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.nEvents++
-	if d.stopped || d.pending[app] != nil {
+	if d.stopped {
+		d.mu.Unlock()
 		return
 	}
-	d.pending[app] = time.AfterFunc(d.delay, func() {
-		d.mu.Lock()
-		delete(d.pending, app)
-		stopped := d.stopped
-		if !stopped {
-			d.nSignals++
-		}
+	if w := d.windows[app]; w != nil {
+		w.reason = reason
 		d.mu.Unlock()
-		if !stopped {
-			d.send(app, reason)
-		}
-	})
+		return
+	}
+	w := &window{}
+	d.windows[app] = w
+	d.nSignals++
+	w.timer = time.AfterFunc(d.delay, func() { d.close(app, w) })
+	d.mu.Unlock()
+	d.send(app, reason)
+}
+
+// close ends w's delay: it signals the events gathered meanwhile and keeps
+// the window open for one more delay, or removes it when none arrived.
+func (d *debouncer) close(app string, w *window) {
+	d.mu.Lock()
+	if d.stopped || d.windows[app] != w {
+		d.mu.Unlock()
+		return
+	}
+	reason := w.reason
+	if reason == "" {
+		delete(d.windows, app)
+		d.mu.Unlock()
+		return
+	}
+	w.reason = ""
+	d.nSignals++
+	w.timer = time.AfterFunc(d.delay, func() { d.close(app, w) })
+	d.mu.Unlock()
+	d.send(app, reason)
 }
 
 func (d *debouncer) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopped = true
-	for _, t := range d.pending {
-		t.Stop()
+	for _, w := range d.windows {
+		w.timer.Stop()
 	}
 }
 

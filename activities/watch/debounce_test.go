@@ -1,0 +1,74 @@
+package watch
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestDebouncer checks the leading and trailing edges: the first event of
+// a quiet app is signalled before touch returns, a burst adds exactly one
+// more signal with its last reason, and nothing is sent after stop.
+func TestDebouncer(t *testing.T) {
+	type touch struct{ app, reason string }
+	tests := []struct {
+		name    string
+		touches []touch
+		stop    bool
+		first   []string // signals sent when the touches have returned
+		final   []string // signals sent once every window has closed
+	}{
+		{name: "one event", touches: []touch{{"p/a", "r1"}},
+			first: []string{"p/a r1"}, final: []string{"p/a r1"}},
+		{name: "a burst", touches: []touch{{"p/a", "r1"}, {"p/a", "r2"}, {"p/a", "r3"}},
+			first: []string{"p/a r1"}, final: []string{"p/a r1", "p/a r3"}},
+		{name: "two apps", touches: []touch{{"p/a", "r1"}, {"p/b", "r2"}, {"p/b", "r3"}},
+			first: []string{"p/a r1", "p/b r2"}, final: []string{"p/a r1", "p/b r2", "p/b r3"}},
+		{name: "stopped", touches: []touch{{"p/a", "r1"}, {"p/a", "r2"}}, stop: true,
+			first: []string{"p/a r1"}, final: []string{"p/a r1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				sent []string
+			)
+			d := newDebouncer(100*time.Millisecond, func(app, reason string) {
+				mu.Lock()
+				defer mu.Unlock()
+				sent = append(sent, app+" "+reason)
+			})
+			for _, to := range tc.touches {
+				d.touch(to.app, to.reason)
+			}
+			snapshot := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(sent) }
+			if got := snapshot(); !slices.Equal(got, tc.first) {
+				t.Fatalf("signals at once = %q, want %q", got, tc.first)
+			}
+			if tc.stop {
+				d.stop()
+				time.Sleep(300 * time.Millisecond) // two windows' worth: a timer left running would fire
+			} else {
+				// Wait (no time bound asserted) until every window closed.
+				for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					d.mu.Lock()
+					open := len(d.windows)
+					d.mu.Unlock()
+					if open == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("windows still open: %d", open)
+					}
+				}
+			}
+			if got := snapshot(); !slices.Equal(got, tc.final) {
+				t.Fatalf("signals = %q, want %q", got, tc.final)
+			}
+			if d.events() != int64(len(tc.touches)) || d.signals() != int64(len(tc.final)) {
+				t.Fatalf("counters events=%d signals=%d", d.events(), d.signals())
+			}
+		})
+	}
+}
