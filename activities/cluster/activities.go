@@ -68,6 +68,7 @@ type Activities struct {
 	health      HealthChecker
 	ignore      []appspec.ResourceIgnoreDifferences
 	concurrency int
+	writes      chan struct{} // bounds the writes in flight across activities
 	kinds       *kindCache
 	jq          *jqCache
 	dryRuns     *dryRunCache
@@ -103,6 +104,22 @@ func WithConcurrency(n int) Option {
 	}
 }
 
+// WithMaxWrites bounds the apply requests in flight across all the
+// activities of this instance, that is of one worker (default 64). One
+// wave's writes are bounded by WithConcurrency; this bounds the sum over
+// the syncs that run at once, so a burst of syncs queues in the worker
+// instead of overloading the API server until its requests time out.
+func WithMaxWrites(n int) Option {
+	return func(a *Activities) {
+		if n > 0 {
+			a.writes = make(chan struct{}, n)
+		}
+	}
+}
+
+// DefaultMaxWrites is the default of WithMaxWrites.
+const DefaultMaxWrites = 64
+
 // New checks its dependencies.
 func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts ...Option) (*Activities, error) {
 	if manifests == nil || clusters == nil {
@@ -113,7 +130,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	}
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
-		concurrency: 8, kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
+		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
 	}
 	for _, o := range opts {
 		o(a)
@@ -151,6 +168,17 @@ func heartbeat(ctx context.Context, details ...any) {
 
 // parallel runs fn(i) for i in [0, n) with at most limit at once and
 // returns the error of the lowest index that failed.
+// bounded runs fn holding one of the instance's write slots.
+func (a *Activities) bounded(ctx context.Context, fn func() error) error {
+	select {
+	case a.writes <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-a.writes }()
+	return fn()
+}
+
 func parallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
 	errs := make([]error, n)
 	sem := make(chan struct{}, max(limit, 1))

@@ -93,9 +93,11 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 		}
 		group := objs[start:end]
 		err := parallel(ctx, len(group), a.concurrency, func(ctx context.Context, i int) error {
-			r, err := a.applyOne(ctx, d, t, op, group[i], idx)
-			out[start+i] = r
-			return err
+			return a.bounded(ctx, func() error {
+				r, err := a.applyOne(ctx, d, t, op, group[i], idx)
+				out[start+i] = r
+				return err
+			})
 		})
 		heartbeat(ctx, end)
 		if err != nil {
