@@ -111,6 +111,8 @@ func New(c client.Client, opts Options) (*Server, error) {
 				(c.Request().Method == http.MethodDelete && p == "/api/v1/applications/:name")
 		},
 	}))
+	ui := uiHandler(opts.Logger)
+	e.Use(uiFallback(ui))
 	e.Use(opts.Auth.Middleware(auth.WithSkipper(auth.PublicPaths(publicRoutes...))))
 	s := &Server{e: e, c: c, opts: opts}
 	e.GET("/healthz", func(c *echo.Context) error { return c.String(http.StatusOK, "ok") })
@@ -149,7 +151,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.clusterRoutes(v1)
 	s.accountRoutes(v1)
 	s.permissionRoutes(v1)
-	s.uiRoutes(e)
+	uiRoutes(e, ui)
 	return s, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"mime"
 	"net/http"
 	"path"
@@ -34,9 +35,7 @@ const (
 
 // uiPages are the UI's client routes (web/src/App.tsx): each answers
 // index.html. With the hashed assets and the favicon, they are public
-// routes: they hold no data (the API calls behind them authenticate). They
-// are listed one by one rather than as a catch-all, so that every other
-// path stays an authenticated API route.
+// routes: they hold no data (the API calls behind them authenticate).
 var uiPages = []string{"/", "/login", "/applications", "/applications/:project/:name", "/settings", "/settings/:section"}
 
 // uiFiles are the UI's routes that serve files.
@@ -106,22 +105,57 @@ func compress(b []byte) []byte {
 	return buf.Bytes()
 }
 
-// uiRoutes registers the UI's routes on e.
-func (s *Server) uiRoutes(e *echo.Echo) {
+// uiHandler serves the UI's files and pages (a problem 500 when they
+// cannot be loaded).
+func uiHandler(log *slog.Logger) echo.HandlerFunc {
 	fsys, built := web.Assets()
 	u, err := loadUI(fsys)
 	if err == nil && !built {
-		s.opts.Logger.Warn(msgUINotBuilt)
+		log.Warn(msgUINotBuilt)
 	}
-	h := func(c *echo.Context) error {
+	return func(c *echo.Context) error {
 		if err != nil {
 			return problem(http.StatusInternalServerError, err.Error())
 		}
 		return u.serve(c)
 	}
+}
+
+// uiRoutes registers the UI's routes on e, served by h (uiHandler).
+func uiRoutes(e *echo.Echo, h echo.HandlerFunc) {
 	for _, r := range append(slices.Clone(uiPages), uiFiles...) {
 		e.GET(r, h)
 	}
+}
+
+// uiFallback is a middleware, placed before authentication, that answers
+// h's index.html to a browser loading a page that no route matches
+// outside /api/: the client router then shows its "page not found". Every
+// other request goes on, so that no path under /api/ becomes public and a
+// request that is not a page load still gets 401, 404 or 405.
+func uiFallback(h echo.HandlerFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			if c.RouteInfo().Name == echo.NotFoundRouteName && isPageLoad(c.Request()) {
+				return h(c)
+			}
+			return next(c)
+		}
+	}
+}
+
+// isPageLoad says whether r is a browser loading a page outside /api/:
+// a GET (or HEAD) that accepts text/html. Dot segments are resolved
+// first, so that /x/../api/... counts as an API path.
+func isPageLoad(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := path.Clean("/" + r.URL.Path)
+	if p == "/api" || strings.HasPrefix(p, "/api/") {
+		return false
+	}
+	return accepts(r.Header.Get(echo.HeaderAccept), "text/html")
 }
 
 // serve answers a UI path: a file, or index.html for a page.
@@ -164,10 +198,14 @@ func (u *uiAssets) write(c *echo.Context, f uiFile, cache string) error {
 }
 
 // acceptsGzip reads Accept-Encoding (a q of 0 refuses).
-func acceptsGzip(header string) bool {
+func acceptsGzip(header string) bool { return accepts(header, "gzip") }
+
+// accepts reads an Accept or Accept-Encoding header: whether it names
+// value (a q of 0 refuses; wildcards do not count).
+func accepts(header, value string) bool {
 	for _, part := range strings.Split(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+		if strings.EqualFold(strings.TrimSpace(coding), value) {
 			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
 			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
 		}

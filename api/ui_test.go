@@ -154,6 +154,8 @@ func TestLoadUIWithoutIndex(t *testing.T) {
 func TestUIRoutes(t *testing.T) {
 	en := newEnv(t)
 	admin := en.tokens["admin"]
+	// What a browser sends when it loads a page.
+	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 	for _, tc := range []struct {
 		name   string
 		req    request
@@ -168,6 +170,18 @@ func TestUIRoutes(t *testing.T) {
 		{name: "unknown API path, anonymous", req: request{method: http.MethodGet, path: "/api/v2/apps"}, status: http.StatusUnauthorized},
 		{name: "unknown API path", req: request{method: http.MethodGet, path: "/api/v2/apps", token: admin}, status: http.StatusNotFound},
 		{name: "unknown API path under a known one", req: request{method: http.MethodGet, path: "/api/v1/applications/x/y/z", token: admin}, status: http.StatusNotFound},
+		// A browser loading an unknown page gets index.html (the client
+		// router says "page not found"), never an API path.
+		{name: "unknown page, browser, anonymous", req: request{method: http.MethodGet, path: "/foo", header: browser}, status: http.StatusOK},
+		{name: "unknown nested page, browser", req: request{method: http.MethodGet, path: "/no/such/page?x=1", header: browser}, status: http.StatusOK},
+		{name: "unknown page, not a browser, anonymous", req: request{method: http.MethodGet, path: "/foo"}, status: http.StatusUnauthorized},
+		{name: "unknown page, not a browser", req: request{method: http.MethodGet, path: "/foo", token: admin}, status: http.StatusNotFound},
+		{name: "unknown page, POST from a browser", req: request{method: http.MethodPost, path: "/foo", header: browser}, status: http.StatusUnauthorized},
+		{name: "unknown API path, no credentials", req: request{method: http.MethodGet, path: "/api/v1/nope"}, status: http.StatusUnauthorized},
+		{name: "unknown API path, browser, anonymous", req: request{method: http.MethodGet, path: "/api/v1/nope", header: browser}, status: http.StatusUnauthorized},
+		{name: "API root, browser, anonymous", req: request{method: http.MethodGet, path: "/api", header: browser}, status: http.StatusUnauthorized},
+		{name: "unknown API path, browser", req: request{method: http.MethodGet, path: "/api/v1/nope", header: browser, token: admin}, status: http.StatusNotFound},
+		{name: "dot segments into the API, browser, anonymous", req: request{method: http.MethodGet, path: "/foo/%2e%2e/api/v1/nope", header: browser}, status: http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := en.do(tc.req)
@@ -181,6 +195,9 @@ func TestUIRoutes(t *testing.T) {
 			}
 			if !strings.HasPrefix(res.header.Get("Content-Type"), "text/html") || !bytes.Contains(res.body, []byte("<html")) {
 				t.Errorf("not the UI's page: %s %s", res.header.Get("Content-Type"), res.body)
+			}
+			if got := res.header.Get("Cache-Control"); got != cacheRevalid {
+				t.Errorf("Cache-Control %q, want %q", got, cacheRevalid)
 			}
 		})
 	}
