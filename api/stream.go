@@ -107,8 +107,9 @@ func (s *Server) streamApp(c *echo.Context) error {
 	}
 }
 
-// streamApps sends the list's rows (with the list's filters, first 1000
-// apps) as they change, and "deleted" for apps that left the list.
+// streamApps sends the rows of one page of the list (the list's filters,
+// limit and cursor, as GET /applications takes them) as they change, and
+// "deleted" for apps that left the page. Each poll reads that page only.
 func (s *Server) streamApps(c *echo.Context) error {
 	q, err := listQuery(c)
 	if err != nil {
@@ -117,8 +118,12 @@ func (s *Server) streamApps(c *echo.Context) error {
 	if _, err := listSort(c, []string{sortNewest}); err != nil {
 		return err
 	}
+	limit, token, err := page(c)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	rows, err := s.listRows(c, q)
+	rows, err := s.listRows(c, q, limit, token)
 	if err != nil {
 		return err
 	}
@@ -151,16 +156,17 @@ func (s *Server) streamApps(c *echo.Context) error {
 		if err := out.keepAlive(); err != nil || !sleep(ctx, streamListPoll) {
 			return nil
 		}
-		if rows, err = s.listRows(c, q); err != nil {
+		if rows, err = s.listRows(c, q, limit, token); err != nil {
 			return nil
 		}
 	}
 }
 
-// listRows reads one page of up to 1000 list rows the caller may get.
-func (s *Server) listRows(c *echo.Context, q string) ([]AppSummary, error) {
+// listRows reads the page of limit list rows at token (a visibility page
+// token, nil for the first page), keeping those the caller may get.
+func (s *Server) listRows(c *echo.Context, q string, limit int, token []byte) ([]AppSummary, error) {
 	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: s.opts.Namespace, PageSize: 1000, Query: q,
+		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
 	})
 	if err != nil {
 		return nil, err

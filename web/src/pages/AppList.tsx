@@ -32,6 +32,8 @@ export function AppList({ params }: { params: URLSearchParams }) {
   const filterKey = filterNames.map((f) => filters[f]).join('\u0000');
   const [cursors, setCursors] = useState<string[]>(['']);
   const [rows, setRows] = useState<AppSummary[] | null>(null);
+  // The query of the rows on screen: the stream follows the same page.
+  const [shown, setShown] = useState('');
   const [next, setNext] = useState<string | undefined>();
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
@@ -43,8 +45,10 @@ export function AppList({ params }: { params: URLSearchParams }) {
     async (signal?: AbortSignal) => {
       setLoading(true);
       try {
-        const res = await get<AppListT>('/api/v1/applications' + query({ ...filters, limit: PAGE_SIZE, cursor: cursors[page] }), { signal });
+        const q = query({ ...filters, limit: PAGE_SIZE, cursor: cursors[page] });
+        const res = await get<AppListT>('/api/v1/applications' + q, { signal });
         setRows(res.items);
+        setShown(q);
         setNext(res.next);
         setError(null);
       } catch (e) {
@@ -72,19 +76,15 @@ export function AppList({ params }: { params: URLSearchParams }) {
     }
   }, [rows]);
 
-  // Live updates: rows of this page change in place; a new app reloads
-  // the first page (see StreamTracker).
+  // Live updates: the stream sends this page's rows (same filters, limit
+  // and cursor), which change in place; a row new to the page reloads it
+  // (see StreamTracker).
   const rowsRef = useRef(rows);
   rowsRef.current = rows;
   const refetch = useRef<number | undefined>(undefined);
-  const quiet = useRef<number | undefined>(undefined);
   const tracker = useRef(new StreamTracker());
   const onEvent = useCallback(
     (event: string, data: string) => {
-      const t = tracker.current;
-      // The first burst ends when the stream goes quiet for a moment.
-      window.clearTimeout(quiet.current);
-      quiet.current = window.setTimeout(() => t.settle(), 500);
       if (event === 'deleted') {
         const key = JSON.parse(data) as string;
         setRows((rs) => rs?.filter((r) => rowKey(r) !== key) ?? rs);
@@ -92,7 +92,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
       }
       const app = JSON.parse(data) as AppSummary;
       const key = rowKey(app);
-      switch (t.row(key, (rowsRef.current ?? []).map(rowKey), page === 0, PAGE_SIZE)) {
+      switch (tracker.current.row(key, (rowsRef.current ?? []).map(rowKey))) {
         case 'update':
           setRows((rs) => rs?.map((r) => (rowKey(r) === key ? { ...r, ...app } : r)) ?? rs);
           break;
@@ -103,17 +103,11 @@ export function AppList({ params }: { params: URLSearchParams }) {
         case 'ignore':
       }
     },
-    [load, page],
+    [load],
   );
-  useEffect(() => tracker.current.reset(), [filterKey]);
-  useEffect(
-    () => () => {
-      window.clearTimeout(refetch.current);
-      window.clearTimeout(quiet.current);
-    },
-    [],
-  );
-  const streamURL = rows ? '/api/v1/stream/applications' + query(filters) : null;
+  const streamURL = rows ? '/api/v1/stream/applications' + shown : null;
+  useEffect(() => tracker.current.reset(), [streamURL]);
+  useEffect(() => () => window.clearTimeout(refetch.current), []);
   const live = useEventStream(streamURL, ['application', 'deleted'], onEvent);
 
   // The last sync's time shows when the server sends it.
