@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -65,6 +66,14 @@ type application struct {
 	// deleteApproved says approveDeletion let the deletion delete the
 	// resources marked Delete=confirm.
 	deleteApproved bool
+
+	// lean is the path of versionLeanReconcile: cheap steps as local
+	// activities, no render when the request is the one last rendered,
+	// and no upsert that would not change anything.
+	lean bool
+	// publishedSA and publishedMemo are what the last upserts wrote.
+	publishedSA   string
+	publishedMemo map[string]any
 }
 
 // pendingSync is an admitted sync: its revision is resolved.
@@ -73,6 +82,9 @@ type pendingSync struct {
 	req      SyncRequest
 	revision string
 	sources  []render.SourceRequest
+	// manifests, when set, are the sources' rendered manifests: the sync
+	// does not render them again.
+	manifests *render.ManifestRef
 }
 
 // ApplicationWorkflow is the entity workflow of one application.
@@ -544,6 +556,10 @@ func repoKeys(spec appspec.Application) []string {
 // --- the loop -------------------------------------------------------------
 
 func (a *application) run(ctx workflow.Context) error {
+	if workflow.GetVersion(ctx, versionLeanReconcile, workflow.DefaultVersion, 1) == 1 {
+		a.lean = true
+		ctx = withLocalSteps(ctx)
+	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
 	}
@@ -722,7 +738,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "resolve revision", err)
 		return
 	}
-	ref, err := renderManifests(ctx, render.RenderInput{Request: a.renderRequest(sources), Hard: hard})
+	ref, err := a.render(ctx, sources, hard)
 	if err != nil {
 		a.unknown(ctx, "render", err)
 		return
@@ -742,6 +758,24 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.st.SelfHeal = SelfHealState{} // quiet for a whole interval: drift is over
 	}
 }
+
+// render renders the sources, unless (on the lean path) the request is
+// exactly the one last rendered and no hard refresh was asked for: the
+// render activity would answer the same reference from its cache, and a
+// reference whose cache entry is gone is rendered again where it is
+// loaded (render.Renderer.Load).
+func (a *application) render(ctx workflow.Context, sources []render.SourceRequest, hard bool) (render.ManifestRef, error) {
+	req := a.renderRequest(sources)
+	if a.lean && !hard && a.st.Manifests != nil && sameRequest(a.st.Manifests.Request, req) {
+		return *a.st.Manifests, nil
+	}
+	return renderManifests(ctx, render.RenderInput{Request: req, Hard: hard})
+}
+
+// versionLeanReconcile marks workflows on the lean path (see
+// application.lean): fewer activities, workflow tasks and upserts for the
+// same outcome.
+const versionLeanReconcile = "lean-reconcile"
 
 func (a *application) unknown(ctx workflow.Context, step string, err error) {
 	st := &a.st.Status
@@ -839,8 +873,12 @@ func (a *application) autoSync(ctx workflow.Context) {
 	}
 	a.st.SyncSeq++
 	id := SyncWorkflowID(spec.Project, spec.Name, a.st.SyncSeq)
-	a.runSync(ctx, pendingSync{id: id, req: SyncRequest{Initiator: InitiatorAutomated, Prune: auto.Prune},
-		revision: st.Revision, sources: a.st.Sources})
+	p := pendingSync{id: id, req: SyncRequest{Initiator: InitiatorAutomated, Prune: auto.Prune},
+		revision: st.Revision, sources: a.st.Sources}
+	if a.lean {
+		p.manifests = a.st.Manifests // rendered by this pass, for these sources
+	}
+	a.runSync(ctx, p)
 	delete(a.started, id) // no handler waits for an automated sync
 	a.reconcile(ctx)
 }
@@ -923,7 +961,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	proj := a.project
 	queue := clusterQueue(a.onCluster(ctx, false))
 	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
-		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true,
+		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true, Manifests: p.manifests,
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
 	fut := workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in)
@@ -988,18 +1026,23 @@ func (a *application) record(res SyncResult) {
 // listing apps needs no query per app.
 func (a *application) publish(ctx workflow.Context) {
 	spec, st := a.st.Spec, a.st.Status
-	_ = workflow.UpsertTypedSearchAttributes(ctx,
-		saProject.ValueSet(spec.Project),
-		saApp.ValueSet(spec.Project+"/"+spec.Name),
-		saSync.ValueSet(string(st.Sync)),
-		saHealth.ValueSet(string(st.Health)),
-		saRev.ValueSet(st.SHA),
-		saCluster.ValueSet(spec.Destination.Server),
-		saPolicy.ValueSet(syncPolicyLabel(spec)),
-		saName.ValueSet(spec.Name),
-		saNS.ValueSet(spec.Destination.Namespace),
-		saRepo.ValueSet(repoKeys(spec)),
-	)
+	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
+		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
+	if saKey := strings.Join(sa, "\x00"); !a.lean || saKey != a.publishedSA {
+		a.publishedSA = saKey
+		_ = workflow.UpsertTypedSearchAttributes(ctx,
+			saProject.ValueSet(spec.Project),
+			saApp.ValueSet(spec.Project+"/"+spec.Name),
+			saSync.ValueSet(string(st.Sync)),
+			saHealth.ValueSet(string(st.Health)),
+			saRev.ValueSet(st.SHA),
+			saCluster.ValueSet(spec.Destination.Server),
+			saPolicy.ValueSet(syncPolicyLabel(spec)),
+			saName.ValueSet(spec.Name),
+			saNS.ValueSet(spec.Destination.Namespace),
+			saRepo.ValueSet(repoKeys(spec)),
+		)
+	}
 	op := ""
 	if st.Operation != nil {
 		op = st.Operation.Phase
@@ -1011,7 +1054,10 @@ func (a *application) publish(ctx workflow.Context) {
 	}
 	// The memo's content is not part of the replay check (only the
 	// command's type is), so new fields need no GetVersion.
-	_ = workflow.UpsertMemo(ctx, memo)
+	if !a.lean || !sameJSON(memo, a.publishedMemo) {
+		a.publishedMemo = memo
+		_ = workflow.UpsertMemo(ctx, memo)
+	}
 }
 
 // Memo fields the API's lists show: an app's latest sync, and a

@@ -18,7 +18,7 @@ import (
 
 func resolveRevision(ctx workflow.Context, in source.ResolveInput) (source.ResolveOutput, error) {
 	var out source.ResolveOutput
-	err := workflow.ExecuteActivity(gitOptions(ctx), source.ResolveRevisionName, in).Get(ctx, &out)
+	err := cheap(ctx, gitOptions, gitAttempts, source.ResolveRevisionName, in).Get(ctx, &out)
 	return out, err
 }
 
@@ -48,13 +48,13 @@ func waitHealthy(ctx workflow.Context, in cluster.WaitInput, timeout time.Durati
 
 func getProject(ctx workflow.Context, name string) (appspec.Project, error) {
 	var out appspec.Project
-	err := workflow.ExecuteActivity(quickOptions(ctx), project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, quickAttempts, project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
 	return out, err
 }
 
 func syncWindow(ctx workflow.Context, in project.WindowInput) (appspec.WindowDecision, error) {
 	var out appspec.WindowDecision
-	err := workflow.ExecuteActivity(quickOptions(ctx), project.SyncWindowName, in).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, quickAttempts, project.SyncWindowName, in).Get(ctx, &out)
 	return out, err
 }
 
@@ -94,7 +94,7 @@ func deleteApp(ctx workflow.Context, in cluster.DeleteAppInput) (cluster.DeleteA
 
 func clusterTaskQueue(ctx workflow.Context, server string) (string, error) {
 	var out placement.Output
-	err := workflow.ExecuteActivity(quickOptions(ctx), placement.TaskQueueName, placement.Input{Server: server}).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, quickAttempts, placement.TaskQueueName, placement.Input{Server: server}).Get(ctx, &out)
 	return out.TaskQueue, err
 }
 
@@ -102,4 +102,15 @@ func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.Res
 	var out render.ResolveChartOutput
 	err := workflow.ExecuteActivity(gitOptions(ctx), render.ResolveChartName, in).Get(ctx, &out)
 	return out, err
+}
+
+// cheap runs one of the cheap steps (project, sync window, placement,
+// ls-remote): as a local activity when ctx says so (withLocalSteps), which
+// saves the activity task and the workflow task that a regular activity
+// costs, otherwise as a regular activity with the preset opts.
+func cheap(ctx workflow.Context, opts func(workflow.Context) workflow.Context, attempts int32, name string, in any) workflow.Future {
+	if localSteps(ctx) {
+		return workflow.ExecuteLocalActivity(localOptions(ctx, attempts), name, in)
+	}
+	return workflow.ExecuteActivity(opts(ctx), name, in)
 }

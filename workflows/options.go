@@ -17,19 +17,54 @@ func gitOptions(ctx workflow.Context) workflow.Context {
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: gitAttempts,
 		},
 	})
 }
+
+// Attempts of the Git and the configuration presets, kept by their local
+// forms too.
+const (
+	gitAttempts   = 3
+	quickAttempts = 5
+)
 
 // quickOptions is for activities that only read configuration.
 func quickOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 5,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: quickAttempts,
 		},
 	})
+}
+
+// localOptions is the preset of the cheap steps run as local activities:
+// each attempt is short (a slow ls-remote keeps the workflow task alive
+// by the SDK's workflow-task heartbeat), and attempts are bounded as in
+// the regular presets.
+func localOptions(ctx workflow.Context, attempts int32) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: attempts,
+		},
+	})
+}
+
+// localStepsKey marks, in a workflow context, that the cheap steps run as
+// local activities.
+type localStepsKey struct{}
+
+// withLocalSteps makes the cheap steps started from ctx local activities.
+func withLocalSteps(ctx workflow.Context) workflow.Context {
+	return workflow.WithValue(ctx, localStepsKey{}, true)
+}
+
+// localSteps says whether the cheap steps started from ctx are local.
+func localSteps(ctx workflow.Context) bool {
+	v, _ := ctx.Value(localStepsKey{}).(bool)
+	return v
 }
 
 // clusterQueueKey holds, in a workflow context, the task queue of the

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -188,8 +190,13 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	if len(req.Sources) == 0 {
 		req = renderRequest(in.Spec, in.SHA)
 	}
-	ref, err := renderManifests(ctx, render.RenderInput{Request: req})
-	if err != nil {
+	var (
+		ref render.ManifestRef
+		err error
+	)
+	if in.Manifests != nil && sameRequest(in.Manifests.Request, req) {
+		ref = *in.Manifests // rendered by the parent: the same request
+	} else if ref, err = renderManifests(ctx, render.RenderInput{Request: req}); err != nil {
 		return &stepError{msg: "render failed", cause: err}
 	}
 	s.ref = ref
@@ -391,6 +398,19 @@ func (s *syncRun) terminate(ctx workflow.Context, cancelWork workflow.CancelFunc
 	}
 	s.res.FinishedAt = workflow.Now(dctx)
 	return s.res, temporal.NewNonRetryableApplicationError(s.res.Message, ErrTypeSyncTerminated, nil, s.res)
+}
+
+// sameRequest says whether a and b render the same.
+func sameRequest(a, b render.Request) bool { return sameJSON(a, b) }
+
+// sameJSON says whether a and b are equal as JSON, the form they have in
+// histories (so a nil and an empty list are the same).
+func sameJSON(a, b any) bool {
+	//workflowcheck:ignore (encoding/json writes map keys sorted: the same value gives the same bytes)
+	ja, errA := json.Marshal(a)
+	//workflowcheck:ignore (as above)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 func renderRequest(spec appspec.Application, sha string) render.Request {

@@ -265,3 +265,34 @@ func TestSyncSuccessCleansUpHooks(t *testing.T) {
 		})
 	}
 }
+
+// A sync handed its manifests renders only when they are not the render
+// of its sources: the same request is used as it is, another is rendered.
+func TestSyncUsesHandedManifests(t *testing.T) {
+	other := ref(sha2) // the render of another SHA than the sync's
+	for _, tc := range []struct {
+		name    string
+		handed  render.ManifestRef
+		renders int
+	}{
+		{name: "same request", handed: ref(sha1), renders: 0},
+		{name: "another request", handed: other, renders: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := syncEnv(t)
+			in := syncInput(nil)
+			in.Manifests = &tc.handed
+			renders := 0
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).
+				Return(ref(sha1), nil).Run(func(mock.Arguments) { renders++ }).Maybe()
+			pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation}
+			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+			wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			require.Equal(t, tc.renders, renders)
+		})
+	}
+}

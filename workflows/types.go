@@ -238,6 +238,9 @@ type SyncInput struct {
 	// TaskQueue is the task queue of the destination cluster's activities
 	// ("": the workflow's own).
 	TaskQueue string `json:"taskQueue,omitempty"`
+	// Manifests, when set, are Sources rendered (by the app's reconcile
+	// just before an automated sync): the sync does not render again.
+	Manifests *render.ManifestRef `json:"manifests,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.

@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/placement"
+	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// stepLog counts what an app workflow runs: regular and local activities
+// by name, and the upserts of its search attributes and memo.
+type stepLog struct {
+	mu              sync.Mutex
+	regular, local  map[string]int
+	saUps, memoUps  int
+	upsAt5m, memo5m int
+}
+
+func (s *appSuite) recordSteps() *stepLog {
+	l := &stepLog{regular: map[string]int{}, local: map[string]int{}}
+	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.regular[info.ActivityType.Name]++
+	})
+	s.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.local[info.ActivityType.Name]++
+	})
+	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(mock.Arguments) { l.mu.Lock(); l.saUps++; l.mu.Unlock() })
+	s.env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(mock.Arguments) { l.mu.Lock(); l.memoUps++; l.mu.Unlock() })
+	return l
+}
+
+// leanRun runs an automated app to its first sync, then through one quiet
+// refresh pass (the timer, at about 10 minutes, when the placement is
+// looked up again: placementTTL), and returns the log. The default
+// project has no sync windows, so no window is asked for.
+func (s *appSuite) leanRun() *stepLog {
+	l := s.recordSteps()
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	s.expectReconcile(sha1, synced) // the timer's pass: nothing changed
+	var view AppView
+	s.at(5*time.Minute, func() {
+		view = s.status()
+		l.mu.Lock()
+		l.upsAt5m, l.memo5m = l.saUps, l.memoUps
+		l.mu.Unlock()
+	})
+	s.cancelAt(15 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(true), Config: AppConfig{RefreshSeconds: 600}})
+	s.Equal(appspec.SyncSynced, view.Status.Sync)
+	s.Require().Len(view.History, 1)
+	s.Equal(PhaseSucceeded, view.History[0].Phase)
+	return l
+}
+
+// On the lean path (versionLeanReconcile) the first sync renders once, in
+// the first reconcile: the sync gets the manifests, and later passes at
+// the same SHA reuse them. The cheap steps are local activities, and a
+// pass that changes nothing upserts nothing.
+func (s *appSuite) TestLeanFirstSync() {
+	l := s.leanRun()
+	s.Equal(map[string]int{
+		render.RenderName: 1, cluster.CompareName: 3,
+		cluster.PlanName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+	}, l.regular)
+	s.Equal(map[string]int{
+		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
+	}, l.local)
+	s.Positive(l.upsAt5m)
+	s.Positive(l.memo5m)
+	s.Equal(l.upsAt5m, l.saUps, "search attributes upserted by a pass that changed nothing")
+	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
+}
+
+// A workflow that began before versionLeanReconcile keeps the old path:
+// every step a regular activity, a render in every pass and in the sync,
+// and an upsert of both in every pass.
+func (s *appSuite) TestLeanPathIsVersioned() {
+	s.env.OnGetVersion(versionLeanReconcile, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(4)
+	s.rendered = sha1 // registered above for every pass
+	l := s.leanRun()
+	s.Equal(map[string]int{
+		render.RenderName: 4, cluster.CompareName: 3,
+		cluster.PlanName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
+	}, l.regular)
+	s.Empty(l.local)
+	s.Equal(l.upsAt5m+1, l.saUps)
+	s.Equal(l.memo5m+1, l.memoUps)
+}
