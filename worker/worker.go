@@ -160,7 +160,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	renderer, err := render.NewRenderer(render.Config{
-		Store: render.RedisStore{Client: cfg.Redis}, Git: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
+		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
 		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics,
 	})
 	if err != nil {

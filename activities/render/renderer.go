@@ -31,10 +31,19 @@ type Checkouter interface {
 	Checkout(ctx context.Context, repoURL, sha string) (string, error)
 }
 
+// RevisionReader gives the metadata of a commit the worker has read,
+// without fetching (false: unknown).
+type RevisionReader interface {
+	RevisionMetadata(repoURL, sha string) (appspec.RevisionMetadata, bool)
+}
+
 // Config holds the Renderer's dependencies and settings.
 type Config struct {
 	Store Store
 	Git   Checkouter
+	// Revisions adds the commit's subject, author and date to a rendered
+	// ref (nil: none).
+	Revisions RevisionReader
 	// CacheDir holds downloaded charts and scratch space (required for
 	// Helm chart repositories and plugins).
 	CacheDir string
@@ -50,14 +59,15 @@ type Config struct {
 
 // Renderer renders sources and serves rendered manifests from the cache.
 type Renderer struct {
-	store    Store
-	git      Checkouter
-	cacheDir string
-	plugins  []PluginConfig
-	log      *slog.Logger
-	ttl      time.Duration
-	stats    cacheCounters
-	metrics  Metrics
+	store     Store
+	git       Checkouter
+	revisions RevisionReader
+	cacheDir  string
+	plugins   []PluginConfig
+	log       *slog.Logger
+	ttl       time.Duration
+	stats     cacheCounters
+	metrics   Metrics
 }
 
 // NewRenderer checks its dependencies.
@@ -71,7 +81,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = CacheTTL
 	}
-	return &Renderer{store: cfg.Store, git: cfg.Git, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics}, nil
+	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics}, nil
 }
 
 const (
@@ -89,7 +99,8 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 		r.stats.bypassed.Add(1)
 	} else if e, ok := r.getCache(ctx, key); ok {
 		r.log.Debug(msgCacheHit, "key", key)
-		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(e.objs), Digest: digest(e.raw), Request: req}, nil
+		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(e.objs), Digest: digest(e.raw), Request: req,
+			RevisionMetadata: r.revisionMetadata(req)}, nil
 	}
 	objs, b, err := r.renderFresh(ctx, req)
 	if err != nil {
@@ -97,7 +108,21 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 	}
 	r.putCache(ctx, key, b)
 	r.log.Info(msgRendered, "app", req.AppName, "sources", len(req.Sources), "objects", len(objs))
-	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req}, nil
+	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req,
+		RevisionMetadata: r.revisionMetadata(req)}, nil
+}
+
+// revisionMetadata describes the commit of the first rendered source when
+// it is a Git source the worker has read (after a render, it has).
+func (r *Renderer) revisionMetadata(req Request) *appspec.RevisionMetadata {
+	s, ok := req.first()
+	if r.revisions == nil || !ok || s.Chart != "" {
+		return nil
+	}
+	if m, ok := r.revisions.RevisionMetadata(s.RepoURL, s.SHA); ok {
+		return &m
+	}
+	return nil
 }
 
 // Load returns the manifests ref points at, rendering again if the cache

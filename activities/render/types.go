@@ -43,6 +43,9 @@ type ManifestRef struct {
 	Count   int     `json:"count"`
 	Digest  string  `json:"digest"`
 	Request Request `json:"request"`
+	// RevisionMetadata describes SHA's commit when the worker knows it
+	// (a Git source; not a chart version).
+	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`
 }
 
 // RenderInput is the input of the Render activity.
@@ -53,10 +56,18 @@ type RenderInput struct {
 }
 
 func (r Request) firstSHA() string {
-	for _, s := range r.Sources {
-		if !s.RefOnly() {
-			return s.SHA
-		}
+	if s, ok := r.first(); ok {
+		return s.SHA
 	}
 	return ""
+}
+
+// first is the first source that renders.
+func (r Request) first() (SourceRequest, bool) {
+	for _, s := range r.Sources {
+		if !s.RefOnly() {
+			return s, true
+		}
+	}
+	return SourceRequest{}, false
 }

@@ -47,6 +47,8 @@ type Activities struct {
 	refCacheDown breaker
 	treeGrace    time.Duration
 	sizes        treeSizes
+	// commits holds the metadata of the commits read (RevisionMetadata).
+	commits knownCommits
 }
 
 // Option configures New.

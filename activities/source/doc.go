@@ -15,6 +15,8 @@
 // guarded by a lock per repository, and a content-addressed checkout per
 // (repository, SHA). Evict removes checkouts by age and total size, least
 // recently used first, never one used within the tree grace.
+// RevisionMetadata gives a commit's subject, author and date from what the
+// worker has read (a checkout, or the mirror), never fetching for it.
 //
 // Credentials are resolved by reference inside the activity (see
 // Credentials): HTTPS basic auth or a bearer token, or an SSH key with the

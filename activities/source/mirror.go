@@ -89,6 +89,7 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 	if err != nil {
 		return "", fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, redactURL(repoURL), err)
 	}
+	a.commits.put(key+sha, commit)
 	tree, err := commit.Tree()
 	if err != nil {
 		return "", fmt.Errorf("read tree of %s: %w", sha, err)

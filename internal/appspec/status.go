@@ -1,5 +1,7 @@
 package appspec
 
+import "time"
+
 // SyncStatus says whether the live state matches Git.
 type SyncStatus string
 
@@ -64,4 +66,13 @@ type ResourceStatus struct {
 	// Diff is a unified diff of the normalised live (---) and desired
 	// (+++) YAML, filled only when a diff was asked for.
 	Diff string `json:"diff,omitempty"`
+}
+
+// RevisionMetadata describes the commit a revision resolved to, as Argo
+// CD's revisionMetadata does: the first line of its message (bounded), its
+// author's name and its date.
+type RevisionMetadata struct {
+	Message string    `json:"message,omitempty"`
+	Author  string    `json:"author,omitempty"`
+	Date    time.Time `json:"date,omitzero"`
 }
