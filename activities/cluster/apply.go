@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -181,6 +182,10 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 			want = respectIgnored(want, live, set)
 		}
 	}
+	if a.noop(op, o, want, live) {
+		res.Action, res.Message = ActionUnchanged, joinNotes(append(notes, "in sync; nothing to apply"))
+		return res, nil
+	}
 	after, recreated, err := a.write(ctx, d.c, o, want, live, op.DryRun)
 	if err != nil {
 		return fail(apiError(err))
@@ -213,6 +218,21 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 }
 
 const msgSharedResource = "resource tracked by another app"
+
+// noop says whether server-side applying want onto live would change
+// nothing, so that the request can be skipped: the dry-run cache holds
+// the result of this very apply on this exact live state (UID and
+// resourceVersion: Compare's dry run, or the last real apply), and that
+// result is live itself. The API server would answer such an apply with
+// the object unchanged; a re-sync of an app in sync then costs no write.
+// Hooks, dry runs and Replace=true always send.
+func (a *Activities) noop(op SyncOperation, o *object, want, live *unstructured.Unstructured) bool {
+	if op.DryRun || live == nil || o.hook.IsHook() || o.opts.True(optReplace) {
+		return false
+	}
+	r := a.dryRuns.get(want, live)
+	return r != nil && equality.Semantic.DeepEqual(r.Object, live.Object)
+}
 
 // write sends the object: a server-side apply, or a replace/create with
 // Replace=true. With Force=true an update refused for an immutable field
