@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,9 +72,11 @@ type application struct {
 	// activities, no render when the request is the one last rendered,
 	// and no upsert that would not change anything.
 	lean bool
-	// publishedSA and publishedMemo are what the last upserts wrote.
-	publishedSA   string
-	publishedMemo map[string]any
+	// publishedSA and publishedMemo are what the last upserts wrote
+	// (publishedMemo without the revision's message, publishedMessage).
+	publishedSA      string
+	publishedMemo    map[string]any
+	publishedMessage string
 }
 
 // pendingSync is an admitted sync: its revision is resolved.
@@ -751,6 +754,11 @@ func (a *application) reconcile(ctx workflow.Context) {
 	if ref.SHA != st.SHA {
 		a.st.SelfHeal = SelfHealState{}
 	}
+	// A commit's metadata, once known, stays while the SHA does: a
+	// worker that has not read the commit renders without it.
+	if m := ref.RevisionMetadata; m != nil || ref.SHA != st.SHA {
+		st.RevisionMetadata = m
+	}
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = rev, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
 	a.st.Manifests, a.st.Sources = &ref, sources
 	a.reportKinds(ctx)
@@ -944,7 +952,8 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 			}
 		}
 	}
-	res := SyncResult{SyncSummary: SyncSummary{ID: p.id, Revision: p.revision, SHA: sha, Sources: p.sources,
+	msg := a.revisionMessage(sha)
+	res := SyncResult{SyncSummary: SyncSummary{ID: p.id, Revision: p.revision, SHA: sha, RevisionMessage: msg, Sources: p.sources,
 		Prune: p.req.Prune, Initiator: p.req.Initiator, StartedAt: start}}
 	childCtx, cancel := workflow.WithCancel(ctx)
 	a.cancelSync = cancel
@@ -956,7 +965,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 			saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project+"/"+spec.Name)),
 		// For the full history's list (the child's start command is
 		// matched on replay by its type only: no GetVersion needed).
-		Memo: map[string]any{MemoInitiator: p.req.Initiator, MemoRevision: p.revision, MemoSHA: sha},
+		Memo: map[string]any{MemoInitiator: p.req.Initiator, MemoRevision: p.revision, MemoSHA: sha, MemoRevisionMessage: msg},
 	})
 	proj := a.project
 	queue := clusterQueue(a.onCluster(ctx, false))
@@ -998,6 +1007,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 			res.FinishedAt = workflow.Now(ctx)
 		}
 	}
+	res.RevisionMessage = msg // the SyncWorkflow's result does not carry it
 	if !p.req.DryRun {
 		a.st.LastSyncedSHA = res.SHA
 		a.st.LastFailedKey = ""
@@ -1012,6 +1022,20 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	}
 	a.record(res)
 	return res
+}
+
+// revisionMessage is the known commit subject of sha: the status's, or
+// that of a recent sync of the same SHA.
+func (a *application) revisionMessage(sha string) string {
+	if m := a.st.Status.RevisionMetadata; m != nil && a.st.Status.SHA == sha {
+		return m.Message
+	}
+	for _, h := range a.st.History {
+		if h.SHA == sha && h.RevisionMessage != "" {
+			return h.RevisionMessage
+		}
+	}
+	return ""
 }
 
 func (a *application) record(res SyncResult) {
@@ -1053,21 +1077,39 @@ func (a *application) publish(ctx workflow.Context) {
 		memo[MemoLastSyncedAt], memo[MemoLastSyncPhase] = last.FinishedAt, last.Phase
 	}
 	// The memo's content is not part of the replay check (only the
-	// command's type is), so new fields need no GetVersion.
-	if !a.lean || !sameJSON(memo, a.publishedMemo) {
-		a.publishedMemo = memo
-		_ = workflow.UpsertMemo(ctx, memo)
+	// command's type is), so new fields need no GetVersion. But on the
+	// lean path an unchanged memo is not written: a new revision message
+	// alone writes it only in workflows with versionMemoMessage.
+	msg := ""
+	if m := st.RevisionMetadata; m != nil {
+		msg = m.Message
+	}
+	changed := !a.lean || !sameJSON(memo, a.publishedMemo)
+	if !changed && msg != a.publishedMessage {
+		changed = workflow.GetVersion(ctx, versionMemoMessage, workflow.DefaultVersion, 1) == 1
+	}
+	if changed {
+		a.publishedMemo, a.publishedMessage = memo, msg
+		withMessage := maps.Clone(memo)
+		withMessage[MemoRevisionMessage] = msg
+		_ = workflow.UpsertMemo(ctx, withMessage)
 	}
 }
 
+// versionMemoMessage marks workflows whose memo is written when only the
+// revision's commit message changed (see publish).
+const versionMemoMessage = "memo-revision-message"
+
 // Memo fields the API's lists show: an app's latest sync, and a
-// SyncWorkflow's initiator, revision and SHA.
+// SyncWorkflow's initiator, revision and SHA; both carry the commit
+// subject of their SHA when known.
 const (
-	MemoLastSyncedAt  = "lastSyncedAt"
-	MemoLastSyncPhase = "lastSyncPhase"
-	MemoInitiator     = "initiator"
-	MemoRevision      = "revision"
-	MemoSHA           = "sha"
+	MemoLastSyncedAt    = "lastSyncedAt"
+	MemoLastSyncPhase   = "lastSyncPhase"
+	MemoInitiator       = "initiator"
+	MemoRevision        = "revision"
+	MemoSHA             = "sha"
+	MemoRevisionMessage = "revisionMessage"
 )
 
 // Values of the WindlassSyncPolicy search attribute.

@@ -96,6 +96,9 @@ type AppStatus struct {
 	SHA          string                   `json:"sha,omitempty"`
 	Resources    []appspec.ResourceStatus `json:"resources,omitempty"`
 	ReconciledAt time.Time                `json:"reconciledAt,omitzero"`
+	// RevisionMetadata describes SHA's commit (subject, author, date)
+	// when a worker has read it.
+	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`
@@ -248,6 +251,8 @@ type SyncSummary struct {
 	ID       string `json:"id"`
 	Revision string `json:"revision"`
 	SHA      string `json:"sha"`
+	// RevisionMessage is the commit subject of SHA, when known.
+	RevisionMessage string `json:"revisionMessage,omitempty"`
 	// Sources are the exact sources and SHAs synced; a rollback syncs
 	// them again.
 	Sources    []render.SourceRequest `json:"sources,omitempty"`
