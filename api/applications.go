@@ -478,11 +478,13 @@ type SyncRecord struct {
 	Finished time.Time `json:"finished,omitzero"`
 	// TemporalURL is the sync's page in the Temporal UI.
 	TemporalURL string `json:"temporalURL,omitempty"`
-	// Initiator, Revision and SHA come from the sync's memo (absent for
-	// syncs started before it was kept).
-	Initiator string `json:"initiator,omitempty"`
-	Revision  string `json:"revision,omitempty"`
-	SHA       string `json:"sha,omitempty"`
+	// Initiator, Revision, SHA and RevisionMessage (the commit's subject)
+	// come from the sync's memo (absent for syncs started before it was
+	// kept).
+	Initiator       string `json:"initiator,omitempty"`
+	Revision        string `json:"revision,omitempty"`
+	SHA             string `json:"sha,omitempty"`
+	RevisionMessage string `json:"revisionMessage,omitempty"`
 }
 
 // SyncList is a page of the full sync history, newest first.
@@ -519,6 +521,7 @@ func (s *Server) syncHistory(c *echo.Context) error {
 		fromPayload(memo[workflows.MemoInitiator], &r.Initiator)
 		fromPayload(memo[workflows.MemoRevision], &r.Revision)
 		fromPayload(memo[workflows.MemoSHA], &r.SHA)
+		fromPayload(memo[workflows.MemoRevisionMessage], &r.RevisionMessage)
 		if base := strings.TrimSuffix(s.opts.TemporalUIURL, "/"); base != "" {
 			r.TemporalURL = base + "/namespaces/" + url.PathEscape(s.opts.Namespace) + "/workflows/" +
 				url.PathEscape(r.ID) + "/" + url.PathEscape(e.GetExecution().GetRunId()) + "/history"
@@ -541,6 +544,8 @@ type AppSummary struct {
 	Cluster   string   `json:"cluster,omitempty"`
 	Namespace string   `json:"namespace,omitempty"`
 	Repos     []string `json:"repos,omitempty"`
+	// RevisionMessage is the subject of Revision's commit, when known.
+	RevisionMessage string `json:"revisionMessage,omitempty"`
 	// LastSyncedAt and LastSyncPhase describe the app's latest sync.
 	LastSyncedAt  time.Time `json:"lastSyncedAt,omitzero"`
 	LastSyncPhase string    `json:"lastSyncPhase,omitempty"`
@@ -655,6 +660,7 @@ func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowEx
 		row := &out[len(out)-1]
 		fromPayload(memo[workflows.MemoLastSyncedAt], &row.LastSyncedAt)
 		fromPayload(memo[workflows.MemoLastSyncPhase], &row.LastSyncPhase)
+		fromPayload(memo[workflows.MemoRevisionMessage], &row.RevisionMessage)
 	}
 	return out
 }

@@ -425,6 +425,7 @@ var openAPISchemaTypes = map[string]any{
 	"Event":                     workflows.Event{},
 	"AppStatus":                 workflows.AppStatus{},
 	"SourceRequest":             render.SourceRequest{},
+	"RevisionMetadata":          appspec.RevisionMetadata{},
 	"SyncSummary":               workflows.SyncSummary{},
 	"SyncResult":                workflows.SyncResult{},
 	"AppView":                   workflows.AppView{},

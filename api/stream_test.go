@@ -125,3 +125,29 @@ func TestStreamAppsPage(t *testing.T) {
 	res := en.admin(request{method: http.MethodGet, path: stream + "&limit=1001"})
 	res.wantProblem(t, http.StatusBadRequest, "limit", "")
 }
+
+// TestListRowRevisionMessage checks that a list row, and the stream's,
+// carries the commit subject the app workflow keeps in its memo.
+func TestListRowRevisionMessage(t *testing.T) {
+	en := newEnv(t)
+	const subject = "guestbook: three replicas"
+	prefix := fmt.Sprintf("subject-%d-", time.Now().UnixNano()%1_000_000)
+	names := startListedApps(t, prefix, 1, map[string]any{workflows.MemoRevisionMessage: subject})
+	var row AppSummary
+	eventually(t, visibilityWait, func() error {
+		var list AppList
+		en.admin(request{method: http.MethodGet, path: "/api/v1/applications?search=" + prefix}).decode(t, &list)
+		if len(list.Items) != 1 {
+			return fmt.Errorf("the list has %d rows, want %v", len(list.Items), names)
+		}
+		row = list.Items[0]
+		return nil
+	})
+	if row.RevisionMessage != subject {
+		t.Errorf("revisionMessage %q, want %q", row.RevisionMessage, subject)
+	}
+	events := streamEvents(t, en, "/api/v1/stream/applications?search="+prefix, time.Second)
+	if len(events[eventApplication]) != 1 || !strings.Contains(events[eventApplication][0], `"revisionMessage":"`+subject+`"`) {
+		t.Errorf("the stream sends %v, want the row with its revisionMessage", events[eventApplication])
+	}
+}
