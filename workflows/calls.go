@@ -60,7 +60,7 @@ func syncWindow(ctx workflow.Context, in project.WindowInput) (appspec.WindowDec
 
 func planSync(ctx workflow.Context, in cluster.PlanInput) (cluster.PlanOutput, error) {
 	var out cluster.PlanOutput
-	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.PlanName, in).Get(ctx, &out)
+	err := cheap(ctx, clusterOptions, clusterAttempts, cluster.PlanName, in).Get(ctx, &out)
 	return out, err
 }
 
@@ -105,7 +105,7 @@ func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.Res
 }
 
 // cheap runs one of the cheap steps (project, sync window, placement,
-// ls-remote): as a local activity when ctx says so (withLocalSteps), which
+// ls-remote, and a sync's plan on the workflow's own queue): as a local activity when ctx says so (withLocalSteps), which
 // saves the activity task and the workflow task that a regular activity
 // costs, otherwise as a regular activity with the preset opts.
 func cheap(ctx workflow.Context, opts func(workflow.Context) workflow.Context, attempts int32, name string, in any) workflow.Future {

@@ -70,18 +70,18 @@ func (s *appSuite) leanRun() *stepLog {
 	return l
 }
 
-// On the lean path (versionLeanReconcile) the first sync renders once, in
+// On the lean path (versionLeanReconcile, versionLocalPlan) the first sync renders once, in
 // the first reconcile: the sync gets the manifests, and later passes at
 // the same SHA reuse them. The cheap steps are local activities, and a
 // pass that changes nothing upserts nothing.
 func (s *appSuite) TestLeanFirstSync() {
 	l := s.leanRun()
 	s.Equal(map[string]int{
-		render.RenderName: 1, cluster.CompareName: 3,
-		cluster.PlanName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+		render.RenderName: 1, cluster.CompareName: 3, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
 	}, l.regular)
 	s.Equal(map[string]int{
 		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
+		cluster.PlanName: 1, // the sync's plan (versionLocalPlan): the cluster has no queue of its own
 	}, l.local)
 	s.Positive(l.upsAt5m)
 	s.Positive(l.memo5m)
@@ -89,11 +89,13 @@ func (s *appSuite) TestLeanFirstSync() {
 	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
 }
 
-// A workflow that began before versionLeanReconcile keeps the old path:
+// A workflow that began before versionLeanReconcile (and a sync before
+// versionLocalPlan) keeps the old path:
 // every step a regular activity, a render in every pass and in the sync,
 // and an upsert of both in every pass.
 func (s *appSuite) TestLeanPathIsVersioned() {
 	s.env.OnGetVersion(versionLeanReconcile, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.env.OnGetVersion(versionLocalPlan, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(4)
 	s.rendered = sha1 // registered above for every pass
 	l := s.leanRun()

@@ -98,10 +98,13 @@ func clusterOptions(ctx workflow.Context) workflow.Context {
 		HeartbeatTimeout:    time.Minute,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: clusterAttempts,
 		},
 	})
 }
+
+// clusterAttempts are the attempts of clusterOptions.
+const clusterAttempts = 3
 
 // deleteOptions allows for a foreground deletion that waits until every
 // resource is gone.

@@ -57,6 +57,12 @@ type syncRun struct {
 // gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	ctx = withClusterQueue(ctx, in.TaskQueue)
+	// The plan reads the manifests and the cluster's kinds: a cheap step,
+	// local when the cluster's activities run on the workflow's own queue
+	// (a worker of that queue can reach the cluster).
+	if in.TaskQueue == "" && workflow.GetVersion(ctx, versionLocalPlan, workflow.DefaultVersion, 1) == 1 {
+		ctx = withLocalSteps(ctx)
+	}
 	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
@@ -119,6 +125,10 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 // HookSucceeded policy once they succeed (before, only failed and
 // terminated syncs cleaned up, and such hooks stayed).
 const versionHookCleanupOnSuccess = "hook-cleanup-on-success"
+
+// versionLocalPlan marks syncs whose plan is a local activity when the
+// cluster's activities run on the workflow's own queue.
+const versionLocalPlan = "local-plan"
 
 // madeHooks says the sync created hooks (not in a dry run).
 func (s *syncRun) madeHooks() bool {
