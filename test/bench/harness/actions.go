@@ -1,10 +1,14 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
 
@@ -34,12 +38,21 @@ func (a Actions) Billable() int {
 
 // CountActions reads a workflow's history (its latest run) and counts it.
 func CountActions(ctx context.Context, tc client.Client, workflowID string) (Actions, error) {
+	return countRun(ctx, tc, workflowID, "", time.Time{}, time.Time{})
+}
+
+// countRun counts the events of one run (runID "" is the latest) whose
+// time is in [from, to); a zero time does not bound.
+func countRun(ctx context.Context, tc client.Client, workflowID, runID string, from, to time.Time) (Actions, error) {
 	var a Actions
-	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := tc.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			return a, fmt.Errorf("history of %s: %w", workflowID, err)
+		}
+		if at := ev.GetEventTime().AsTime(); (!from.IsZero() && at.Before(from)) || (!to.IsZero() && !at.Before(to)) {
+			continue
 		}
 		a.Events++
 		switch ev.GetEventType() {
@@ -64,6 +77,54 @@ func CountActions(ctx context.Context, tc client.Client, workflowID string) (Act
 		}
 	}
 	return a, nil
+}
+
+// CountWindow counts the history events written in [from, to) by every
+// execution of namespace that ListWorkflow shows running or closed since
+// from (each run of a continue-as-new chain is its own execution), reading
+// the histories with parallel requests in flight. Temporal's internal
+// workflows (schedulers) are not listed, so not counted. It returns the
+// sum and how many executions it read.
+func CountWindow(ctx context.Context, tc client.Client, namespace string, from, to time.Time, parallel int) (Actions, int, error) {
+	q := fmt.Sprintf("StartTime < '%s' AND (ExecutionStatus = 'Running' OR CloseTime >= '%s')",
+		to.UTC().Format(time.RFC3339Nano), from.UTC().Format(time.RFC3339Nano))
+	type run struct{ id, runID string }
+	var runs []run
+	for token := []byte(nil); ; {
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: namespace, PageSize: 1000, NextPageToken: token, Query: q})
+		if err != nil {
+			return Actions{}, 0, fmt.Errorf("list the executions of the window: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			runs = append(runs, run{e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		sum   Actions
+		first error
+	)
+	sem := make(chan struct{}, max(parallel, 1))
+	for _, r := range runs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			a, err := countRun(ctx, tc, r.id, r.runID, from, to)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmp.Or(first, err)
+				return
+			}
+			sum = sum.Plus(a)
+		})
+	}
+	wg.Wait()
+	return sum, len(runs), first
 }
 
 // Plus is a + b.
