@@ -10,7 +10,11 @@
 #
 # BENCH_APPS (B1 fleet sizes, default 100,500,1000), BENCH_RUNS (runs per
 # size, default 3), BENCH_ITERATIONS (B2/B3, default 20) and BENCH_ONLY
-# (say B1,B5) narrow or lengthen the run. BENCH_ARGS passes more flags.
+# (say B1,B5) narrow or lengthen the run. B4: BENCH_IDLE_APPS (default
+# 1000), BENCH_IDLE_DURATION (10m), BENCH_IDLE_SETTLE (1m). B6:
+# BENCH_LIST_APPS (default 10000), BENCH_LIST_SAMPLES (30). BENCH_PROFILE=1
+# takes a 30 s CPU profile of the worker during B1 into .cache/bench/ and
+# prints its top functions. BENCH_ARGS passes more flags.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -25,6 +29,9 @@ set +e
 # shellcheck disable=SC2086
 "$TOOLS/windlass-bench" -apps "${BENCH_APPS:-100,500,1000}" -runs "${BENCH_RUNS:-3}" \
   -iterations "${BENCH_ITERATIONS:-20}" -only "${BENCH_ONLY:-B1,B2,B3,B4,B5,B6,B7}" \
+  -idle-apps "${BENCH_IDLE_APPS:-1000}" -idle-duration "${BENCH_IDLE_DURATION:-10m}" -idle-settle "${BENCH_IDLE_SETTLE:-1m}" \
+  -list-apps "${BENCH_LIST_APPS:-10000}" -list-samples "${BENCH_LIST_SAMPLES:-30}" \
+  -profile="$([ "${BENCH_PROFILE:-0}" = 1 ] && echo true || echo false)" -profile-dir "$OUT" \
   -out "${BENCH_OUT:-$ROOT/bench-results.json}" ${BENCH_ARGS:-} 2>&1 | tee "$file"
 code=${PIPESTATUS[0]}
 ln -sf "$(basename "$file")" "$OUT/latest.txt"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -34,29 +35,52 @@ type b1Run struct {
 	AppWorkflow  harness.Actions `json:"appWorkflowPerApp"`
 	SyncWorkflow harness.Actions `json:"syncWorkflowPerApp"`
 	LoadAverage  string          `json:"loadAverage"`
+	// WorkerProfile is the CPU profile taken during the run (-profile).
+	WorkerProfile string `json:"workerProfile,omitempty"`
+}
+
+// fleet is a set of synced apps that B1 leaves running for B4.
+type fleet struct {
+	prefix string
+	names  []string
 }
 
 // benchFleetSync is B1: n apps created through the API in a burst, timed
 // from the first create until the list shows them all Synced and Healthy.
-func benchFleetSync(ctx context.Context, e *env, res *results, n, runs int) error {
+// With keep, the last run's apps are not deleted but returned (for B4),
+// when that run converged. With cfg.profile, the first run takes a CPU
+// profile of the worker.
+func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int, keep bool) (*fleet, error) {
+	runs := cfg.runs
 	repoURL, _, err := e.newRepo(ctx, fmt.Sprintf("b1-%d", n))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var all []b1Run
+	var (
+		all  []b1Run
+		kept *fleet
+	)
 	for r := range runs {
 		slog.Info("B1", "apps", n, "run", r+1, "of", runs)
-		run, err := fleetSyncOnce(ctx, e, repoURL, fmt.Sprintf("b1n%dr%d-", n, r), n)
+		opts := b1Options{keep: keep && r == runs-1}
+		if cfg.profile && r == 0 {
+			opts.profileDir = cfg.profileDir
+		}
+		prefix := fmt.Sprintf("b1n%dr%d-", n, r)
+		run, err := fleetSyncOnce(ctx, e, repoURL, prefix, n, opts)
 		if err != nil {
 			if ctx.Err() != nil {
-				return err
+				return nil, err
 			}
 			// A fleet that does not converge is a result, not a harness
 			// failure: say so and go on with the other benchmarks.
 			fmt.Printf("BENCH B1.N%d failed\n", n)
 			res.note("B1 N=%d run %d did not converge: %v", n, r+1, err)
 			res.addRun(fmt.Sprintf("B1.N%d", n), map[string]any{"failed": err.Error(), "loadAverage": loadAverage()})
-			return nil
+			return nil, nil
+		}
+		if opts.keep {
+			kept = &fleet{prefix: prefix, names: appNames(prefix, n)}
 		}
 		res.addRun(fmt.Sprintf("B1.N%d", n), run)
 		all = append(all, run)
@@ -90,35 +114,55 @@ func benchFleetSync(ctx context.Context, e *env, res *results, n, runs int) erro
 	}), "events/app", runs)
 	res.emit(id+".worker_rss", med(func(r b1Run) float64 { return r.WorkerRSSMiB }), "MiB", runs)
 	res.emit(id+".temporal_rss", med(func(r b1Run) float64 { return r.TemporalRSSMiB }), "MiB", runs)
-	return nil
+	return kept, nil
 }
 
-func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int) (b1Run, error) {
-	run := b1Run{Apps: n}
+// appNames are prefix0000, prefix0001 … for n apps.
+func appNames(prefix string, n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s%04d", prefix, i)
 	}
-	cpu0 := [3]float64{e.server.CPUSeconds(), e.worker.CPUSeconds(), e.temporal.CPUSeconds()}
+	return names
+}
+
+// b1Options: keep the apps after the run; profileDir, when set, takes a
+// CPU profile of the worker during the run into it.
+type b1Options struct {
+	keep       bool
+	profileDir string
+}
+
+func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, opts b1Options) (b1Run, error) {
+	run := b1Run{Apps: n}
+	names := appNames(prefix, n)
+	var profiled chan string
+	if opts.profileDir != "" {
+		profiled = make(chan string, 1)
+		go func() {
+			path, err := e.profileWorker(ctx, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileSeconds)
+			if err != nil {
+				slog.Warn("B1 worker profile", "err", err)
+			}
+			profiled <- path
+		}()
+	}
+	cpu0 := e.cpuSeconds()
 	start := time.Now()
-	if err := e.createAll(ctx, names, repoURL); err != nil {
+	if err := e.createAll(ctx, names, 16, func(name string) map[string]any { return appBody(name, repoURL, false) }); err != nil {
 		return run, err
 	}
 	run.CreateSeconds = time.Since(start).Seconds()
-	interval := time.Duration(min(1000, 100+n)) * time.Millisecond
-	err := poll(ctx, 3*time.Minute+time.Duration(n)*time.Second, interval, "every app Synced and Healthy", func() (bool, string, error) {
-		c, err := e.countApps(ctx, prefix, "&sync=Synced&health=Healthy")
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return c == n, fmt.Sprintf("%d of %d Synced and Healthy", c, n), nil
-	})
+	err := e.waitFleet(ctx, prefix, n)
+	if profiled != nil {
+		run.WorkerProfile = <-profiled
+	}
 	if err != nil {
 		e.deleteAll(ctx, names)
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
-	cpu1 := [3]float64{e.server.CPUSeconds(), e.worker.CPUSeconds(), e.temporal.CPUSeconds()}
+	cpu1 := e.cpuSeconds()
 	run.LoadAverage = loadAverage()
 	run.AppsPerSecond = float64(n) / run.SyncedSeconds
 	run.ServerCPUPerApp = (cpu1[0] - cpu0[0]) / float64(n)
@@ -143,51 +187,83 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int) (
 		app, syn = app.Plus(a), syn.Plus(s)
 	}
 	run.AppWorkflow, run.SyncWorkflow = app.Div(run.Sampled), syn.Div(run.Sampled)
-	e.deleteAll(ctx, names)
+	if !opts.keep {
+		e.deleteAll(ctx, names)
+	}
 	return run, nil
 }
 
-// createAll creates the apps through the API, 16 requests at a time.
-func (e *env) createAll(ctx context.Context, names []string, repoURL string) error {
+// waitFleet waits until the list shows all n apps named prefix… Synced
+// and Healthy.
+func (e *env) waitFleet(ctx context.Context, prefix string, n int) error {
+	interval := time.Duration(min(1000, 100+n)) * time.Millisecond
+	return poll(ctx, 3*time.Minute+time.Duration(n)*time.Second, interval, "every app Synced and Healthy", func() (bool, string, error) {
+		c, err := e.countApps(ctx, prefix, "&sync=Synced&health=Healthy")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return c == n, fmt.Sprintf("%d of %d Synced and Healthy", c, n), nil
+	})
+}
+
+// createAll creates the apps through the API, inFlight requests at a
+// time; body is each app's spec. Large sets log their progress.
+func (e *env) createAll(ctx context.Context, names []string, inFlight int, body func(name string) map[string]any) error {
+	return e.forAll(ctx, names, inFlight, "created", func(name string) error {
+		_, err := e.request(ctx, http.MethodPost, "/api/v1/applications", body(name), nil)
+		return err
+	})
+}
+
+// forAll calls do for every name, inFlight at a time, logs the progress
+// of large sets (done names what was done), and returns the first error;
+// after an error it starts no more calls.
+func (e *env) forAll(ctx context.Context, names []string, inFlight int, done string, do func(name string) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
+		count int
 	)
-	sem := make(chan struct{}, 16)
+	start := time.Now()
+	sem := make(chan struct{}, inFlight)
 	for _, name := range names {
+		sem <- struct{}{}
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed || ctx.Err() != nil {
+			<-sem
+			break
+		}
 		wg.Go(func() {
-			sem <- struct{}{}
 			defer func() { <-sem }()
-			if _, err := e.request(ctx, http.MethodPost, "/api/v1/applications", appBody(name, repoURL, false), nil); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
+			err := do(name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmp.Or(first, err)
+				return
+			}
+			if count++; len(names) >= 2000 && count%1000 == 0 {
+				slog.Info("apps "+done, "count", count, "of", len(names), "seconds", int(time.Since(start).Seconds()))
 			}
 		})
 	}
 	wg.Wait()
-	return first
+	return cmp.Or(first, ctx.Err())
 }
 
 // deleteAll deletes the apps (their resources in the background), waits
 // up to two minutes for them to go, then deletes their namespaces, so that
 // the next run starts from an empty fleet.
 func (e *env) deleteAll(ctx context.Context, names []string) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for _, name := range names {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if _, err := e.request(ctx, http.MethodDelete, "/api/v1/applications/"+name+"?cascade=background", nil, nil); err != nil {
-				slog.Warn("delete app", "app", name, "err", err)
-			}
-		})
-	}
-	wg.Wait()
+	_ = e.forAll(ctx, names, 16, "deleted", func(name string) error {
+		if _, err := e.request(ctx, http.MethodDelete, "/api/v1/applications/"+name+"?cascade=background", nil, nil); err != nil {
+			slog.Warn("delete app", "app", name, "err", err)
+		}
+		return nil
+	})
 	prefix := names[0][:len(names[0])-4]
 	if err := poll(ctx, 2*time.Minute, time.Second, "the apps deleted", func() (bool, string, error) {
 		c, err := e.countApps(ctx, prefix, "")

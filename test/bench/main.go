@@ -5,8 +5,10 @@
 // `windlass worker` as processes, then runs the benchmarks B1-B7 of
 // docs/benchmarks.md. Each figure is printed as `BENCH <name> <value>
 // <unit>`; everything, each run included, goes to bench-results.json with
-// the machine, commit, date and load average. A benchmark not built prints
-// `BENCH <id> not-implemented`.
+// the machine, commit, date and load average. With -profile, a 30 s CPU
+// profile of the worker is taken during the first run of each B1 size
+// (from /debug/pprof/ on its metrics listener) and its top functions are
+// printed.
 //
 // It is a program, not a test: `go test ./...` never runs it.
 package main
@@ -48,6 +50,15 @@ type config struct {
 	bin        string
 	keep       bool
 	renderPkg  string
+	// B6: apps registered, and timed requests of each page.
+	listApps, listSamples int
+	// B4: apps, how long they idle, and the wait before measuring.
+	idleApps            int
+	idleFor, idleSettle time.Duration
+	// profile takes a CPU profile of the worker during B1, into
+	// profileDir.
+	profile    bool
+	profileDir string
 }
 
 func main() {
@@ -61,6 +72,13 @@ func main() {
 	flag.StringVar(&cfg.bin, "bin", "", "prebuilt windlass binary (default: go build one)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (logs) even on success")
 	flag.StringVar(&cfg.renderPkg, "render-pkg", "./activities/render/", "package of BenchmarkRender (B5)")
+	flag.IntVar(&cfg.listApps, "list-apps", 10000, "B6: applications registered before the list is timed")
+	flag.IntVar(&cfg.listSamples, "list-samples", 30, "B6: timed requests of the first and of the next page each")
+	flag.IntVar(&cfg.idleApps, "idle-apps", 1000, "B4: synced applications in the idle fleet")
+	flag.DurationVar(&cfg.idleFor, "idle-duration", 10*time.Minute, "B4: how long the fleet idles while measured")
+	flag.DurationVar(&cfg.idleSettle, "idle-settle", time.Minute, "B4: wait between the fleet being ready and the measurement")
+	flag.BoolVar(&cfg.profile, "profile", false, "take a 30 s CPU profile of the worker during the first run of each B1 size")
+	flag.StringVar(&cfg.profileDir, "profile-dir", ".cache/bench", "where -profile writes the profiles")
 	flag.Parse()
 	for f := range strings.SplitSeq(apps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -74,8 +92,8 @@ func main() {
 	for f := range strings.SplitSeq(only, ",") {
 		cfg.only[strings.ToUpper(strings.TrimSpace(f))] = true
 	}
-	if cfg.runs < 1 || cfg.iterations < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -runs and -iterations must be at least 1")
+	if cfg.runs < 1 || cfg.iterations < 1 || cfg.listApps < 1 || cfg.listSamples < 1 || cfg.idleApps < 1 || cfg.idleFor < time.Minute {
+		fmt.Fprintln(os.Stderr, "bench: -runs, -iterations, -list-apps, -list-samples and -idle-apps must be at least 1, -idle-duration at least 1m")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,7 +114,6 @@ type results struct {
 	Figures    []figure         `json:"figures"`
 	Runs       map[string][]any `json:"runs"`
 	Notes      []string         `json:"notes,omitempty"`
-	NotBuilt   []string         `json:"notImplemented,omitempty"`
 }
 
 type machine struct {
@@ -119,11 +136,6 @@ type figure struct {
 func (r *results) emit(name string, value float64, unit string, runs int) {
 	fmt.Printf("BENCH %s %s %s\n", name, strconv.FormatFloat(value, 'g', 5, 64), unit)
 	r.Figures = append(r.Figures, figure{Name: name, Value: value, Unit: unit, Runs: runs})
-}
-
-func (r *results) notImplemented(id, what string) {
-	fmt.Printf("BENCH %s not-implemented\n", id)
-	r.NotBuilt = append(r.NotBuilt, id+": "+what)
 }
 
 func (r *results) note(format string, args ...any) {
@@ -202,6 +214,8 @@ type env struct {
 	mgmtNS        string
 	// procs: temporal, server, worker.
 	temporal, server, worker *harness.Proc
+	// workerOps is the worker's metrics listener (/metrics, /debug/pprof/).
+	workerOps string
 }
 
 func run(ctx context.Context, cfg config) (err error) {
@@ -225,7 +239,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	}()
 
 	redisAddr := ""
-	if cfg.only["B1"] || cfg.only["B2"] || cfg.only["B3"] || cfg.only["B7"] {
+	if cfg.only["B1"] || cfg.only["B2"] || cfg.only["B3"] || cfg.only["B4"] || cfg.only["B6"] || cfg.only["B7"] {
 		e, cleanup, err := start(ctx, cfg)
 		if err != nil {
 			return err
@@ -242,33 +256,61 @@ func run(ctx context.Context, cfg config) (err error) {
 				return fmt.Errorf("B3: %w", err)
 			}
 		}
+		// B4 takes over the last B1 fleet when it has B4's size.
+		var kept *fleet
 		if cfg.only["B1"] {
-			for _, n := range cfg.apps {
-				if err := benchFleetSync(ctx, e, res, n, cfg.runs); err != nil {
+			for i, n := range cfg.apps {
+				keep := cfg.only["B4"] && i == len(cfg.apps)-1 && n == cfg.idleApps
+				if kept, err = benchFleetSync(ctx, e, res, cfg, n, keep); err != nil {
 					return fmt.Errorf("B1 N=%d: %w", n, err)
 				}
 			}
 		}
+		if cfg.only["B4"] {
+			if err := benchIdleFleet(ctx, e, res, cfg, kept); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				// Like a B1 fleet that does not converge: a result.
+				fmt.Println("BENCH B4 failed")
+				res.note("B4 failed: %v", err)
+			}
+		}
 		if cfg.only["B7"] {
 			if err := benchBigApp(ctx, e, res); err != nil {
-				// Like a B1 fleet that does not converge: a result.
 				fmt.Println("BENCH B7 failed")
 				res.note("B7 failed: %v", err)
 			}
 		}
-	}
-	if cfg.only["B4"] {
-		res.notImplemented("B4", "idle fleet (1000 synced apps idle for 10 min): not built yet")
+		if cfg.only["B5"] {
+			if err := benchRender(ctx, res, cfg.renderPkg, redisAddr); err != nil {
+				return fmt.Errorf("B5: %w", err)
+			}
+		}
+		// Last: its apps stay until the processes stop.
+		if cfg.only["B6"] {
+			if err := benchList(ctx, e, res, cfg.listApps, cfg.listSamples); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				fmt.Println("BENCH B6 failed")
+				res.note("B6 failed: %v", err)
+			}
+		}
+		return nil
 	}
 	if cfg.only["B5"] {
 		if err := benchRender(ctx, res, cfg.renderPkg, redisAddr); err != nil {
 			return fmt.Errorf("B5: %w", err)
 		}
 	}
-	if cfg.only["B6"] {
-		res.notImplemented("B6", "list at scale (10,000 apps): not built yet")
-	}
 	return nil
+}
+
+// cpuSeconds is the CPU time so far of the server, the worker and
+// Temporal, in that order.
+func (e *env) cpuSeconds() [3]float64 {
+	return [3]float64{e.server.CPUSeconds(), e.worker.CPUSeconds(), e.temporal.CPUSeconds()}
 }
 
 // start brings up the test bed and the Windlass processes. cleanup stops
@@ -300,10 +342,15 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 		}
 	}()
 	// Each kwok node holds 110 pods: room for the largest fleet, plus the
-	// B2/B3 apps.
+	// B2/B3 apps. B6's apps have no pods.
 	maxApps := 0
 	for _, n := range cfg.apps {
-		maxApps = max(maxApps, n)
+		if cfg.only["B1"] {
+			maxApps = max(maxApps, n)
+		}
+	}
+	if cfg.only["B4"] {
+		maxApps = max(maxApps, cfg.idleApps)
 	}
 	nodes := 2 + maxApps/100
 	slog.Info("starting the test bed", "nodes", nodes, "dir", tmp)
@@ -376,6 +423,9 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 		return nil, nil, err
 	}
 	stops = append(stops, e.worker.Stop)
+	if e.workerOps, err = e.worker.LogValue(ctx, `msg="serving metrics and probes"`, "address"); err != nil {
+		return nil, nil, err
+	}
 	if _, err := e.worker.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// profileSeconds is how long -profile samples the worker.
+const profileSeconds = 30 * time.Second
+
+// profileNodes is how many functions the printed top lists.
+const profileNodes = 15
+
+// profileWorker takes a CPU profile of the worker over d from
+// /debug/pprof/profile on its metrics listener, writes it to
+// dir/worker-<label>-<UTC time>.pprof, prints the top functions by
+// cumulative time (`go tool pprof -top -cum`) as `# pprof` lines, and
+// returns the file's path.
+func (e *env) profileWorker(ctx context.Context, dir, label string, d time.Duration) (string, error) {
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.workerOps, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("profile the worker: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("profile the worker: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("profile the worker: status %d: %.200s", resp.StatusCode, data)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", err
+	}
+	path, err := filepath.Abs(filepath.Join(dir, fmt.Sprintf("worker-%s-%s.pprof", label, time.Now().UTC().Format("20060102T150405Z"))))
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", fmt.Sprintf("-nodecount=%d", profileNodes), e.bin, path).CombinedOutput()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# pprof: worker CPU profile, %s, %s: top %d by cumulative time\n", label, d, profileNodes)
+	for line := range strings.Lines(string(out)) {
+		b.WriteString("# pprof " + line)
+	}
+	fmt.Print(b.String())
+	if err != nil {
+		return path, fmt.Errorf("go tool pprof %s: %w", path, err)
+	}
+	return path, nil
+}
