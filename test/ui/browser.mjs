@@ -8,6 +8,7 @@ import { api, check, env, launch, login as loginAs, newPage, screenshot as shoot
 const adminPassword = env('WINDLASS_ADMIN_PASSWORD');
 const [viewer, viewerPassword] = env('WINDLASS_VIEWER').split(':');
 const repo = env('WINDLASS_REPO');
+const commitMessage = env('WINDLASS_COMMIT_MESSAGE');
 const app = env('WINDLASS_APP');
 const namespace = env('WINDLASS_APP_NAMESPACE');
 const control = env('WINDLASS_CONTROL');
@@ -66,6 +67,8 @@ try {
     await page.getByRole('link', { name: app, exact: true }).click();
     await page.getByRole('heading', { name: app, exact: true }).waitFor();
     await waitStatus('OutOfSync');
+    // The header shows the commit's subject next to its SHA.
+    await page.locator('.app-head .summary .commit-msg').filter({ hasText: commitMessage }).waitFor();
     await syncThroughDialog();
     await waitStatus('Synced', 'Healthy');
     await tree.locator('[data-kind="Deployment"]').waitFor();
@@ -142,7 +145,19 @@ try {
     const row = page.locator(`tr[data-app="default/${app}"]`);
     await row.getByTitle('Sync status: Synced').waitFor();
     await row.getByTitle('Health: Healthy').waitFor();
+    // The revision: the short SHA and the commit's subject, whole in its tooltip.
+    const msg = row.locator('td.rev .commit-msg');
+    await msg.filter({ hasText: commitMessage }).waitFor();
+    check((await msg.getAttribute('title'))?.startsWith(commitMessage), 'the commit message has no tooltip with all of it');
+    check(!(await row.textContent()).includes('The body is not shown'), 'the list shows the body of the commit message');
     await screenshot('ui-list.png');
+  });
+
+  await step('an unknown page is the UI\'s page not found, not an API error', async () => {
+    await page.goto('/no/such/page');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.getByRole('link', { name: 'Applications', exact: true }).first().click();
+    await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
   });
 
   await step('7 a read-only user sees no Sync button', async () => {

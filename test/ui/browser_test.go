@@ -160,12 +160,17 @@ spec:
     app: guestbook-ui
 `
 
+// commitMessage is the subject of the fixture's commit, which the list and
+// the app's header show next to its SHA.
+const commitMessage = "guestbook: a Deployment and a Service"
+
 // TestBrowser drives the UI in chromium: 1 log in; 2 an app created
 // through the API appears in the list live; 3 its tree shows Deployment →
 // ReplicaSet → Pods; 4 a live edit makes it OutOfSync with a diff; 5 Sync
 // shows the progress until Synced and Healthy; 6 the history rolls back;
 // 7 a read-only user sees no Sync button; 8 Delete takes the app off the
-// list. No request leaves the origin.
+// list. The list and the header show the commit's subject, and an unknown
+// page is the UI's "page not found". No request leaves the origin.
 func TestBrowser(t *testing.T) {
 	requireBrowser(t)
 	url, err := bed.git.CreateRepo("guestbook-ui")
@@ -181,7 +186,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := repo.CommitAndPush(t.Context(), "guestbook: a Deployment and a Service"); err != nil {
+	if _, err := repo.CommitAndPush(t.Context(), commitMessage+"\n\nThe body is not shown.\n"); err != nil {
 		t.Fatal(err)
 	}
 	shots := os.Getenv(envScreenshots)
@@ -194,6 +199,7 @@ func TestBrowser(t *testing.T) {
 		"WINDLASS_ADMIN_PASSWORD": bed.adminPassword,
 		"WINDLASS_VIEWER":         viewerName + ":" + viewerPassword,
 		"WINDLASS_REPO":           url,
+		"WINDLASS_COMMIT_MESSAGE": commitMessage,
 		"WINDLASS_APP":            fmt.Sprintf("guestbook-%d", suffix),
 		"WINDLASS_APP_NAMESPACE":  fmt.Sprintf("guestbook-ui-%d", suffix),
 		"WINDLASS_CONTROL":        control(t).URL,

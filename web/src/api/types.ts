@@ -37,8 +37,9 @@ export interface AppSummary {
   cluster?: string;
   namespace?: string;
   repos?: string[];
-  // Shown when the server sends them (not every version does).
+  /** The subject of the revision's commit, when known. */
   revisionMessage?: string;
+  // Shown when the server sends them (not every version does).
   lastSyncedAt?: string;
   operation?: string;
 }
@@ -122,11 +123,19 @@ export interface AppEvent {
   source?: string;
 }
 
+/** The commit a revision resolved to: its subject, author and date. */
+export interface RevisionMetadata {
+  message?: string;
+  author?: string;
+  date?: string;
+}
+
 export interface AppStatus {
   sync: SyncStatus;
   health: HealthStatus;
   revision?: string;
   sha?: string;
+  revisionMetadata?: RevisionMetadata;
   resources?: ResourceStatus[];
   reconciledAt?: string;
   message?: string;
@@ -139,6 +148,7 @@ export interface SyncSummary {
   id: string;
   revision: string;
   sha: string;
+  revisionMessage?: string;
   prune?: boolean;
   phase: string;
   message?: string;
@@ -160,6 +170,7 @@ export interface SyncRecord {
   started: string;
   finished?: string;
   temporalURL?: string;
+  revisionMessage?: string;
 }
 
 export interface SyncList {

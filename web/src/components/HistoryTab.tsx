@@ -4,7 +4,7 @@ import type { SyncList, SyncRecord, SyncSummary } from '../api/types';
 import { dateTime, duration, shortSHA, syncNumber, timeAgo } from '../lib/format';
 import type { Allowed } from '../session';
 import { Icon } from './icons';
-import { Badge, Button, ErrorMessage, Pager, Spinner, THead } from './ui';
+import { Badge, Button, CommitMessage, ErrorMessage, Pager, Spinner, THead } from './ui';
 
 const HISTORY_PAGE = 20;
 
@@ -90,6 +90,7 @@ export function HistoryTab({
                     <td>
                       {rev ? <code title={sum?.sha || sum?.revision}>{shortSHA(rev)}</code> : <span className="muted">—</span>}
                       {sum?.revision && sum.sha && sum.revision !== sum.sha && <span className="muted"> ({sum.revision})</span>}
+                      <CommitMessage message={sum?.revisionMessage || rec.revisionMessage} />
                     </td>
                     <td>{sum?.initiator ?? <span className="muted">—</span>}</td>
                     <td>

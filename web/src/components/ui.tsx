@@ -9,6 +9,8 @@ import {
   type ReactNode,
 } from 'react';
 import { ApiError, describeError } from '../api/client';
+import type { RevisionMetadata } from '../api/types';
+import { dateTime } from '../lib/format';
 import type { Allowed } from '../session';
 import { Icon, type IconName } from './icons';
 
@@ -48,6 +50,20 @@ export function Badge({ kind, value, label }: { kind: 'sync' | 'health' | 'phase
       <Icon name={icons[v] ?? 'question'} size={14} className={v === 'Progressing' || v === 'Running' ? 'spin' : undefined} />
       <span className="sr-only">{what}: </span>
       {v}
+    </span>
+  );
+}
+
+/**
+ * CommitMessage shows a commit's subject on one line, cut with an ellipsis
+ * where it does not fit; the tooltip has all of it, with the author and date.
+ */
+export function CommitMessage({ message, author, date }: RevisionMetadata) {
+  if (!message) return null;
+  const by = [author && `by ${author}`, date && dateTime(date)].filter(Boolean).join(', ');
+  return (
+    <span className="commit-msg" title={by ? `${message}\n${by}` : message}>
+      {message}
     </span>
   );
 }

@@ -8,7 +8,7 @@ import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
 import { cachedGet, EventTable, ResourcePanel } from '../components/ResourcePanel';
 import { ResourceList, ResourceTree } from '../components/ResourceTree';
-import { Badge, Button, ErrorMessage, Spinner, TabPanel, Tabs, useToast } from '../components/ui';
+import { Badge, Button, CommitMessage, ErrorMessage, Spinner, TabPanel, Tabs, useToast } from '../components/ui';
 import { dateTime, shortSHA, timeAgo } from '../lib/format';
 import { mergeTree } from '../lib/tree';
 import { Link, navigate, setParams } from '../router';
@@ -176,6 +176,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
             <dd>
               {status.sha ? <code title={status.sha}>{shortSHA(status.sha)}</code> : <span className="muted">—</span>}
               {status.revision && status.revision !== status.sha && <span className="muted"> ({status.revision})</span>}
+              <CommitMessage {...status.revisionMetadata} />
             </dd>
           </div>
           {sources.map((s, i) => (

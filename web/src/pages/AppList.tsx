@@ -3,7 +3,7 @@ import { get, post, query } from '../api/client';
 import { useEventStream } from '../api/sse';
 import type { AppList as AppListT, AppSummary, ClusterView, Items, Project } from '../api/types';
 import { Icon } from '../components/icons';
-import { Badge, Button, Dialog, ErrorMessage, Field, Spinner, DialogActions, Pager, THead, useAction, useToast } from '../components/ui';
+import { Badge, Button, CommitMessage, Dialog, ErrorMessage, Field, Spinner, DialogActions, Pager, THead, useAction, useToast } from '../components/ui';
 import { shortSHA, timeAgo } from '../lib/format';
 import { StreamTracker } from '../lib/livelist';
 import { appURL, Link, navigate, setParams } from '../router';
@@ -149,7 +149,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
                 </td>
                 <td className="rev">
                   {a.revision ? <code title={a.revision}>{shortSHA(a.revision)}</code> : <span className="muted">—</span>}
-                  {a.revisionMessage && <span className="commit-msg"> {a.revisionMessage}</span>}
+                  <CommitMessage message={a.revisionMessage} />
                 </td>
                 <td>
                   {clusterLabel(a.cluster)}
