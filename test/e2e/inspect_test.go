@@ -44,18 +44,24 @@ func TestInspectEndpoints(t *testing.T) {
 		v := appView(t, name)
 		return v.Status.SHA != "", string(v.Status.Sync)
 	})
+	// push commits with the message "update": its subject follows the SHA.
+	if m := appView(t, name).Status.RevisionMetadata; m == nil || m.Message != "update" || m.Author == "" || m.Date.IsZero() {
+		t.Errorf("status.revisionMetadata %+v: want the commit's subject, author and date", m)
+	}
 	syncApp(t, name)
 	base := "/api/v1/applications/" + name
-	eventually(t, 30*time.Second, "the list row shows the last sync", func() (bool, string) {
+	eventually(t, 30*time.Second, "the list row shows the last sync and the commit's subject", func() (bool, string) {
 		var list api.AppList
 		call(t, http.MethodGet, "/api/v1/applications?search="+name, nil, &list)
-		ok := len(list.Items) == 1 && !list.Items[0].LastSyncedAt.IsZero() && list.Items[0].LastSyncPhase == string(workflows.PhaseSucceeded)
+		ok := len(list.Items) == 1 && !list.Items[0].LastSyncedAt.IsZero() && list.Items[0].LastSyncPhase == string(workflows.PhaseSucceeded) &&
+			list.Items[0].RevisionMessage == "update"
 		return ok, fmt.Sprintf("%+v", list.Items)
 	})
-	eventually(t, 30*time.Second, "the full history shows the sync's initiator and revision", func() (bool, string) {
+	eventually(t, 30*time.Second, "the full history shows the sync's initiator, revision and commit subject", func() (bool, string) {
 		var syncs api.SyncList
 		call(t, http.MethodGet, base+"/syncs", nil, &syncs)
-		ok := len(syncs.Items) == 1 && syncs.Items[0].Initiator != "" && syncs.Items[0].Revision == "main" && len(syncs.Items[0].SHA) == 40
+		ok := len(syncs.Items) == 1 && syncs.Items[0].Initiator != "" && syncs.Items[0].Revision == "main" && len(syncs.Items[0].SHA) == 40 &&
+			syncs.Items[0].RevisionMessage == "update"
 		return ok, fmt.Sprintf("%+v", syncs.Items)
 	})
 
