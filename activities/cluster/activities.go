@@ -69,6 +69,7 @@ type Activities struct {
 	ignore      []appspec.ResourceIgnoreDifferences
 	concurrency int
 	writes      chan struct{} // bounds the writes in flight across activities
+	reads       chan struct{} // bounds the lists in flight across activities
 	kinds       *kindCache
 	jq          *jqCache
 	dryRuns     *dryRunCache
@@ -117,8 +118,23 @@ func WithMaxWrites(n int) Option {
 	}
 }
 
-// DefaultMaxWrites is the default of WithMaxWrites.
-const DefaultMaxWrites = 64
+// WithMaxReads bounds the list requests in flight across all the
+// activities of this instance (default 64): a compare lists every kind
+// the cluster serves, and a burst of new apps compared at once opened so
+// many requests that the API server's TLS handshakes timed out.
+func WithMaxReads(n int) Option {
+	return func(a *Activities) {
+		if n > 0 {
+			a.reads = make(chan struct{}, n)
+		}
+	}
+}
+
+// Defaults of WithMaxWrites and WithMaxReads.
+const (
+	DefaultMaxWrites = 64
+	DefaultMaxReads  = 64
+)
 
 // New checks its dependencies.
 func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts ...Option) (*Activities, error) {
@@ -130,7 +146,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	}
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
-		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
+		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), reads: make(chan struct{}, DefaultMaxReads), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
 	}
 	for _, o := range opts {
 		o(a)
@@ -170,12 +186,20 @@ func heartbeat(ctx context.Context, details ...any) {
 // returns the error of the lowest index that failed.
 // bounded runs fn holding one of the instance's write slots.
 func (a *Activities) bounded(ctx context.Context, fn func() error) error {
+	return holding(ctx, a.writes, fn)
+}
+
+// holding runs fn holding one slot of slots (nil: no bound).
+func holding(ctx context.Context, slots chan struct{}, fn func() error) error {
+	if slots == nil {
+		return fn()
+	}
 	select {
-	case a.writes <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-a.writes }()
+	defer func() { <-slots }()
 	return fn()
 }
 

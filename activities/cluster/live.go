@@ -242,7 +242,11 @@ func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []
 		k := kinds[i]
 		opts := metav1.ListOptions{LabelSelector: selector, Limit: listPageSize}
 		for {
-			list, err := c.Dynamic.Resource(k.gvr).List(ctx, opts)
+			var list *unstructured.UnstructuredList
+			err := holding(ctx, a.reads, func() (err error) {
+				list, err = c.Dynamic.Resource(k.gvr).List(ctx, opts)
+				return err
+			})
 			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) {
 				return nil
 			}

@@ -15,9 +15,9 @@ func TestMaxWrites(t *testing.T) {
 	a := &Activities{}
 	WithMaxWrites(2)(a)
 	var (
-		mu      sync.Mutex
-		holding int
-		peak    int
+		mu       sync.Mutex
+		inFlight int
+		peak     int
 	)
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -27,18 +27,18 @@ func TestMaxWrites(t *testing.T) {
 			defer wg.Done()
 			_ = a.bounded(context.Background(), func() error {
 				mu.Lock()
-				holding++
-				peak = max(peak, holding)
+				inFlight++
+				peak = max(peak, inFlight)
 				mu.Unlock()
 				<-release
 				mu.Lock()
-				holding--
+				inFlight--
 				mu.Unlock()
 				return nil
 			})
 		}()
 	}
-	held := func() int { mu.Lock(); defer mu.Unlock(); return holding }
+	held := func() int { mu.Lock(); defer mu.Unlock(); return inFlight }
 	for deadline := time.Now().Add(30 * time.Second); held() < 2; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the first two writes never started")
@@ -53,5 +53,14 @@ func TestMaxWrites(t *testing.T) {
 	wg.Wait()
 	if peak != 2 {
 		t.Fatalf("peak writes in flight = %d, want 2", peak)
+	}
+	// Lists have a pool of their own, and an instance without pools
+	// (a zero Activities) does not block.
+	WithMaxReads(3)(a)
+	if cap(a.reads) != 3 || cap(a.writes) != 2 {
+		t.Fatalf("pools: reads %d, writes %d", cap(a.reads), cap(a.writes))
+	}
+	if err := holding(context.Background(), nil, func() error { return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
