@@ -40,10 +40,20 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	tracked, err := a.listTracked(ctx, d.c, t, a.searchKinds(t, d.c, d.objs))
+	start := time.Now()
+	kinds, swept := a.compareKinds(t, d, in.WithDiff || pairs != nil)
+	tracked, err := a.listTracked(ctx, d.c, t, kinds)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
+	if swept {
+		a.kinds.markSwept(t, start)
+	}
+	live := make([]kindRef, 0, len(tracked))
+	for _, l := range tracked {
+		live = append(live, l.kind)
+	}
+	a.kinds.rememberKinds(t, dedupe(live))
 	idx := liveIndex(tracked)
 	res := d.resources()
 	sortObjects(res)

@@ -587,3 +587,57 @@ func TestCRDAndResourceInOneWave(t *testing.T) {
 		t.Fatalf("after sync: %s %+v", c.Sync, c.Resources)
 	}
 }
+
+// A compare lists every kind at most once per fullSweepEvery per app; in
+// between it lists the manifests' kinds and the kinds seen for the app.
+// A resource that left the manifests is found either way (its kind was
+// seen); a resource of a kind the app never had is found at the next full
+// sweep.
+func TestCompareSweepsEveryKindPeriodically(t *testing.T) {
+	h := newHarness(t)
+	tg := h.target("sweep")
+	objs := h.fixture("guestbook.yaml") // ConfigMap, Deployment, Service
+	h.sync(tg, h.put(objs...), SyncOperation{})
+	h.compare(tg, h.put(objs...), false) // the first compare is a full sweep
+
+	// The Service leaves the manifests: found without a sweep.
+	var kept []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() != "Service" {
+			kept = append(kept, o)
+		}
+	}
+	pruning := func(out CompareOutput) []string {
+		var kinds []string
+		for _, rs := range out.Resources {
+			if rs.RequiresPruning {
+				kinds = append(kinds, rs.Kind)
+			}
+		}
+		return kinds
+	}
+	ref := h.put(kept...)
+	if got := pruning(h.compare(tg, ref, false)); !slices.Equal(got, []string{"Service"}) {
+		t.Fatalf("requires pruning = %v, want the Service", got)
+	}
+
+	// A Secret labelled for the app by hand: a kind the app never had.
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "by-hand", "namespace": h.ns}}}
+	manifest.SetTracking(tg.Project, tg.App, secret)
+	if _, err := h.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(h.ns).
+		Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pruning(h.compare(tg, ref, false)); !slices.Equal(got, []string{"Service"}) {
+		t.Fatalf("between sweeps, requires pruning = %v, want the Service only", got)
+	}
+	if got := pruning(h.compare(tg, ref, true)); !slices.Contains(got, "Secret") {
+		t.Fatalf("a compare with diffs (a full sweep) found %v, want the Secret too", got)
+	}
+	h.a.kinds.markSwept(tg, time.Now().Add(-fullSweepEvery))
+	h.a.kinds.seen = map[string]map[schema.GroupResource]kindRef{} // as on another worker
+	if got := pruning(h.compare(tg, ref, false)); !slices.Contains(got, "Secret") || !slices.Contains(got, "Service") {
+		t.Fatalf("at the sweep, requires pruning = %v, want the Secret and the Service", got)
+	}
+}

@@ -75,6 +75,8 @@ type kindCache struct {
 	mu        sync.Mutex
 	discovery map[string]discovered
 	seen      map[string]map[schema.GroupResource]kindRef
+	// swept is when each app's compare last listed every kind.
+	swept map[string]time.Time
 }
 
 type discovered struct {
@@ -83,30 +85,83 @@ type discovered struct {
 }
 
 func newKindCache() *kindCache {
-	return &kindCache{discovery: map[string]discovered{}, seen: map[string]map[schema.GroupResource]kindRef{}}
+	return &kindCache{discovery: map[string]discovered{}, seen: map[string]map[schema.GroupResource]kindRef{}, swept: map[string]time.Time{}}
 }
 
+func appKey(t Target) string { return t.Destination.Server + " " + appName(t) }
+
 func (k *kindCache) remember(t Target, objs []*object) {
+	var refs []kindRef
+	for _, o := range objs {
+		if o.mapping != nil {
+			refs = append(refs, refOf(o.mapping))
+		}
+	}
+	k.rememberKinds(t, refs)
+}
+
+// rememberKinds adds kinds to those seen for the app.
+func (k *kindCache) rememberKinds(t Target, refs []kindRef) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	app := t.Destination.Server + " " + appName(t)
+	app := appKey(t)
 	m := k.seen[app]
 	if m == nil {
 		m = map[schema.GroupResource]kindRef{}
 		k.seen[app] = m
 	}
-	for _, o := range objs {
+	for _, r := range refs {
+		m[r.gvr.GroupResource()] = r
+	}
+}
+
+// fullSweepEvery is how often, per app and worker, a compare lists every
+// kind the cluster serves. In between it lists the kinds of the app's
+// manifests and the kinds this worker has seen the app own (its earlier
+// manifests, and what earlier sweeps found), which is where a resource
+// that left the manifests is. A resource of another kind labelled for the
+// app by hand shows within this period. Listing every kind (some fifty on
+// a bare cluster) on every refresh made compares the bulk of an idle
+// fleet's API requests.
+const fullSweepEvery = 10 * time.Minute
+
+// sweepDue says whether the app's next compare must list every kind.
+func (k *kindCache) sweepDue(t Target, now time.Time) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.swept[appKey(t)]
+	return !ok || now.Sub(at) >= fullSweepEvery
+}
+
+func (k *kindCache) markSwept(t Target, at time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.swept) >= maxDryRuns {
+		k.swept = map[string]time.Time{}
+	}
+	k.swept[appKey(t)] = at
+}
+
+// compareKinds returns the kinds a compare lists: every kind when full is
+// set or the app's sweep is due (swept reports it), else the manifests'
+// kinds and those seen for the app.
+func (a *Activities) compareKinds(t Target, d *desired, full bool) (kinds []kindRef, swept bool) {
+	if full || a.kinds.sweepDue(t, time.Now()) {
+		return a.searchKinds(t, d.c, d.objs), true
+	}
+	for _, o := range d.objs {
 		if o.mapping != nil {
-			m[o.mapping.Resource.GroupResource()] = refOf(o.mapping)
+			kinds = append(kinds, refOf(o.mapping))
 		}
 	}
+	return dedupe(append(kinds, a.kinds.seenKinds(t)...)), false
 }
 
 func (k *kindCache) seenKinds(t Target) []kindRef {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var out []kindRef
-	for _, r := range k.seen[t.Destination.Server+" "+appName(t)] {
+	for _, r := range k.seen[appKey(t)] {
 		out = append(out, r)
 	}
 	return out
