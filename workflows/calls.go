@@ -18,7 +18,7 @@ import (
 
 func resolveRevision(ctx workflow.Context, in source.ResolveInput) (source.ResolveOutput, error) {
 	var out source.ResolveOutput
-	err := cheap(ctx, gitOptions, gitAttempts, source.ResolveRevisionName, in).Get(ctx, &out)
+	err := cheap(ctx, gitOptions, source.ResolveRevisionName, in).Get(ctx, &out)
 	return out, err
 }
 
@@ -48,19 +48,19 @@ func waitHealthy(ctx workflow.Context, in cluster.WaitInput, timeout time.Durati
 
 func getProject(ctx workflow.Context, name string) (appspec.Project, error) {
 	var out appspec.Project
-	err := cheap(ctx, quickOptions, quickAttempts, project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
 	return out, err
 }
 
 func syncWindow(ctx workflow.Context, in project.WindowInput) (appspec.WindowDecision, error) {
 	var out appspec.WindowDecision
-	err := cheap(ctx, quickOptions, quickAttempts, project.SyncWindowName, in).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, project.SyncWindowName, in).Get(ctx, &out)
 	return out, err
 }
 
 func planSync(ctx workflow.Context, in cluster.PlanInput) (cluster.PlanOutput, error) {
 	var out cluster.PlanOutput
-	err := cheap(ctx, clusterOptions, clusterAttempts, cluster.PlanName, in).Get(ctx, &out)
+	err := cheap(ctx, clusterOptions, cluster.PlanName, in).Get(ctx, &out)
 	return out, err
 }
 
@@ -94,7 +94,7 @@ func deleteApp(ctx workflow.Context, in cluster.DeleteAppInput) (cluster.DeleteA
 
 func clusterTaskQueue(ctx workflow.Context, server string) (string, error) {
 	var out placement.Output
-	err := cheap(ctx, quickOptions, quickAttempts, placement.TaskQueueName, placement.Input{Server: server}).Get(ctx, &out)
+	err := cheap(ctx, quickOptions, placement.TaskQueueName, placement.Input{Server: server}).Get(ctx, &out)
 	return out.TaskQueue, err
 }
 
@@ -108,9 +108,9 @@ func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.Res
 // ls-remote, and a sync's plan on the workflow's own queue): as a local activity when ctx says so (withLocalSteps), which
 // saves the activity task and the workflow task that a regular activity
 // costs, otherwise as a regular activity with the preset opts.
-func cheap(ctx workflow.Context, opts func(workflow.Context) workflow.Context, attempts int32, name string, in any) workflow.Future {
+func cheap(ctx workflow.Context, opts func(workflow.Context) workflow.Context, name string, in any) workflow.Future {
 	if localSteps(ctx) {
-		return workflow.ExecuteLocalActivity(localOptions(ctx, attempts), name, in)
+		return workflow.ExecuteLocalActivity(localOptions(opts(ctx)), name, in)
 	}
 	return workflow.ExecuteActivity(opts(ctx), name, in)
 }

@@ -3,11 +3,14 @@ package workflows
 import (
 	"context"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
@@ -107,4 +110,34 @@ func (s *appSuite) TestLeanPathIsVersioned() {
 	s.Empty(l.local)
 	s.Equal(l.upsAt5m+1, l.saUps)
 	s.Equal(l.memo5m+1, l.memoUps)
+}
+
+// A cheap step run locally keeps its regular preset's per-attempt timeout
+// and retries, with a budget for all its attempts (the SDK's default
+// budget is one attempt's timeout).
+func TestLocalOptionsKeepThePreset(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	for _, tc := range []struct {
+		name   string
+		preset func(workflow.Context) workflow.Context
+		each   time.Duration
+		budget time.Duration
+	}{
+		{name: "quick", preset: quickOptions, each: 30 * time.Second, budget: 5 * 40 * time.Second},
+		{name: "git", preset: gitOptions, each: 2 * time.Minute, budget: 3 * 150 * time.Second},
+		{name: "cluster", preset: clusterOptions, each: 5 * time.Minute, budget: 3 * 330 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := s.NewTestWorkflowEnvironment()
+			env.ExecuteWorkflow(func(ctx workflow.Context) ([]time.Duration, error) {
+				lo := workflow.GetLocalActivityOptions(localOptions(tc.preset(ctx)))
+				return []time.Duration{lo.StartToCloseTimeout, lo.ScheduleToCloseTimeout, time.Duration(lo.RetryPolicy.MaximumAttempts)}, nil
+			})
+			var got []time.Duration
+			require.NoError(t, env.GetWorkflowResult(&got))
+			require.Equal(t, tc.each, got[0])
+			require.Equal(t, tc.budget, got[1])
+			require.Positive(t, got[2])
+		})
+	}
 }

@@ -17,38 +17,41 @@ func gitOptions(ctx workflow.Context) workflow.Context {
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: gitAttempts,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
 		},
 	})
 }
-
-// Attempts of the Git and the configuration presets, kept by their local
-// forms too.
-const (
-	gitAttempts   = 3
-	quickAttempts = 5
-)
 
 // quickOptions is for activities that only read configuration.
 func quickOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: quickAttempts,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 5,
 		},
 	})
 }
 
-// localOptions is the preset of the cheap steps run as local activities:
-// each attempt is short (a slow ls-remote keeps the workflow task alive
-// by the SDK's workflow-task heartbeat), and attempts are bounded as in
-// the regular presets.
-func localOptions(ctx workflow.Context, attempts int32) workflow.Context {
+// localOptions turns the regular preset set on ctx into a local
+// activity's: the same timeout for each attempt and the same retries, all
+// attempts within their sum (the SDK's default budget for a local
+// activity is a single attempt's timeout, which a plan queued behind a
+// burst of compares exceeded). An attempt longer than the workflow task's
+// timeout keeps the task alive by the SDK's workflow-task heartbeat.
+func localOptions(ctx workflow.Context) workflow.Context {
+	ao := workflow.GetActivityOptions(ctx)
+	attempts := time.Duration(1)
+	if ao.RetryPolicy != nil && ao.RetryPolicy.MaximumAttempts > 0 {
+		attempts = time.Duration(ao.RetryPolicy.MaximumAttempts)
+	}
+	backoff := time.Duration(0)
+	if ao.RetryPolicy != nil {
+		backoff = ao.RetryPolicy.MaximumInterval
+	}
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: attempts,
-		},
+		StartToCloseTimeout:    ao.StartToCloseTimeout,
+		ScheduleToCloseTimeout: attempts * (ao.StartToCloseTimeout + backoff),
+		RetryPolicy:            ao.RetryPolicy,
 	})
 }
 
@@ -98,13 +101,10 @@ func clusterOptions(ctx workflow.Context) workflow.Context {
 		HeartbeatTimeout:    time.Minute,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: clusterAttempts,
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
 		},
 	})
 }
-
-// clusterAttempts are the attempts of clusterOptions.
-const clusterAttempts = 3
 
 // deleteOptions allows for a foreground deletion that waits until every
 // resource is gone.
