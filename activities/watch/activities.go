@@ -291,7 +291,9 @@ func (d *debouncer) touch(app, reason string) {
 	d.nSignals++
 	w.timer = time.AfterFunc(d.delay, func() { d.close(app, w) })
 	d.mu.Unlock()
-	d.send(app, reason)
+	// Not on the informer's goroutine: a burst of events for many apps
+	// must not wait for each other's signals.
+	go d.send(app, reason)
 }
 
 // close ends w's delay: it signals the events gathered meanwhile and keeps

@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
+func sortedCopy(s []string) []string { c := slices.Clone(s); slices.Sort(c); return c }
+
 // TestDebouncer checks the leading and trailing edges: the first event of
-// a quiet app is signalled before touch returns, a burst adds exactly one
-// more signal with its last reason, and nothing is sent after stop.
+// a quiet app is signalled at once, a burst adds exactly one more signal
+// with its last reason, and nothing more is sent after stop.
 func TestDebouncer(t *testing.T) {
 	type touch struct{ app, reason string }
 	tests := []struct {
@@ -34,7 +36,7 @@ func TestDebouncer(t *testing.T) {
 				mu   sync.Mutex
 				sent []string
 			)
-			d := newDebouncer(100*time.Millisecond, func(app, reason string) {
+			d := newDebouncer(500*time.Millisecond, func(app, reason string) {
 				mu.Lock()
 				defer mu.Unlock()
 				sent = append(sent, app+" "+reason)
@@ -43,12 +45,17 @@ func TestDebouncer(t *testing.T) {
 				d.touch(to.app, to.reason)
 			}
 			snapshot := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(sent) }
-			if got := snapshot(); !slices.Equal(got, tc.first) {
+			// The leading signals go out at once, each on a goroutine of
+			// its own: wait for them (no time bound asserted).
+			for deadline := time.Now().Add(30 * time.Second); len(snapshot()) < len(tc.first) && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			if got := snapshot(); !slices.Equal(sortedCopy(got), sortedCopy(tc.first)) {
 				t.Fatalf("signals at once = %q, want %q", got, tc.first)
 			}
 			if tc.stop {
 				d.stop()
-				time.Sleep(300 * time.Millisecond) // two windows' worth: a timer left running would fire
+				time.Sleep(1200 * time.Millisecond) // two windows' worth: a timer left running would fire
 			} else {
 				// Wait (no time bound asserted) until every window closed.
 				for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -63,7 +70,7 @@ func TestDebouncer(t *testing.T) {
 					}
 				}
 			}
-			if got := snapshot(); !slices.Equal(got, tc.final) {
+			if got := snapshot(); !slices.Equal(sortedCopy(got), sortedCopy(tc.final)) {
 				t.Fatalf("signals = %q, want %q", got, tc.final)
 			}
 			if d.events() != int64(len(tc.touches)) || d.signals() != int64(len(tc.final)) {
