@@ -53,7 +53,7 @@ func TestKillWorkerDuringWaitWave(t *testing.T) {
 	})
 	victim := workerByIdentity(identity)
 	killWorker(victim)
-	t.Logf("killed %s (pid %d) while it ran WaitWave of %s", victim.name, victim.pid(), syncID)
+	t.Logf("killed %s (pid %d) while it ran WaitWave of %s", victim.Name, victim.PID(), syncID)
 	if _, err := startWorker(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
+	"github.com/windlass-cd/windlass/test/bench/harness"
 )
 
 // bed is what the tests talk to: the processes, the test bed and clients.
@@ -40,10 +41,10 @@ var bed struct {
 	mgmtNS string
 
 	// temporalProc and server are the Temporal and API processes.
-	temporalProc, server *proc
+	temporalProc, server *harness.Proc
 
 	mu      sync.Mutex
-	workers []*proc
+	workers []*harness.Proc
 	started int
 }
 
@@ -96,13 +97,13 @@ func setup(m *testing.M) (code int) {
 			return fail(fmt.Errorf("build windlass: %w\n%s", err, out))
 		}
 	}
-	var procs []*proc
+	var procs []*harness.Proc
 	defer func() {
 		bed.mu.Lock()
 		procs = append(procs, bed.workers...)
 		bed.mu.Unlock()
 		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].stop()
+			procs[i].Stop()
 		}
 	}()
 
@@ -114,7 +115,7 @@ func setup(m *testing.M) (code int) {
 	}
 	procs = append(procs, tp)
 	bed.temporalProc = tp
-	if bed.temporalAddr, err = tp.waitLine(ctx, "Frontend:"); err != nil {
+	if bed.temporalAddr, err = tp.WaitLine(ctx, "Frontend:"); err != nil {
 		return fail(err)
 	}
 	if bed.temporal, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: bed.temporalAddr, Namespace: "default"}); err != nil {
@@ -130,12 +131,12 @@ func setup(m *testing.M) (code int) {
 	}
 	procs = append(procs, sp)
 	bed.server = sp
-	addr, err := sp.logValue(ctx, `msg="windlass is ready"`, "api")
+	addr, err := sp.LogValue(ctx, `msg="windlass is ready"`, "api")
 	if err != nil {
 		return fail(err)
 	}
 	bed.api = "http://" + addr
-	password, err := sp.waitLine(ctx, "initial admin password (shown once, stored hashed):")
+	password, err := sp.WaitLine(ctx, "initial admin password (shown once, stored hashed):")
 	if err != nil {
 		return fail(err)
 	}
@@ -151,7 +152,13 @@ func setup(m *testing.M) (code int) {
 }
 
 // startWorker starts one more worker process and waits until it polls.
-func startWorker(ctx context.Context, extra ...string) (*proc, error) {
+// startProc runs the windlass binary with args, its log in the bed's logs
+// directory; the process dies with the test binary.
+func startProc(name string, args ...string) (*harness.Proc, error) {
+	return harness.StartProc(filepath.Join(bed.tmp, "logs"), bed.bin, name, nil, args...)
+}
+
+func startWorker(ctx context.Context, extra ...string) (*harness.Proc, error) {
 	bed.mu.Lock()
 	bed.started++
 	name := "worker-" + strconv.Itoa(bed.started)
@@ -165,8 +172,8 @@ func startWorker(ctx context.Context, extra ...string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.waitLine(ctx, `msg="windlass is ready"`); err != nil {
-		p.stop()
+	if _, err := p.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
+		p.Stop()
 		return nil, err
 	}
 	bed.mu.Lock()
@@ -177,12 +184,12 @@ func startWorker(ctx context.Context, extra ...string) (*proc, error) {
 
 // workerByIdentity finds the running worker of a Temporal worker identity
 // (the SDK's default is "<pid>@<host>@").
-func workerByIdentity(identity string) *proc {
+func workerByIdentity(identity string) *harness.Proc {
 	pid, _, _ := strings.Cut(identity, "@")
 	bed.mu.Lock()
 	defer bed.mu.Unlock()
 	for _, w := range bed.workers {
-		if strconv.Itoa(w.pid()) == pid {
+		if strconv.Itoa(w.PID()) == pid {
 			return w
 		}
 	}
@@ -190,8 +197,8 @@ func workerByIdentity(identity string) *proc {
 }
 
 // killWorker kills w with SIGKILL and forgets it.
-func killWorker(w *proc) {
-	w.kill()
+func killWorker(w *harness.Proc) {
+	w.Kill()
 	bed.mu.Lock()
 	defer bed.mu.Unlock()
 	for i, x := range bed.workers {

@@ -2,8 +2,6 @@ package scaleout
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +10,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/windlass-cd/windlass/test/bench/harness"
 )
 
 // actions counts what one workflow's history shows. Actions are the
@@ -95,33 +95,9 @@ type usage struct {
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 }
 
-func (p *proc) usage() usage {
-	var u usage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
-	if err != nil {
-		return u
-	}
-	// Fields after the command name (which may hold spaces): utime and
-	// stime are the 12th and 13th, in clock ticks (100 per second).
-	if i := strings.LastIndexByte(string(stat), ')'); i > 0 {
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) > 12 {
-			ut, _ := strconv.ParseFloat(f[11], 64)
-			st, _ := strconv.ParseFloat(f[12], 64)
-			u.CPUSeconds = (ut + st) / 100
-		}
-	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
-	if err != nil {
-		return u
-	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			u.PeakRSSMiB = kb / 1024
-		}
-	}
-	return u
+func usageOf(p *harness.Proc) usage {
+	_, peak := p.RSSMiB()
+	return usage{CPUSeconds: p.CPUSeconds(), PeakRSSMiB: peak}
 }
 
 // since rounds a duration for reports.

@@ -23,6 +23,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/test/bench/harness"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -107,7 +108,7 @@ func TestScaleOut(t *testing.T) {
 	start := time.Now()
 	createAll(t, names, repo)
 	rep.CreateSeconds = since(start).Seconds()
-	var victim *proc
+	var victim *harness.Proc
 	eventually(t, 3*time.Minute+time.Duration(n)*3*time.Second, time.Second, "every app Synced and Healthy", func() (bool, string) {
 		synced := countApps(t, prefix, "&sync=Synced&health=Healthy")
 		if victim == nil && synced >= n/2 {
@@ -157,8 +158,8 @@ func TestScaleOut(t *testing.T) {
 	rep.AppWorkflow, rep.SyncWorkflow = perApp(rep.AppWorkflow, n-1), perApp(rep.SyncWorkflow, n-1)
 	rep.RefreshActions = refreshActions(t, names[1])
 	bed.mu.Lock()
-	for _, p := range append([]*proc{bed.temporalProc, bed.server}, bed.workers...) {
-		rep.Usage[p.name] = p.usage()
+	for _, p := range append([]*harness.Proc{bed.temporalProc, bed.server}, bed.workers...) {
+		rep.Usage[p.Name] = usageOf(p)
 	}
 	bed.mu.Unlock()
 	js, _ := json.MarshalIndent(rep, "", "  ")
@@ -226,7 +227,7 @@ func countApps(t *testing.T, prefix, filter string) int {
 var inClusterWatch = workflows.ClusterWatchWorkflowID(appspec.InClusterServer)
 
 // watchWorker returns the worker running the in-cluster watch activity.
-func watchWorker(t *testing.T) (*proc, string) {
+func watchWorker(t *testing.T) (*harness.Proc, string) {
 	t.Helper()
 	d, err := bed.temporal.DescribeWorkflowExecution(t.Context(), inClusterWatch, "")
 	if err != nil {
@@ -244,23 +245,23 @@ func watchWorker(t *testing.T) (*proc, string) {
 // worker if the watch is between attempts) if it runs sync activities or
 // anyway is set, noting in rep what it was running. It returns the worker
 // killed, or nil.
-func killWatchWorker(t *testing.T, rep *report, prefix string, anyway bool) *proc {
+func killWatchWorker(t *testing.T, rep *report, prefix string, anyway bool) *harness.Proc {
 	t.Helper()
 	victim, identity := watchWorker(t)
 	if victim == nil {
 		bed.mu.Lock()
 		victim = bed.workers[0]
 		bed.mu.Unlock()
-		identity = strconv.Itoa(victim.pid()) + "@"
+		identity = strconv.Itoa(victim.PID()) + "@"
 	}
 	rep.KilledInFlight = inFlight(t, prefix, identity)
 	if rep.KilledInFlight == 0 && !anyway {
 		return nil
 	}
-	rep.Usage[victim.name+" (killed)"] = victim.usage()
+	rep.Usage[victim.Name+" (killed)"] = usageOf(victim)
 	killWorker(victim)
-	rep.Killed = victim.name
-	t.Logf("killed %s (pid %d), holding the cluster watch and running %d activities of the apps", victim.name, victim.pid(), rep.KilledInFlight)
+	rep.Killed = victim.Name
+	t.Logf("killed %s (pid %d), holding the cluster watch and running %d activities of the apps", victim.Name, victim.PID(), rep.KilledInFlight)
 	return victim
 }
 
@@ -361,14 +362,14 @@ func checkSyncs(t *testing.T, jobs *hookJobs, prefix string, names []string, wan
 // watch runs again on a live worker, waits until it is healed and checks
 // that a drift refresh from the watch caused it. It returns how long the
 // heal took.
-func healDrift(t *testing.T, name string, killed *proc) float64 {
+func healDrift(t *testing.T, name string, killed *harness.Proc) float64 {
 	t.Helper()
 	eventually(t, 2*time.Minute, time.Second, "the cluster watch running on a live worker", func() (bool, string) {
 		w, id := watchWorker(t)
 		return w != nil && w != killed, "watch activity on " + id
 	})
 	w, _ := watchWorker(t)
-	t.Logf("the cluster watch now runs on %s", w.name)
+	t.Logf("the cluster watch now runs on %s", w.Name)
 	start := time.Now()
 	_, err := bed.kube.AppsV1().Deployments(name).UpdateScale(t.Context(), "web",
 		&autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: name}, Spec: autoscalingv1.ScaleSpec{Replicas: 3}},

@@ -63,7 +63,7 @@ func TestClusterTaskQueue(t *testing.T) {
 				continue
 			}
 			if a.queue != queue || workerByIdentity(a.identity) != noisy {
-				t.Errorf("%s: %s ran on %s by %s, want %s by %s", id, a.activity, a.queue, a.identity, queue, noisy.name)
+				t.Errorf("%s: %s ran on %s by %s, want %s by %s", id, a.activity, a.queue, a.identity, queue, noisy.Name)
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func TestClusterTaskQueue(t *testing.T) {
 	}
 	for _, a := range activityAttempts(history(t, workflows.SyncWorkflowID("default", name, 2))) {
 		if a.activity == cluster.ApplyWaveName && workerByIdentity(a.identity) != again {
-			t.Errorf("the second sync's apply ran on %s, want %s", a.identity, again.name)
+			t.Errorf("the second sync's apply ran on %s, want %s", a.identity, again.Name)
 		}
 	}
 }

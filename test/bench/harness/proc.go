@@ -1,5 +1,5 @@
 // Package harness runs windlass processes for multi-process measurements
-// (test/bench, and fit for test/scaleout): start one with its log in a
+// (test/bench and test/scaleout): start one with its log in a
 // file, wait for log lines, read its CPU time and memory from /proc, and
 // count Temporal actions from workflow histories.
 package harness
@@ -60,6 +60,13 @@ func StartProc(logDir, bin, name string, env []string, args ...string) (*Proc, e
 // PID is the process ID.
 func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
+// Kill sends SIGKILL: no graceful shutdown, no heartbeat, as when a node
+// dies.
+func (p *Proc) Kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
 // Stop sends SIGTERM and SIGKILL after 15 s.
 func (p *Proc) Stop() {
 	select {
@@ -71,8 +78,7 @@ func (p *Proc) Stop() {
 	select {
 	case <-p.done:
 	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
+		p.Kill()
 	}
 }
 
@@ -87,12 +93,12 @@ func (p *Proc) WaitLine(ctx context.Context, marker string) (string, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("%s: no %q in its log %s: %w", p.Name, marker, p.Log, ctx.Err())
+			return "", fmt.Errorf("%s: no %q in its log %s: %w\n%s", p.Name, marker, p.Log, ctx.Err(), p.Tail(30))
 		case <-p.done:
 			if rest, ok := p.find(marker); ok {
 				return rest, nil
 			}
-			return "", fmt.Errorf("%s exited (%v) before %q; see %s", p.Name, p.err, marker, p.Log)
+			return "", fmt.Errorf("%s exited (%v) before %q; see %s:\n%s", p.Name, p.err, marker, p.Log, p.Tail(30))
 		case <-tick.C:
 		}
 	}
@@ -112,6 +118,16 @@ func (p *Proc) find(marker string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Tail is the end of the log, for failure messages.
+func (p *Proc) Tail(lines int) string {
+	b, err := os.ReadFile(p.Log)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
 // LogValue is the value of key=value on the line after marker (slog text).
