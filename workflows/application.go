@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"hash/fnv"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,11 +71,9 @@ type application struct {
 	// activities, no render when the request is the one last rendered,
 	// and no upsert that would not change anything.
 	lean bool
-	// publishedSA and publishedMemo are what the last upserts wrote
-	// (publishedMemo without the revision's message, publishedMessage).
-	publishedSA      string
-	publishedMemo    map[string]any
-	publishedMessage string
+	// publishedSA and publishedMemo are what the last upserts wrote.
+	publishedSA   string
+	publishedMemo map[string]any
 }
 
 // pendingSync is an admitted sync: its revision is resolved.
@@ -774,7 +771,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 // loaded (render.Renderer.Load).
 func (a *application) render(ctx workflow.Context, sources []render.SourceRequest, hard bool) (render.ManifestRef, error) {
 	req := a.renderRequest(sources)
-	if a.lean && !hard && a.st.Manifests != nil && sameRequest(a.st.Manifests.Request, req) {
+	if a.lean && !hard && a.st.Manifests != nil && sameJSON(a.st.Manifests.Request, req) {
 		return *a.st.Manifests, nil
 	}
 	return renderManifests(ctx, render.RenderInput{Request: req, Hard: hard})
@@ -1076,29 +1073,18 @@ func (a *application) publish(ctx workflow.Context) {
 		last := a.st.History[0]
 		memo[MemoLastSyncedAt], memo[MemoLastSyncPhase] = last.FinishedAt, last.Phase
 	}
-	// The memo's content is not part of the replay check (only the
-	// command's type is), so new fields need no GetVersion. But on the
-	// lean path an unchanged memo is not written: a new revision message
-	// alone writes it only in workflows with versionMemoMessage.
-	msg := ""
 	if m := st.RevisionMetadata; m != nil {
-		msg = m.Message
+		memo[MemoRevisionMessage] = m.Message
+	} else {
+		memo[MemoRevisionMessage] = ""
 	}
-	changed := !a.lean || !sameJSON(memo, a.publishedMemo)
-	if !changed && msg != a.publishedMessage {
-		changed = workflow.GetVersion(ctx, versionMemoMessage, workflow.DefaultVersion, 1) == 1
-	}
-	if changed {
-		a.publishedMemo, a.publishedMessage = memo, msg
-		withMessage := maps.Clone(memo)
-		withMessage[MemoRevisionMessage] = msg
-		_ = workflow.UpsertMemo(ctx, withMessage)
+	// The memo's content is not part of the replay check (only the
+	// command's type is), so new fields need no GetVersion.
+	if !a.lean || !sameJSON(memo, a.publishedMemo) {
+		a.publishedMemo = memo
+		_ = workflow.UpsertMemo(ctx, memo)
 	}
 }
-
-// versionMemoMessage marks workflows whose memo is written when only the
-// revision's commit message changed (see publish).
-const versionMemoMessage = "memo-revision-message"
 
 // Memo fields the API's lists show: an app's latest sync, and a
 // SyncWorkflow's initiator, revision and SHA; both carry the commit

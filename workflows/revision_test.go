@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
@@ -104,13 +103,4 @@ func (s *appSuite) TestRevisionMessage() {
 	s.Equal(sha3, third.Status.SHA)
 	s.Nil(third.Status.RevisionMetadata)
 	s.Equal([]string{meta1.Message, meta2.Message, ""}, memo())
-}
-
-// A workflow that began before versionMemoMessage (on the lean path)
-// writes its memo only when another field changes.
-func (s *appSuite) TestRevisionMessageMemoIsVersioned() {
-	s.env.OnGetVersion(versionMemoMessage, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	views, memo := s.revisionRun()
-	s.Equal(meta2, views[2].Status.RevisionMetadata)
-	s.Equal([]string{meta1.Message}, memo())
 }

@@ -204,7 +204,7 @@ func (s *syncRun) once(ctx workflow.Context) error {
 		ref render.ManifestRef
 		err error
 	)
-	if in.Manifests != nil && sameRequest(in.Manifests.Request, req) {
+	if in.Manifests != nil && sameJSON(in.Manifests.Request, req) {
 		ref = *in.Manifests // rendered by the parent: the same request
 	} else if ref, err = renderManifests(ctx, render.RenderInput{Request: req}); err != nil {
 		return &stepError{msg: "render failed", cause: err}
@@ -409,9 +409,6 @@ func (s *syncRun) terminate(ctx workflow.Context, cancelWork workflow.CancelFunc
 	s.res.FinishedAt = workflow.Now(dctx)
 	return s.res, temporal.NewNonRetryableApplicationError(s.res.Message, ErrTypeSyncTerminated, nil, s.res)
 }
-
-// sameRequest says whether a and b render the same.
-func sameRequest(a, b render.Request) bool { return sameJSON(a, b) }
 
 // sameJSON says whether a and b are equal as JSON, the form they have in
 // histories (so a nil and an empty list are the same).
