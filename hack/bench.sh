@@ -13,8 +13,10 @@
 # (say B1,B5) narrow or lengthen the run. B4: BENCH_IDLE_APPS (default
 # 1000), BENCH_IDLE_DURATION (10m), BENCH_IDLE_SETTLE (1m). B6:
 # BENCH_LIST_APPS (default 10000), BENCH_LIST_SAMPLES (30). BENCH_PROFILE=1
-# takes a 30 s CPU profile of the worker during B1 into .cache/bench/ and
-# prints its top functions. BENCH_ARGS passes more flags.
+# takes a 30 s CPU profile of the worker during B1, and a heap profile at
+# the end of B4, into .cache/bench/ and prints their top functions.
+# BENCH_ARGS passes more flags (say -histories DIR: B1 writes one app's
+# histories there).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

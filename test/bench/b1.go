@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -62,7 +64,7 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 	)
 	for r := range runs {
 		slog.Info("B1", "apps", n, "run", r+1, "of", runs)
-		opts := b1Options{keep: keep && r == runs-1}
+		opts := b1Options{keep: keep && r == runs-1, histories: cfg.histories}
 		if cfg.profile && r == 0 {
 			opts.profileDir = cfg.profileDir
 		}
@@ -131,6 +133,7 @@ func appNames(prefix string, n int) []string {
 type b1Options struct {
 	keep       bool
 	profileDir string
+	histories  string
 }
 
 func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, opts b1Options) (b1Run, error) {
@@ -187,6 +190,11 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 		app, syn = app.Plus(a), syn.Plus(s)
 	}
 	run.AppWorkflow, run.SyncWorkflow = app.Div(run.Sampled), syn.Div(run.Sampled)
+	if opts.histories != "" {
+		if err := writeSampleHistories(ctx, e, opts.histories, names[0]); err != nil {
+			return run, err
+		}
+	}
 	if !opts.keep {
 		e.deleteAll(ctx, names)
 	}
@@ -274,4 +282,21 @@ func (e *env) deleteAll(ctx context.Context, names []string) {
 	for _, name := range names {
 		_ = e.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	}
+}
+
+// writeSampleHistories writes the histories of app name's workflow and of
+// its first sync into dir.
+func writeSampleHistories(ctx context.Context, e *env, dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for file, id := range map[string]string{
+		"app.json":  workflows.AppWorkflowID("default", name),
+		"sync.json": workflows.SyncWorkflowID("default", name, 1),
+	} {
+		if err := harness.WriteHistory(ctx, e.tc, id, filepath.Join(dir, name+"-"+file)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

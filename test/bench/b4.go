@@ -37,6 +37,9 @@ type b4Run struct {
 	WorkerPeakRSSMiB float64 `json:"workerPeakRSSMiB"`
 	ServerRSSMiB     float64 `json:"serverRSSMiB"`
 	TemporalRSSMiB   float64 `json:"temporalRSSMiB"`
+	// WorkerHeapProfile is the heap profile taken at the end of the
+	// window (-profile).
+	WorkerHeapProfile string `json:"workerHeapProfile,omitempty"`
 	// Redis INFO memory used_memory at the start and end of the window.
 	RedisStartMiB float64 `json:"redisUsedMemoryStartMiB"`
 	RedisEndMiB   float64 `json:"redisUsedMemoryMiB"`
@@ -133,6 +136,11 @@ idle:
 	run.WindlassCPUPct = p[0] + p[1]
 	run.WorkerRSSMiB, _ = e.worker.RSSMiB()
 	run.WorkerPeakRSSMiB = max(run.WorkerPeakRSSMiB, run.WorkerRSSMiB)
+	if cfg.profile {
+		if run.WorkerHeapProfile, err = e.profileWorker(ctx, cfg.profileDir, fmt.Sprintf("B4-N%d", n), 0); err != nil {
+			slog.Warn("B4 worker heap profile", "err", err)
+		}
+	}
 	run.ServerRSSMiB, _ = e.server.RSSMiB()
 	run.TemporalRSSMiB, _ = e.temporal.RSSMiB()
 	if run.RedisEndMiB, err = redisUsedMiB(ctx, rdb); err != nil {

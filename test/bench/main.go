@@ -59,6 +59,9 @@ type config struct {
 	// profileDir.
 	profile    bool
 	profileDir string
+	// histories, when set, is where B1 writes the histories of one app's
+	// workflow and its first sync (JSON), to read them event by event.
+	histories string
 }
 
 func main() {
@@ -77,8 +80,9 @@ func main() {
 	flag.IntVar(&cfg.idleApps, "idle-apps", 1000, "B4: synced applications in the idle fleet")
 	flag.DurationVar(&cfg.idleFor, "idle-duration", 10*time.Minute, "B4: how long the fleet idles while measured")
 	flag.DurationVar(&cfg.idleSettle, "idle-settle", time.Minute, "B4: wait between the fleet being ready and the measurement")
-	flag.BoolVar(&cfg.profile, "profile", false, "take a 30 s CPU profile of the worker during the first run of each B1 size")
+	flag.BoolVar(&cfg.profile, "profile", false, "take a 30 s CPU profile of the worker during the first run of each B1 size, and a heap profile at the end of B4")
 	flag.StringVar(&cfg.profileDir, "profile-dir", ".cache/bench", "where -profile writes the profiles")
+	flag.StringVar(&cfg.histories, "histories", "", "B1: write the histories of one app's workflow and its first sync (JSON) into this directory")
 	flag.Parse()
 	for f := range strings.SplitSeq(apps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

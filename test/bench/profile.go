@@ -19,12 +19,19 @@ const profileSeconds = 30 * time.Second
 const profileNodes = 15
 
 // profileWorker takes a CPU profile of the worker over d from
-// /debug/pprof/profile on its metrics listener, writes it to
+// /debug/pprof/profile on its metrics listener (d = 0: a heap profile of
+// the live objects, /debug/pprof/heap), writes it to
 // dir/worker-<label>-<UTC time>.pprof, prints the top functions by
-// cumulative time (`go tool pprof -top -cum`) as `# pprof` lines, and
-// returns the file's path.
+// cumulative time, or by live bytes (`go tool pprof -top`), as `# pprof`
+// lines, and returns the file's path.
 func (e *env) profileWorker(ctx context.Context, dir, label string, d time.Duration) (string, error) {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.workerOps, int(d.Seconds()))
+	kind, top := "CPU profile, "+d.String(), []string{"-top", "-cum"}
+	if d == 0 {
+		url = fmt.Sprintf("http://%s/debug/pprof/heap?gc=1", e.workerOps)
+		kind, top = "heap profile (in use)", []string{"-top", "-sample_index=inuse_space"}
+		label += "-heap"
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
@@ -51,9 +58,10 @@ func (e *env) profileWorker(ctx context.Context, dir, label string, d time.Durat
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return "", err
 	}
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", fmt.Sprintf("-nodecount=%d", profileNodes), e.bin, path).CombinedOutput()
+	args := append([]string{"tool", "pprof"}, top...)
+	out, err := exec.CommandContext(ctx, "go", append(args, fmt.Sprintf("-nodecount=%d", profileNodes), e.bin, path)...).CombinedOutput()
 	var b strings.Builder
-	fmt.Fprintf(&b, "# pprof: worker CPU profile, %s, %s: top %d by cumulative time\n", label, d, profileNodes)
+	fmt.Fprintf(&b, "# pprof: worker %s, %s: top %d\n", kind, label, profileNodes)
 	for line := range strings.Lines(string(out)) {
 		b.WriteString("# pprof " + line)
 	}

@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -137,4 +140,24 @@ func (a Actions) Plus(b Actions) Actions {
 func (a Actions) Div(n int) Actions {
 	d := func(v int) int { return (v + n/2) / n }
 	return Actions{d(a.Events), d(a.WorkflowTasks), d(a.Activities), d(a.LocalActs), d(a.Timers), d(a.Signals), d(a.Children), d(a.Upserts), d(a.Updates)}
+}
+
+// WriteHistory writes a workflow's history (its latest run) to path as
+// JSON, in the form `temporal workflow show --output json` writes, so
+// that a benchmark's sample can be read event by event.
+func WriteHistory(ctx context.Context, tc client.Client, workflowID, path string) error {
+	var hist historypb.History
+	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", workflowID, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(&hist)
+	if err != nil {
+		return fmt.Errorf("history of %s: %w", workflowID, err)
+	}
+	return os.WriteFile(path, b, 0o644)
 }
