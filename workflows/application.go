@@ -74,6 +74,13 @@ type application struct {
 	// publishedSA and publishedMemo are what the last upserts wrote.
 	publishedSA   string
 	publishedMemo map[string]any
+	// quiet is the path of versionQuietWait: the loop waits without a
+	// timer when work is already queued, a stale wake-up does not cost a
+	// pass, and the cluster watch is told the app's kinds without waiting
+	// for the signal to land.
+	quiet bool
+	// passSpec is the spec the last reconcile pass read.
+	passSpec appspec.Application
 }
 
 // pendingSync is an admitted sync: its revision is resolved.
@@ -197,6 +204,9 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 // setSpec checks the spec against its project, then stores it.
 func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (AppView, error) {
 	spec = spec.Defaulted()
+	if workflow.GetVersion(ctx, versionLocalSpecCheck, workflow.DefaultVersion, 1) == 1 {
+		ctx = withLocalSteps(ctx) // the project lookup is a cheap step
+	}
 	proj, err := getProject(ctx, spec.Project)
 	if err != nil {
 		return AppView{}, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
@@ -214,6 +224,12 @@ func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (A
 	a.wake.SendAsync(true)
 	return a.view(), nil
 }
+
+// versionLocalSpecCheck marks workflows whose setSpec looks the project
+// up with a local activity (before, a regular one). The handler can run
+// before the loop has asked for versionLeanReconcile (an Update-With-Start
+// delivers it first), so it has a version of its own.
+const versionLocalSpecCheck = "local-spec-check"
 
 // --- sync and rollback ----------------------------------------------------
 
@@ -559,6 +575,7 @@ func (a *application) run(ctx workflow.Context) error {
 	if workflow.GetVersion(ctx, versionLeanReconcile, workflow.DefaultVersion, 1) == 1 {
 		a.lean = true
 		ctx = withLocalSteps(ctx)
+		a.quiet = workflow.GetVersion(ctx, versionQuietWait, workflow.DefaultVersion, 1) == 1
 	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
@@ -598,6 +615,10 @@ func (a *application) run(ctx workflow.Context) error {
 // waitForWork blocks until the refresh timer fires, a signal arrives, or a
 // handler queued work.
 func (a *application) waitForWork(ctx workflow.Context) {
+	a.timerFired = false
+	if a.quiet && a.queuedWork(ctx) {
+		return
+	}
 	timerCtx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	wait := a.refreshInterval(ctx)
@@ -607,7 +628,6 @@ func (a *application) waitForWork(ctx workflow.Context) {
 		}
 		a.wakeAt = time.Time{}
 	}
-	a.timerFired = false
 	sel := workflow.NewSelector(ctx)
 	sel.AddFuture(workflow.NewTimer(timerCtx, wait), func(workflow.Future) { a.timerFired = true })
 	sel.AddReceive(a.refresh, func(c workflow.ReceiveChannel, _ bool) {
@@ -637,6 +657,43 @@ func (a *application) waitForWork(ctx workflow.Context) {
 		a.onRefresh(r)
 	}
 }
+
+// queuedWork takes the work that arrived while the loop was busy, so that
+// the loop goes on without starting (and cancelling) a timer: every
+// refresh, or one sync or rollback signal, as the wait would take one. A
+// wake-up is stale unless the spec changed after the last pass read it:
+// a sync that woke the loop has run by now, and a deletion is handled
+// before the loop waits.
+func (a *application) queuedWork(ctx workflow.Context) bool {
+	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec)
+	for {
+		var r RefreshRequest
+		if !a.refresh.ReceiveAsync(&r) {
+			break
+		}
+		a.onRefresh(r)
+		queued = true
+	}
+	if queued {
+		return true
+	}
+	var sr SyncRequest
+	if a.syncSig.ReceiveAsync(&sr) {
+		a.handleSyncSignal(ctx, sr)
+		return true
+	}
+	var rr RollbackRequest
+	if a.rollbackSig.ReceiveAsync(&rr) {
+		a.handleRollbackSignal(ctx, rr)
+		return true
+	}
+	for a.progress.ReceiveAsync(nil) { // a late report of a finished sync
+	}
+	return false
+}
+
+// versionQuietWait marks workflows on the path of application.quiet.
+const versionQuietWait = "quiet-wait"
 
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
@@ -713,6 +770,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 	hard, fresh := a.hard, a.hard || a.fresh
 	a.hard, a.fresh = false, false
 	spec := a.st.Spec
+	a.passSpec = spec
 	st := &a.st.Status
 	st.ReconciledAt = workflow.Now(ctx)
 	st.Revision = spec.AllSources()[0].Revision()
@@ -805,7 +863,32 @@ func (a *application) reportKinds(ctx workflow.Context) {
 	if slices.Equal(kinds, a.st.WatchedKinds) {
 		return
 	}
+	if a.quiet {
+		a.signalWatchAsync(ctx, kinds)
+		return
+	}
 	a.signalWatch(ctx, kinds)
+}
+
+// signalWatchAsync tells the cluster watch the app's kinds without
+// waiting for the signal to land, so the pass (and an automated sync)
+// goes on in the same workflow task. The kinds count as watched at once;
+// a signal that fails restores the previous kinds, so that the next pass
+// sends them again.
+func (a *application) signalWatchAsync(ctx workflow.Context, kinds []watch.GroupKind) {
+	spec := a.st.Spec
+	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
+	f := workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req)
+	prev := a.st.WatchedKinds
+	a.st.WatchedKinds = kinds
+	workflow.Go(ctx, func(c workflow.Context) {
+		if err := f.Get(c, nil); err != nil {
+			workflow.GetLogger(c).Warn(msgWatchSignal, "error", errorMessage(err))
+			if slices.Equal(a.st.WatchedKinds, kinds) {
+				a.st.WatchedKinds = prev
+			}
+		}
+	})
 }
 
 func (a *application) signalWatch(ctx workflow.Context, kinds []watch.GroupKind) {

@@ -171,6 +171,20 @@ func (s *appSuite) expectSync(n int, sha string, applyErr error) {
 		Return(nil).Once()
 }
 
+// expectManualSyncPlan expects a manual app's first pass (OutOfSync at
+// sha1), then the first manual sync's resolve, render and plan, which
+// returns steps; it returns the sync's operation.
+func (s *appSuite) expectManualSyncPlan(steps []cluster.Step) cluster.SyncOperation {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectResolve(sha1, true)
+	op := syncOp(1, false)
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: op, Project: ptr(appspec.DefaultProjectSpec())}
+	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: steps}, nil).Once()
+	return op
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func (s *appSuite) status() AppView {
@@ -410,13 +424,7 @@ func (s *appSuite) TestRollback() {
 // Terminating a sync during a wave cancels the wait, deletes the sync's
 // hooks and records Terminated.
 func (s *appSuite) TestTerminateDuringWave() {
-	s.expectProject(appspec.DefaultProjectSpec())
-	s.expectReconcile(sha1, outOfSync)
-	s.expectResolve(sha1, true)
-	op := syncOp(1, false)
-	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
-	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: op, Project: ptr(appspec.DefaultProjectSpec())}
-	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	op := s.expectManualSyncPlan([]cluster.Step{syncStep})
 	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: syncStep}
 	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 	// A wave that does not become healthy for 10 minutes.

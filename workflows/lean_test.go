@@ -141,3 +141,94 @@ func TestLocalOptionsKeepThePreset(t *testing.T) {
 		})
 	}
 }
+
+// The API creates an app by an Update-With-Start of setSpec with the
+// start's own spec. On the quiet path (versionQuietWait) the wake-up that
+// setSpec sends is stale once the first pass has read the same spec: no
+// second pass. A spec that differs from the one the pass read gets its
+// pass, and a workflow before versionQuietWait keeps its extra pass.
+func (s *appSuite) TestStaleWakeCostsNoPass() {
+	changed := testSpec(false)
+	changed.RefreshSeconds = 900
+	for _, tc := range []struct {
+		name     string
+		spec     appspec.Application
+		oldPath  bool
+		compares int
+	}{
+		{name: "same spec", spec: testSpec(false), compares: 1},
+		{name: "changed spec", spec: changed, compares: 2},
+		{name: "before quiet-wait", spec: testSpec(false), oldPath: true, compares: 2},
+	} {
+		s.Run(tc.name, func() {
+			s.SetupTest()
+			if tc.oldPath {
+				s.env.OnGetVersion(versionQuietWait, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			l := s.recordSteps()
+			s.expectProject(appspec.DefaultProjectSpec())
+			for range tc.compares {
+				s.expectReconcile(sha1, synced)
+			}
+			var set *updateOutcome
+			s.at(0, func() { set = s.update(UpdateSetSpec, tc.spec) })
+			s.cancelAt(5 * time.Minute)
+			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
+			s.Require().NoError(set.err)
+			s.Equal(tc.compares, l.regular[cluster.CompareName])
+			s.Zero(l.regular[project.GetName], "setSpec looks the project up locally")
+			s.env.AssertExpectations(s.T())
+		})
+	}
+}
+
+// A sync of several steps tells the app which step runs, for the UI's
+// operation panel; on the quiet path (versionQuietOneStep) a sync of a
+// single step sends no report before it, and before that path it did.
+func (s *appSuite) TestProgressOfMultiStepSyncs() {
+	preSync := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
+	for _, tc := range []struct {
+		name    string
+		steps   []cluster.Step
+		oldPath bool
+		want    *cluster.Step
+	}{
+		{name: "two steps", steps: []cluster.Step{preSync, syncStep}, want: &syncStep},
+		{name: "one step", steps: []cluster.Step{syncStep}},
+		{name: "one step before quiet-one-step", steps: []cluster.Step{syncStep}, oldPath: true, want: &syncStep},
+	} {
+		s.Run(tc.name, func() {
+			s.SetupTest()
+			if tc.oldPath {
+				s.env.OnGetVersion(versionQuietOneStep, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			op := s.expectManualSyncPlan(tc.steps)
+			for i, step := range tc.steps {
+				wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: step}
+				s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+				wait := s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi)
+				if i == len(tc.steps)-1 {
+					wait.After(10 * time.Minute) // the last step takes a while
+				}
+				wait.Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+			}
+			s.expectReconcile(sha1, synced)
+			var during *Operation
+			s.at(time.Second, func() { s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
+			s.at(5*time.Minute, func() {
+				v, err := s.env.QueryWorkflow(QueryOperation)
+				s.Require().NoError(err)
+				s.Require().NoError(v.Get(&during))
+			})
+			s.cancelAt(20 * time.Minute)
+			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+			s.Require().NotNil(during, "the sync runs at 5 minutes")
+			s.Equal(tc.want, during.Step)
+			if tc.want != nil {
+				s.Equal(len(tc.steps)-1, during.StepIndex)
+				s.Equal(len(tc.steps), during.Steps)
+			}
+			s.env.AssertExpectations(s.T())
+		})
+	}
+}

@@ -41,6 +41,9 @@ type syncRun struct {
 	stepIndex, steps int
 	// awaiting lists the resources whose pruning waits for approval.
 	awaiting []appspec.ResourceKey
+	// quietOneStep: a plan of a single step reports no progress before
+	// it (versionQuietOneStep).
+	quietOneStep bool
 }
 
 // SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
@@ -64,6 +67,7 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 		ctx = withLocalSteps(ctx)
 	}
 	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
+	s.quietOneStep = workflow.GetVersion(ctx, versionQuietOneStep, workflow.DefaultVersion, 1) == 1
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
 		s.in.Operation.SyncID = in.ID
@@ -129,6 +133,12 @@ const versionHookCleanupOnSuccess = "hook-cleanup-on-success"
 // versionLocalPlan marks syncs whose plan is a local activity when the
 // cluster's activities run on the workflow's own queue.
 const versionLocalPlan = "local-plan"
+
+// versionQuietOneStep marks syncs that send no progress report before the
+// only step of their plan: "step 1 of 1" tells the app nothing its
+// Running operation does not, and each report costs a workflow task here
+// and one in the app.
+const versionQuietOneStep = "quiet-one-step"
 
 // madeHooks says the sync created hooks (not in a dry run).
 func (s *syncRun) madeHooks() bool {
@@ -343,9 +353,13 @@ func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
 	return appspec.Worse(a, b)
 }
 
-// progress tells the parent which step runs now.
+// progress tells the parent which step runs now (not the only one, with
+// quietOneStep).
 func (s *syncRun) progress(ctx workflow.Context, step cluster.Step, i, n int) {
 	s.step, s.stepIndex, s.steps = step, i, n
+	if s.quietOneStep && n == 1 {
+		return
+	}
 	s.report(ctx)
 }
 
