@@ -16,7 +16,7 @@
 # takes a 30 s CPU profile of the worker during B1, and a heap profile at
 # the end of B4, into .cache/bench/ and prints their top functions.
 # BENCH_ARGS passes more flags (say -histories DIR: B1 writes one app's
-# histories there).
+# histories there, and B2 and B3 theirs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"

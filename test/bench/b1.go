@@ -29,8 +29,12 @@ type b1Run struct {
 	WorkerCPUPerApp   float64 `json:"workerCPUSecondsPerApp"`
 	WindlassCPUPerApp float64 `json:"windlassCPUSecondsPerApp"`
 	TemporalCPUPerApp float64 `json:"temporalCPUSecondsPerApp"`
-	WorkerRSSMiB      float64 `json:"workerRSSMiB"`
-	TemporalRSSMiB    float64 `json:"temporalRSSMiB"`
+	// MachineCPUPerApp is every process's CPU over the run per app (the
+	// test bed's API server, etcd, controllers and kwok, Redis, Git and
+	// the harness too): the machine's cores divided by it bound apps/s.
+	MachineCPUPerApp float64 `json:"machineCPUSecondsPerApp"`
+	WorkerRSSMiB     float64 `json:"workerRSSMiB"`
+	TemporalRSSMiB   float64 `json:"temporalRSSMiB"`
 	// Per app, counted from the histories of a sample of apps: the app
 	// workflow up to its first sync and that sync's workflow.
 	Sampled      int             `json:"sampledApps"`
@@ -86,8 +90,8 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 		}
 		res.addRun(fmt.Sprintf("B1.N%d", n), run)
 		all = append(all, run)
-		fmt.Printf("# B1 N=%d run %d: %.1f s, %.2f apps/s, Windlass %.4f CPU-s/app, Temporal %.4f CPU-s/app, %d steps (%d billable) per first sync, load %s\n",
-			n, r+1, run.SyncedSeconds, run.AppsPerSecond, run.WindlassCPUPerApp, run.TemporalCPUPerApp,
+		fmt.Printf("# B1 N=%d run %d: %.1f s, %.2f apps/s, Windlass %.4f CPU-s/app, Temporal %.4f CPU-s/app, whole machine %.4f CPU-s/app, %d steps (%d billable) per first sync, load %s\n",
+			n, r+1, run.SyncedSeconds, run.AppsPerSecond, run.WindlassCPUPerApp, run.TemporalCPUPerApp, run.MachineCPUPerApp,
 			run.AppWorkflow.Steps()+run.SyncWorkflow.Steps(), run.AppWorkflow.Billable()+run.SyncWorkflow.Billable()-1, run.LoadAverage)
 	}
 	med := func(f func(b1Run) float64) float64 {
@@ -104,6 +108,7 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 	res.emit(id+".worker_cpu_per_app", med(func(r b1Run) float64 { return r.WorkerCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".server_cpu_per_app", med(func(r b1Run) float64 { return r.ServerCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".temporal_cpu_per_app", med(func(r b1Run) float64 { return r.TemporalCPUPerApp }), "cpu-s/app", runs)
+	res.emit(id+".machine_cpu_per_app", med(func(r b1Run) float64 { return r.MachineCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".actions_per_first_sync", med(func(r b1Run) float64 {
 		return float64(r.AppWorkflow.Steps() + r.SyncWorkflow.Steps())
 	}), "actions/app", runs)
@@ -150,7 +155,7 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 			profiled <- path
 		}()
 	}
-	cpu0 := e.cpuSeconds()
+	cpu0, machine0 := e.cpuSeconds(), harness.MachineCPUSeconds()
 	start := time.Now()
 	if err := e.createAll(ctx, names, 16, func(name string) map[string]any { return appBody(name, repoURL, false) }); err != nil {
 		return run, err
@@ -165,8 +170,9 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
-	cpu1 := e.cpuSeconds()
+	cpu1, machine1 := e.cpuSeconds(), harness.MachineCPUSeconds()
 	run.LoadAverage = loadAverage()
+	run.MachineCPUPerApp = (machine1 - machine0) / float64(n)
 	run.AppsPerSecond = float64(n) / run.SyncedSeconds
 	run.ServerCPUPerApp = (cpu1[0] - cpu0[0]) / float64(n)
 	run.WorkerCPUPerApp = (cpu1[1] - cpu0[1]) / float64(n)
@@ -285,15 +291,21 @@ func (e *env) deleteAll(ctx context.Context, names []string) {
 }
 
 // writeSampleHistories writes the histories of app name's workflow and of
-// its first sync into dir.
+// its latest sync (the first, for a B1 app) into dir, as
+// <name>-app.json and <name>-sync.json.
 func writeSampleHistories(ctx context.Context, e *env, dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for file, id := range map[string]string{
-		"app.json":  workflows.AppWorkflowID("default", name),
-		"sync.json": workflows.SyncWorkflowID("default", name, 1),
-	} {
+	view, err := e.appView(ctx, name)
+	if err != nil {
+		return err
+	}
+	ids := map[string]string{"app.json": workflows.AppWorkflowID("default", name)}
+	if len(view.History) > 0 {
+		ids["sync.json"] = view.History[0].ID
+	}
+	for file, id := range ids {
 		if err := harness.WriteHistory(ctx, e.tc, id, filepath.Join(dir, name+"-"+file)); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func latencies(res *results, id string, xs []float64) {
 // ConfigMap version and sends a signed GitHub push webhook, and is timed
 // from the end of the push until the new ConfigMap is live and the app is
 // Synced at the pushed SHA. One warm-up iteration is not counted.
-func benchPushToLive(ctx context.Context, e *env, res *results, iterations int) error {
+func benchPushToLive(ctx context.Context, e *env, res *results, iterations int, histories string) error {
 	name := "b2-push"
 	repoURL, work, err := e.newRepo(ctx, name)
 	if err != nil {
@@ -77,6 +77,9 @@ func benchPushToLive(ctx context.Context, e *env, res *results, iterations int) 
 		xs = append(xs, took)
 	}
 	latencies(res, "B2", xs)
+	if histories != "" {
+		return writeSampleHistories(ctx, e, histories, name)
+	}
 	return nil
 }
 
@@ -118,7 +121,7 @@ const b3RefreshSeconds = 3
 // live object is back at 1 replica. One warm-up iteration is not counted.
 // The edits are spaced so that each is healed at once, not after the
 // self-heal backoff of repeated drift.
-func benchDriftToHealed(ctx context.Context, e *env, res *results, iterations int) error {
+func benchDriftToHealed(ctx context.Context, e *env, res *results, iterations int, histories string) error {
 	name := "b3-drift"
 	repoURL, _, err := e.newRepo(ctx, name)
 	if err != nil {
@@ -174,5 +177,8 @@ func benchDriftToHealed(ctx context.Context, e *env, res *results, iterations in
 		xs = append(xs, took)
 	}
 	latencies(res, "B3", xs)
+	if histories != "" {
+		return writeSampleHistories(ctx, e, histories, name)
+	}
 	return nil
 }

@@ -59,8 +59,9 @@ type config struct {
 	// profileDir.
 	profile    bool
 	profileDir string
-	// histories, when set, is where B1 writes the histories of one app's
-	// workflow and its first sync (JSON), to read them event by event.
+	// histories, when set, is where B1, B2 and B3 write the histories of
+	// one app's workflow and its latest sync (JSON), to read them event by
+	// event.
 	histories string
 }
 
@@ -82,7 +83,7 @@ func main() {
 	flag.DurationVar(&cfg.idleSettle, "idle-settle", time.Minute, "B4: wait between the fleet being ready and the measurement")
 	flag.BoolVar(&cfg.profile, "profile", false, "take a 30 s CPU profile of the worker during the first run of each B1 size, and a heap profile at the end of B4")
 	flag.StringVar(&cfg.profileDir, "profile-dir", ".cache/bench", "where -profile writes the profiles")
-	flag.StringVar(&cfg.histories, "histories", "", "B1: write the histories of one app's workflow and its first sync (JSON) into this directory")
+	flag.StringVar(&cfg.histories, "histories", "", "B1, B2, B3: write the histories of one app's workflow and its latest sync (JSON) into this directory")
 	flag.Parse()
 	for f := range strings.SplitSeq(apps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -251,12 +252,12 @@ func run(ctx context.Context, cfg config) (err error) {
 		defer cleanup()
 		redisAddr = e.redisAddr
 		if cfg.only["B2"] {
-			if err := benchPushToLive(ctx, e, res, cfg.iterations); err != nil {
+			if err := benchPushToLive(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
 				return fmt.Errorf("B2: %w", err)
 			}
 		}
 		if cfg.only["B3"] {
-			if err := benchDriftToHealed(ctx, e, res, cfg.iterations); err != nil {
+			if err := benchDriftToHealed(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
 				return fmt.Errorf("B3: %w", err)
 			}
 		}
