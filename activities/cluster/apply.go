@@ -257,7 +257,7 @@ func (a *Activities) write(ctx context.Context, c *kube.Clients, o *object, want
 	}
 	after, err := send(live)
 	if err == nil && !dryRun && !o.opts.True(optReplace) {
-		a.dryRuns.put(want, after)
+		a.dryRuns.put(want, nil, after)
 	}
 	if err == nil || live == nil || !immutable(err) || !o.opts.True(optForce) || dryRun {
 		return after, false, err

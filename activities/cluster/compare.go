@@ -208,7 +208,7 @@ func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *objec
 		}
 		// The dry run's result describes the live state it ran against.
 		if dry.GetResourceVersion() == live.GetResourceVersion() {
-			a.dryRuns.put(o.obj, dry)
+			a.dryRuns.put(o.obj, live, dry)
 		}
 	}
 	managed := live.GetManagedFields()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -19,6 +20,11 @@ const maxDryRuns = 20000
 // compared. A real apply stores its answer too: applying the same object
 // again is a no-op that returns it. Entries are replaced when the object
 // changes; the cache is emptied when it grows past maxDryRuns.
+//
+// An entry keeps a copy of the result only when it differs from the live
+// state: for an object in sync (almost every entry, and every real
+// apply's) the result is that live state, which the caller holds, so an
+// idle fleet's cache costs a few bytes an object, not a copy of each.
 type dryRunCache struct {
 	mu sync.Mutex
 	m  map[types.UID]dryRun
@@ -27,6 +33,8 @@ type dryRunCache struct {
 type dryRun struct {
 	rv     string
 	digest [sha256.Size]byte
+	// result is the answer when it differs from the live state at rv; nil
+	// when the answer is that state.
 	result *unstructured.Unstructured
 }
 
@@ -50,20 +58,29 @@ func (c *dryRunCache) get(desired, live *unstructured.Unstructured) *unstructure
 	if !found || e.rv != live.GetResourceVersion() || e.digest != d {
 		return nil
 	}
+	if e.result == nil {
+		return live
+	}
 	return e.result
 }
 
-// put records that applying desired gave result, whose resourceVersion is
-// the state it applies to; callers must not modify result afterwards.
-func (c *dryRunCache) put(desired, result *unstructured.Unstructured) {
+// put records that applying desired onto live gave result, whose
+// resourceVersion is the state it applies to. live is nil for a real
+// apply's result, which is the live state at that version. Callers must
+// not modify result afterwards.
+func (c *dryRunCache) put(desired, live, result *unstructured.Unstructured) {
 	d, ok := digestOf(desired)
 	if !ok || result == nil || result.GetUID() == "" {
 		return
+	}
+	e := dryRun{rv: result.GetResourceVersion(), digest: d, result: result}
+	if live == nil || equality.Semantic.DeepEqual(result.Object, live.Object) {
+		e.result = nil // the answer is the live state itself
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxDryRuns {
 		c.m = map[types.UID]dryRun{}
 	}
-	c.m[result.GetUID()] = dryRun{rv: result.GetResourceVersion(), digest: d, result: result}
+	c.m[result.GetUID()] = e
 }
