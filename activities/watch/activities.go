@@ -2,6 +2,9 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,7 +134,11 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 	}
 	d := newDebouncer(debounce, func(app, reason string) { a.signal(ctx, app, reason) })
 	defer d.stop()
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
+	// Only the objects Windlass manages (those carrying the app label,
+	// by which compares list them too), and of each only what drift
+	// detection reads: an idle fleet's informers cost little memory.
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.LabelSelector = manifest.AppLabel })
 	watched := 0
 	for _, gk := range in.Kinds {
 		m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
@@ -140,6 +147,9 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 			continue
 		}
 		inf := factory.ForResource(m.Resource).Informer()
+		if err := inf.SetTransform(slim); err != nil {
+			return fmt.Errorf("watch %s: %w", m.Resource, err)
+		}
 		if _, err := inf.AddEventHandler(a.handler(d)); err != nil {
 			return fmt.Errorf("watch %s: %w", m.Resource, err)
 		}
@@ -196,15 +206,49 @@ func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 	}
 }
 
-// isDrift reports whether the change from o to n touched more than status
-// and bookkeeping, and whether a writer other than Windlass made it: one of
-// the managed-fields entries that changed belongs to another manager and
-// is not a status update.
+// isDrift reports whether the change from o to n (slim objects) touched
+// more than status and bookkeeping, and whether a writer other than
+// Windlass made it: one of the managed-fields entries that changed belongs
+// to another manager and is not a status update.
 func (a *Activities) isDrift(o, n *unstructured.Unstructured) bool {
-	if reflect.DeepEqual(desiredPart(o), desiredPart(n)) {
+	if o.Object[digestField] == n.Object[digestField] {
 		return false
 	}
 	return changedWriter(o, n, a.fieldManager) != ""
+}
+
+// digestField holds, in a slim object, the digest of its desiredPart.
+const digestField = "windlass.dev/desired-digest"
+
+// slim is the informers' transform: of an object it keeps its kind, name,
+// namespace, UID, resourceVersion, managed fields and tracking annotation,
+// and replaces the rest by the digest of its desiredPart, which is all
+// that drift detection compares. Other values pass unchanged.
+func slim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	js, err := json.Marshal(desiredPart(u))
+	if err != nil {
+		return nil, fmt.Errorf("digest %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	sum := sha256.Sum256(js)
+	md := map[string]any{}
+	if full, ok := u.Object["metadata"].(map[string]any); ok {
+		for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "managedFields"} {
+			if v, ok := full[k]; ok {
+				md[k] = v
+			}
+		}
+	}
+	if v, ok := u.GetAnnotations()[manifest.TrackingAnnotation]; ok {
+		md["annotations"] = map[string]any{manifest.TrackingAnnotation: v}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md,
+		digestField: hex.EncodeToString(sum[:]),
+	}}, nil
 }
 
 // desiredPart is the object without status and server bookkeeping.

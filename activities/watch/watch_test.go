@@ -74,6 +74,14 @@ func TestWatchSignalsDrift(t *testing.T) {
 	if _, err := cmRes.Apply(t.Context(), "cfg", cm, metav1.ApplyOptions{FieldManager: "windlass", Force: true}); err != nil {
 		t.Fatal(err)
 	}
+	// An object with the app's tracking annotation but without its label
+	// is not watched (compares do not list it either).
+	unlabelled := cm.DeepCopy()
+	unlabelled.SetName("cfg-unlabelled")
+	unlabelled.SetLabels(nil)
+	if _, err := cmRes.Apply(t.Context(), "cfg-unlabelled", unlabelled, metav1.ApplyOptions{FieldManager: "windlass", Force: true}); err != nil {
+		t.Fatal(err)
+	}
 	ft := &fakeTemporal{}
 	a, err := New(clients, ft, "default", "windlass", slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -106,13 +114,15 @@ func TestWatchSignalsDrift(t *testing.T) {
 			return true
 		}
 		n++
-		live, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "cfg", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		live.Data["k"] = fmt.Sprintf("edited-%d", n)
-		if _, err := cs.CoreV1().ConfigMaps(ns).Update(t.Context(), live, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"cfg-unlabelled", "cfg"} {
+			live, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live.Data["k"] = fmt.Sprintf("edited-%d", n)
+			if _, err := cs.CoreV1().ConfigMaps(ns).Update(t.Context(), live, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		time.Sleep(300 * time.Millisecond)
 		return false
@@ -135,3 +145,60 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func activityOpts(name string) activity.RegisterOptions { return activity.RegisterOptions{Name: name} }
+
+// The informers keep a slim copy of each object: what drift detection
+// reads, with the rest as a digest that changes with the desired part
+// only.
+func TestSlimKeepsWhatDriftReads(t *testing.T) {
+	base := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": "5", "generation": int64(2),
+				"labels":        map[string]any{manifest.AppLabel: "default.web", "tier": "front"},
+				"managedFields": []any{map[string]any{"manager": "windlass", "operation": "Apply"}}},
+			"spec":   map[string]any{"replicas": int64(1)},
+			"status": map[string]any{"readyReplicas": int64(1)}}}
+		manifest.SetTracking("default", "web", u)
+		return u
+	}
+	digest := func(u *unstructured.Unstructured) any {
+		t.Helper()
+		s, err := slim(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*unstructured.Unstructured).Object[digestField]
+	}
+	s, err := slim(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.(*unstructured.Unstructured)
+	if got.GetName() != "web" || got.GetNamespace() != "shop" || got.GetUID() != "u-1" || got.GetResourceVersion() != "5" ||
+		len(got.GetManagedFields()) != 1 || manifest.OwnerApp(got) != "default/web" || got.GetKind() != "Deployment" {
+		t.Fatalf("slim lost what drift detection reads: %v", got.Object)
+	}
+	if _, ok := got.Object["spec"]; ok || got.GetLabels() != nil {
+		t.Fatalf("slim kept the spec or labels: %v", got.Object)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(u *unstructured.Unstructured)
+		same   bool
+	}{
+		{name: "status only", change: func(u *unstructured.Unstructured) { u.Object["status"] = map[string]any{"readyReplicas": int64(3)} }, same: true},
+		{name: "bookkeeping only", change: func(u *unstructured.Unstructured) { u.SetResourceVersion("9"); u.SetGeneration(3) }, same: true},
+		{name: "spec", change: func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]any{"replicas": int64(3)} }},
+		{name: "a label", change: func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{manifest.AppLabel: "default.web"}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := base()
+			tc.change(u)
+			if same := digest(base()) == digest(u); same != tc.same {
+				t.Fatalf("digest unchanged = %v, want %v", same, tc.same)
+			}
+		})
+	}
+	if v, err := slim("not an object"); err != nil || v != "not an object" {
+		t.Fatalf("slim of another value = %v, %v", v, err)
+	}
+}
