@@ -40,14 +40,13 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	start := time.Now()
-	kinds, swept := a.compareKinds(t, d, in.WithDiff || pairs != nil)
-	tracked, err := a.listTracked(ctx, d.c, t, kinds)
+	kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	if swept {
-		a.kinds.markSwept(t, start)
+	tracked, err := a.listTracked(ctx, d.c, t, kinds)
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
 	live := make([]kindRef, 0, len(tracked))
 	for _, l := range tracked {

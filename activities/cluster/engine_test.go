@@ -588,17 +588,18 @@ func TestCRDAndResourceInOneWave(t *testing.T) {
 	}
 }
 
-// A compare lists every kind at most once per fullSweepEvery per app; in
-// between it lists the manifests' kinds and the kinds seen for the app.
-// A resource that left the manifests is found either way (its kind was
-// seen); a resource of a kind the app never had is found at the next full
-// sweep.
+// A worker sweeps every kind of a cluster once per fullSweepEvery for all
+// its apps; a compare lists the manifests' kinds, the kinds seen for the
+// app and the kinds the last sweep found for it. A resource that left the
+// manifests is found either way (its kind was seen); a resource of a kind
+// the app never had is found at the next sweep, or at once by a compare
+// with diffs.
 func TestCompareSweepsEveryKindPeriodically(t *testing.T) {
 	h := newHarness(t)
 	tg := h.target("sweep")
 	objs := h.fixture("guestbook.yaml") // ConfigMap, Deployment, Service
 	h.sync(tg, h.put(objs...), SyncOperation{})
-	h.compare(tg, h.put(objs...), false) // the first compare is a full sweep
+	h.compare(tg, h.put(objs...), false) // the first compare sweeps the cluster
 
 	// The Service leaves the manifests: found without a sweep.
 	var kept []*unstructured.Unstructured
@@ -635,9 +636,17 @@ func TestCompareSweepsEveryKindPeriodically(t *testing.T) {
 	if got := pruning(h.compare(tg, ref, true)); !slices.Contains(got, "Secret") {
 		t.Fatalf("a compare with diffs (a full sweep) found %v, want the Secret too", got)
 	}
-	h.a.kinds.markSwept(tg, time.Now().Add(-fullSweepEvery))
+	h.a.kinds.serverSweep(tg.Destination.Server).at = time.Now().Add(-fullSweepEvery)
 	h.a.kinds.seen = map[string]map[schema.GroupResource]kindRef{} // as on another worker
 	if got := pruning(h.compare(tg, ref, false)); !slices.Contains(got, "Secret") || !slices.Contains(got, "Service") {
 		t.Fatalf("at the sweep, requires pruning = %v, want the Secret and the Service", got)
+	}
+	// The sweep serves the compares that follow within the period, of
+	// this app or any other of the cluster.
+	at := h.a.kinds.serverSweep(tg.Destination.Server).at
+	h.compare(h.target("sweep-other"), h.put(objs[0]), false)
+	h.compare(tg, ref, false)
+	if again := h.a.kinds.serverSweep(tg.Destination.Server).at; !again.Equal(at) {
+		t.Fatalf("the cluster was swept again within the period (%v, then %v)", at, again)
 	}
 }

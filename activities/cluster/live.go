@@ -69,14 +69,22 @@ func refOf(m *meta.RESTMapping) kindRef {
 	return kindRef{gvr: m.Resource, gvk: m.GroupVersionKind, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace}
 }
 
-// kindCache remembers discovery answers per server and the kinds seen per
-// app.
+// kindCache remembers discovery answers per server, the kinds seen per
+// app, and per server the last sweep of every kind.
 type kindCache struct {
 	mu        sync.Mutex
 	discovery map[string]discovered
 	seen      map[string]map[schema.GroupResource]kindRef
-	// swept is when each app's compare last listed every kind.
-	swept map[string]time.Time
+	sweeps    map[string]*serverSweep
+}
+
+// serverSweep is one server's last sweep: the kinds in which it found
+// objects labelled for each app (by AppLabel value). mu is held while a
+// sweep runs, so that the compares that need it wait for one sweep.
+type serverSweep struct {
+	mu    sync.Mutex
+	at    time.Time
+	byApp map[string][]kindRef
 }
 
 type discovered struct {
@@ -85,7 +93,7 @@ type discovered struct {
 }
 
 func newKindCache() *kindCache {
-	return &kindCache{discovery: map[string]discovered{}, seen: map[string]map[schema.GroupResource]kindRef{}, swept: map[string]time.Time{}}
+	return &kindCache{discovery: map[string]discovered{}, seen: map[string]map[schema.GroupResource]kindRef{}, sweeps: map[string]*serverSweep{}}
 }
 
 func appKey(t Target) string { return t.Destination.Server + " " + appName(t) }
@@ -115,46 +123,94 @@ func (k *kindCache) rememberKinds(t Target, refs []kindRef) {
 	}
 }
 
-// fullSweepEvery is how often, per app and worker, a compare lists every
-// kind the cluster serves. In between it lists the kinds of the app's
-// manifests and the kinds this worker has seen the app own (its earlier
-// manifests, and what earlier sweeps found), which is where a resource
-// that left the manifests is. A resource of another kind labelled for the
-// app by hand shows within this period. Listing every kind (some fifty on
-// a bare cluster) on every refresh made compares the bulk of an idle
-// fleet's API requests.
+// fullSweepEvery is how often a worker lists every kind a cluster serves
+// to learn in which kinds each app has objects. One sweep serves every app
+// of the cluster: it lists each kind once, selecting the objects that
+// carry the app label at all, and notes each object's kind under its
+// label's value. A compare lists the kinds of the app's manifests, the
+// kinds this worker has seen the app own (its earlier manifests and
+// objects) and the kinds the last sweep found for it, so a resource that
+// left the manifests is found at once, and one of another kind labelled
+// for the app by hand within this period. A compare with diffs lists
+// every kind. Listing every kind (some fifty on a bare cluster) for each
+// app, even once per period, made the sweeps the bulk of an idle fleet's
+// API requests.
 const fullSweepEvery = 10 * time.Minute
 
-// sweepDue says whether the app's next compare must list every kind.
-func (k *kindCache) sweepDue(t Target, now time.Time) bool {
+func (k *kindCache) serverSweep(server string) *serverSweep {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	at, ok := k.swept[appKey(t)]
-	return !ok || now.Sub(at) >= fullSweepEvery
-}
-
-func (k *kindCache) markSwept(t Target, at time.Time) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if len(k.swept) >= maxDryRuns {
-		k.swept = map[string]time.Time{}
+	s := k.sweeps[server]
+	if s == nil {
+		s = &serverSweep{}
+		k.sweeps[server] = s
 	}
-	k.swept[appKey(t)] = at
+	return s
 }
 
 // compareKinds returns the kinds a compare lists: every kind when full is
-// set or the app's sweep is due (swept reports it), else the manifests'
-// kinds and those seen for the app.
-func (a *Activities) compareKinds(t Target, d *desired, full bool) (kinds []kindRef, swept bool) {
-	if full || a.kinds.sweepDue(t, time.Now()) {
-		return a.searchKinds(t, d.c, d.objs), true
+// set, else the manifests' kinds, those seen for the app and those the
+// server's last sweep found for it (sweeping first when the last is older
+// than fullSweepEvery).
+func (a *Activities) compareKinds(ctx context.Context, t Target, d *desired, full bool) ([]kindRef, error) {
+	if full {
+		return a.searchKinds(t, d.c, d.objs), nil
 	}
+	swept, err := a.sweptKinds(ctx, t, d.c)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []kindRef
 	for _, o := range d.objs {
 		if o.mapping != nil {
 			kinds = append(kinds, refOf(o.mapping))
 		}
 	}
-	return dedupe(append(kinds, a.kinds.seenKinds(t)...)), false
+	kinds = append(kinds, a.kinds.seenKinds(t)...)
+	return dedupe(append(kinds, swept...)), nil
+}
+
+// sweptKinds returns the kinds in which the server's last sweep found
+// objects labelled for the app, sweeping when none ran in fullSweepEvery.
+func (a *Activities) sweptKinds(ctx context.Context, t Target, c *kube.Clients) ([]kindRef, error) {
+	s := a.kinds.serverSweep(t.Destination.Server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byApp == nil || time.Since(s.at) >= fullSweepEvery {
+		start := time.Now()
+		kinds := a.searchKinds(t, c, nil)
+		byGVK := make(map[schema.GroupVersionKind]kindRef, len(kinds))
+		for _, k := range kinds {
+			byGVK[k.gvk] = k
+		}
+		var mu sync.Mutex
+		found := map[string]map[schema.GroupResource]kindRef{}
+		_, err := a.listSelected(ctx, c, kinds, manifest.AppLabel, func(u *unstructured.Unstructured) bool {
+			k, ok := byGVK[u.GroupVersionKind()]
+			if !ok {
+				return false
+			}
+			app := u.GetLabels()[manifest.AppLabel]
+			mu.Lock()
+			defer mu.Unlock()
+			if found[app] == nil {
+				found[app] = map[schema.GroupResource]kindRef{}
+			}
+			found[app][k.gvr.GroupResource()] = k
+			return false // only the kinds are kept
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sweep every kind: %w", err)
+		}
+		s.byApp = make(map[string][]kindRef, len(found))
+		for app, m := range found {
+			for _, k := range m {
+				s.byApp[app] = append(s.byApp[app], k)
+			}
+		}
+		s.at = start
+	}
+	return s.byApp[manifest.AppLabelValue(t.Project, t.App)], nil
 }
 
 func (k *kindCache) seenKinds(t Target) []kindRef {
