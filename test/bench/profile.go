@@ -65,9 +65,42 @@ func (e *env) profileWorker(ctx context.Context, dir, label string, d time.Durat
 	for line := range strings.Lines(string(out)) {
 		b.WriteString("# pprof " + line)
 	}
+	if d == 0 {
+		b.WriteString(e.workerMemStats(ctx))
+	}
 	fmt.Print(b.String())
 	if err != nil {
 		return path, fmt.Errorf("go tool pprof %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// workerMemStats returns, as `# memstats` lines, the runtime's memory
+// figures that the heap profile's text form ends with (heap in use, idle
+// and released, stacks, the runtime's own), which tell where a resident
+// set larger than the live heap goes.
+func (e *env) workerMemStats(ctx context.Context) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/heap?debug=1", e.workerOps), nil)
+	if err != nil {
+		return "# memstats: " + err.Error() + "\n"
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "# memstats: " + err.Error() + "\n"
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "# memstats: " + err.Error() + "\n"
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(data)) {
+		for _, k := range []string{"# Sys ", "# HeapAlloc ", "# HeapSys ", "# HeapIdle ", "# HeapInuse ", "# HeapReleased ",
+			"# Stack ", "# MSpan ", "# GCSys ", "# OtherSys ", "# NextGC ", "# NumGC "} {
+			if strings.HasPrefix(line, k) {
+				b.WriteString("# memstats " + strings.TrimPrefix(line, "# "))
+			}
+		}
+	}
+	return b.String()
 }
