@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -231,14 +232,27 @@ func (w *watchSet) start(ctx context.Context) error {
 		go inf.RunWithContext(ctx)
 		synced = append(synced, inf.HasSynced)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		if err := ctx.Err(); err != nil {
-			return err
+	// Not cache.WaitForCacheSync: it looks every 100 ms, a delay every
+	// sync's wait would pay, where the first list takes a few ms.
+	err := wait.PollUntilContextCancel(ctx, syncPoll, true, func(context.Context) (bool, error) {
+		for _, ok := range synced {
+			if !ok() {
+				return false, nil
+			}
 		}
-		return fmt.Errorf("watch: caches did not sync")
+		return true, nil
+	})
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("watch: caches did not sync: %w", err)
 	}
 	return nil
 }
+
+// syncPoll is how often start looks whether the informers have listed.
+const syncPoll = 5 * time.Millisecond
 
 // get returns the watched object, or nil.
 func (w *watchSet) get(gvr schema.GroupVersionResource, namespaced bool, ns, name string) *unstructured.Unstructured {
