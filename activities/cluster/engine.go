@@ -83,7 +83,8 @@ type PlanOutput struct {
 	Steps []Step `json:"steps"`
 	// SyncFail are the steps run when the sync fails.
 	SyncFail []Step `json:"syncFail,omitempty"`
-	// Prune counts the live resources that are no longer rendered.
+	// Prune counts the live resources that are no longer rendered, when
+	// the operation prunes (else 0: they are not looked for).
 	Prune int `json:"prune,omitempty"`
 	// PruneLast says to prune after the PostSync phase rather than after
 	// the Sync phase.

@@ -280,9 +280,10 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("requires pruning (-want +got):\n%s (sync %s)", d, c.Sync)
 	}
 
-	// Without prune, nothing is deleted.
+	// Without prune, nothing is deleted. The plan does not look for the
+	// candidates (that lists every kind); Prune, were it called, notes them.
 	noPrune := h.sync(tg, slim, SyncOperation{SyncID: "p2"})
-	if noPrune.plan.Prune != 3 || len(noPrune.pruned) != 3 || noPrune.pruned[0].Message != noteRequiresPruning {
+	if noPrune.plan.Prune != 0 || len(noPrune.pruned) != 3 || noPrune.pruned[0].Message != noteRequiresPruning {
 		t.Fatalf("sync without prune: plan %d, %+v", noPrune.plan.Prune, noPrune.pruned)
 	}
 	r := h.sync(tg, slim, SyncOperation{SyncID: "p3", Prune: true})

@@ -49,6 +49,11 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		}
 		*steps = append(*steps, Step{Phase: o.phase, Wave: o.wave, Resources: 1})
 	}
+	if !op.Prune {
+		// Nothing is pruned: the candidates, which take a list of every
+		// kind the cluster serves, are not needed.
+		return out, nil
+	}
 	prune, err := a.pruneCandidates(ctx, d, t, op)
 	if err != nil {
 		return PlanOutput{}, err
