@@ -698,7 +698,9 @@ const versionQuietWait = "quiet-wait"
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
-	a.fresh = true
+	if !a.quiet || !r.Live || r.Hard {
+		a.fresh = true
+	}
 }
 
 // refreshInterval is the app's interval plus up to 10 % jitter, derived

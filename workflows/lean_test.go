@@ -232,3 +232,28 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 		})
 	}
 }
+
+// A refresh about the live state (the drift watch's, the self-heal
+// sweep's) resolves the revision through the ls-remote cache on the quiet
+// path; any other refresh bypasses the cache.
+func (s *appSuite) TestLiveRefreshUsesTheRevisionCache() {
+	for _, tc := range []struct {
+		name  string
+		req   RefreshRequest
+		fresh bool
+	}{
+		{name: "drift", req: RefreshRequest{Reason: "drift: Deployment web/web changed", Live: true}},
+		{name: "webhook", req: RefreshRequest{Reason: "push"}, fresh: true},
+	} {
+		s.Run(tc.name, func() {
+			s.SetupTest()
+			s.expectProject(appspec.DefaultProjectSpec())
+			s.expectReconcile(sha1, synced)
+			s.expectReconcileF(sha1, synced, tc.fresh)
+			s.at(time.Minute, func() { s.env.SignalWorkflow(SignalRefresh, tc.req) })
+			s.cancelAt(2 * time.Minute)
+			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
+			s.env.AssertExpectations(s.T())
+		})
+	}
+}

@@ -220,6 +220,12 @@ type HistoryView struct {
 type RefreshRequest struct {
 	Hard   bool   `json:"hard,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Live says the refresh is about the live state (the drift watch, the
+	// self-heal sweep): on the quiet path it resolves the revision through
+	// the ls-remote cache, as a timer's pass does, where other refreshes
+	// bypass it (Argo CD compares a watch event's app with its recent
+	// revision too).
+	Live bool `json:"live,omitempty"`
 }
 
 // SyncInput starts a SyncWorkflow.

@@ -44,6 +44,9 @@ const (
 type RefreshRequest struct {
 	Hard   bool   `json:"hard,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Live: the refresh is about the live state, so the app need not ask
+	// Git for its revision past the ls-remote cache.
+	Live bool `json:"live,omitempty"`
 }
 
 // ClientSource hands out clients per destination server.
@@ -286,7 +289,7 @@ func changedWriter(o, n *unstructured.Unstructured, self string) string {
 // signal sends one refresh to app ("<project>/<name>").
 func (a *Activities) signal(ctx context.Context, app, reason string) {
 	a.log.Info(msgDrift, "app", app, "reason", reason)
-	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason})
+	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason, Live: true})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn(msgSignalError, "app", app, "err", err)
 	}
@@ -404,7 +407,7 @@ func (a *Activities) SweepSelfHeal(ctx context.Context, in SweepInput) (SweepOut
 		slices.Sort(ids)
 		for _, id := range ids {
 			out.Scanned++
-			err := a.temporal.SignalWorkflow(ctx, id, "", refreshSignal, RefreshRequest{Reason: "self-heal sweep"})
+			err := a.temporal.SignalWorkflow(ctx, id, "", refreshSignal, RefreshRequest{Reason: "self-heal sweep", Live: true})
 			if err != nil {
 				out.Failed++
 				a.log.Warn(msgSignalError, "app", id, "err", err)
