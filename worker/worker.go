@@ -209,6 +209,8 @@ func New(cfg Config) (*Worker, error) {
 	var ws []sdkworker.Worker
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
+			MaxConcurrentWorkflowTaskPollers:   taskPollers,
+			MaxConcurrentActivityTaskPollers:   taskPollers,
 			MaxConcurrentActivityExecutionSize: cfg.MaxConcurrentActivities,
 			MaxHeartbeatThrottleInterval:       HeartbeatEvery,
 			Interceptors:                       []interceptor.WorkerInterceptor{newAutoHeartbeat(autoHeartbeatEvery, autoHeartbeatActivities...)},
@@ -224,6 +226,13 @@ func New(cfg Config) (*Worker, error) {
 	}
 	return &Worker{ws: ws, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil
 }
+
+// taskPollers is how many long polls a worker keeps open for workflow
+// tasks, and for activity tasks, per task queue (the SDK's default is 2).
+// With two, a task often arrived while both polls were busy handing out
+// others, and the server queued it: an app's workflow task waited 30-50 ms
+// to be picked up, several times in every sync.
+const taskPollers = 8
 
 // Start starts polling, and the eviction of old Git checkouts.
 func (w *Worker) Start() error {
