@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
@@ -650,4 +653,80 @@ func TestCompareSweepsEveryKindPeriodically(t *testing.T) {
 	if again := h.a.kinds.serverSweep(tg.Destination.Server).at; !again.Equal(at) {
 		t.Fatalf("the cluster was swept again within the period (%v, then %v)", at, again)
 	}
+}
+
+// A kind that cannot be listed (an aggregated API that is down) does not
+// fail the compares of its cluster: the sweep warns, keeps what it has,
+// and is tried again after sweepRetry; the compare lists the kinds it
+// knows for the app.
+func TestSweepSurvivesAKindThatCannotBeListed(t *testing.T) {
+	h := newHarness(t)
+	tg := h.target("sweep-broken")
+	objs := h.fixture("guestbook.yaml")
+	h.sync(tg, h.put(objs...), SyncOperation{})
+	// Then an aggregated API goes down.
+	broken := schema.GroupVersionResource{Group: "metrics.example.com", Version: "v1", Resource: "things"}
+	h.a.clusters = brokenKind{clusters: h.a.clusters.(clusters), gvr: broken}
+	h.a.kinds.discovery = map[string]discovered{}
+	out, err := run[CompareOutput](h, CompareName, CompareInput{Target: tg, Manifests: h.put(objs...)})
+	if err != nil {
+		t.Fatalf("compare with a kind that cannot be listed: %v", err)
+	}
+	if out.Sync != appspec.SyncSynced || len(out.Resources) != len(objs) {
+		t.Fatalf("compare = %s with %d resources, want Synced with %d", out.Sync, len(out.Resources), len(objs))
+	}
+	s := h.a.kinds.serverSweep(tg.Destination.Server)
+	if due := s.at.Add(fullSweepEvery); time.Until(due) > sweepRetry {
+		t.Fatalf("the failed sweep is next tried in %s, want within %s", time.Until(due), sweepRetry)
+	}
+	// A compare with diffs lists every kind: it reports the failure.
+	if _, err := run[CompareOutput](h, CompareName, CompareInput{Target: tg, Manifests: h.put(objs...), WithDiff: true}); err == nil ||
+		!strings.Contains(err.Error(), "metrics.example.com") {
+		t.Fatalf("compare with diffs = %v, want the failed list named", err)
+	}
+}
+
+// brokenKind adds to the cluster's discovery a kind whose list fails as an
+// aggregated API that is down answers.
+type brokenKind struct {
+	clusters
+	gvr schema.GroupVersionResource
+}
+
+func (b brokenKind) For(server string) (*kube.Clients, error) {
+	c, err := b.clusters.For(server)
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Dynamic = failingDynamic{Interface: c.Dynamic, gvr: b.gvr}
+	return &cp, nil
+}
+
+func (b brokenKind) ServerPreferredResources(server string) ([]*metav1.APIResourceList, error) {
+	lists, err := b.clusters.ServerPreferredResources(server)
+	return append(lists, &metav1.APIResourceList{GroupVersion: b.gvr.GroupVersion().String(), APIResources: []metav1.APIResource{
+		{Name: b.gvr.Resource, Kind: "Thing", Namespaced: true, Verbs: metav1.Verbs{"get", "list", "watch", "delete"}},
+	}}), err
+}
+
+type failingDynamic struct {
+	dynamic.Interface
+	gvr schema.GroupVersionResource
+}
+
+func (f failingDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	r := f.Interface.Resource(gvr)
+	if gvr == f.gvr {
+		return failingList{r}
+	}
+	return r
+}
+
+type failingList struct {
+	dynamic.NamespaceableResourceInterface
+}
+
+func (failingList) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return nil, apierrors.NewServiceUnavailable("the server is currently unable to handle the request (metrics.example.com/v1)")
 }

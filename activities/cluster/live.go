@@ -137,6 +137,11 @@ func (k *kindCache) rememberKinds(t Target, refs []kindRef) {
 // API requests.
 const fullSweepEvery = 10 * time.Minute
 
+// sweepRetry is how soon a sweep that failed is tried again.
+const sweepRetry = time.Minute
+
+const msgSweepFailed = "sweep of every kind failed; compares list the kinds known for each app until it succeeds"
+
 func (k *kindCache) serverSweep(server string) *serverSweep {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -200,7 +205,20 @@ func (a *Activities) sweptKinds(ctx context.Context, t Target, c *kube.Clients) 
 			return false // only the kinds are kept
 		})
 		if err != nil {
-			return nil, fmt.Errorf("sweep every kind: %w", err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("sweep every kind: %w", err)
+			}
+			// A sweep searches for strays: a kind that cannot be listed
+			// now (an aggregated API that is down, a broken conversion
+			// webhook) must not fail every compare of the cluster. The
+			// last sweep's findings stay, and a sweep is tried again
+			// after sweepRetry.
+			a.log.Warn(msgSweepFailed, "server", t.Destination.Server, "err", err, "retry", sweepRetry)
+			if s.byApp == nil {
+				s.byApp = map[string][]kindRef{}
+			}
+			s.at = start.Add(sweepRetry - fullSweepEvery)
+			return s.byApp[manifest.AppLabelValue(t.Project, t.App)], nil
 		}
 		s.byApp = make(map[string][]kindRef, len(found))
 		for app, m := range found {
