@@ -878,9 +878,7 @@ func (a *application) reportKinds(ctx workflow.Context) {
 // a signal that fails restores the previous kinds, so that the next pass
 // sends them again.
 func (a *application) signalWatchAsync(ctx workflow.Context, kinds []watch.GroupKind) {
-	spec := a.st.Spec
-	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
-	f := workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req)
+	f := a.sendWatch(ctx, kinds)
 	prev := a.st.WatchedKinds
 	a.st.WatchedKinds = kinds
 	workflow.Go(ctx, func(c workflow.Context) {
@@ -894,14 +892,19 @@ func (a *application) signalWatchAsync(ctx workflow.Context, kinds []watch.Group
 }
 
 func (a *application) signalWatch(ctx workflow.Context, kinds []watch.GroupKind) {
-	spec := a.st.Spec
-	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
-	err := workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req).Get(ctx, nil)
-	if err != nil {
+	if err := a.sendWatch(ctx, kinds).Get(ctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn(msgWatchSignal, "error", errorMessage(err))
 		return
 	}
 	a.st.WatchedKinds = kinds
+}
+
+// sendWatch signals the cluster watch of the app's destination that the
+// app manages kinds (none: it is gone).
+func (a *application) sendWatch(ctx workflow.Context, kinds []watch.GroupKind) workflow.Future {
+	spec := a.st.Spec
+	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
+	return workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req)
 }
 
 const msgWatchSignal = "cannot reach the cluster watch"

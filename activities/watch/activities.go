@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -255,13 +256,17 @@ func slim(obj any) (any, error) {
 }
 
 // desiredPart is the object without status and server bookkeeping.
+// It shares everything below those two levels with u (it is only
+// marshalled, on every event, so it copies no more than it removes from).
 func desiredPart(u *unstructured.Unstructured) map[string]any {
-	c := u.DeepCopy().Object
+	c := maps.Clone(u.Object)
 	delete(c, "status")
 	if md, ok := c["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
 		for _, k := range []string{"resourceVersion", "managedFields", "generation", "uid", "creationTimestamp"} {
 			delete(md, k)
 		}
+		c["metadata"] = md
 	}
 	return c
 }
