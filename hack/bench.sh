@@ -13,8 +13,9 @@
 # (say B1,B5) narrow or lengthen the run. B4: BENCH_IDLE_APPS (default
 # 1000), BENCH_IDLE_DURATION (10m), BENCH_IDLE_SETTLE (1m). B6:
 # BENCH_LIST_APPS (default 10000), BENCH_LIST_SAMPLES (30). BENCH_PROFILE=1
-# takes a 30 s CPU profile of the worker during B1, and a heap profile at
-# the end of B4, into .cache/bench/ and prints their top functions.
+# takes a 30 s CPU profile of the worker during B1, a 1 minute one at the
+# start of B4's window and a heap profile at its end, into .cache/bench/,
+# and prints their top functions.
 # BENCH_ARGS passes more flags (say -histories DIR: B1 writes one app's
 # histories there, and B2 and B3 theirs).
 set -euo pipefail
@@ -23,6 +24,7 @@ cd "$ROOT"
 OUT=$ROOT/.cache/bench
 TOOLS=$ROOT/bin/tools
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0} # static, as `make` builds (see the Makefile)
 
 mkdir -p "$OUT" "$TOOLS"
 go build -o "$TOOLS/windlass-bench" ./test/bench

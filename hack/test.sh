@@ -9,6 +9,7 @@ DIR=$ROOT/.cache/testbed-test
 TOOLS=$ROOT/bin/tools
 PKGS=${PKGS:-./...}
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0} # static, as `make` builds (see the Makefile)
 
 go build -o "$TOOLS/cluster" ./hack/cluster
 go build -o "$TOOLS/testsum" ./hack/testsum

@@ -11,6 +11,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WEB=$ROOT/web
 cd "$ROOT"
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+export CGO_ENABLED=${CGO_ENABLED:-0} # static, as `make` builds (see the Makefile)
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   if [[ -f $WEB/bundle/dist/index.html ]]; then

@@ -8,6 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${OUT:-$ROOT/bin/testbed}
 export GOFLAGS=-buildvcs=false
+unset CGO_ENABLED # the Go default, not the static setting `make` exports for Windlass
 KUBE_VERSION=v1.33.13
 ETCD_VERSION=v3.5.21
 KWOK_VERSION=v0.8.0
