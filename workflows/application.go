@@ -803,7 +803,8 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "render", err)
 		return
 	}
-	cmp, err := compareState(a.onCluster(ctx, hard), cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref})
+	cctx := a.onCluster(ctx, hard)
+	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref}, a.localCompare(cctx))
 	if err != nil {
 		a.unknown(ctx, "compare", err)
 		return
@@ -836,6 +837,23 @@ func (a *application) render(ctx workflow.Context, sources []render.SourceReques
 	}
 	return renderManifests(ctx, render.RenderInput{Request: req, Hard: hard})
 }
+
+// localCompare says whether a pass's compare, started from ctx, runs as a
+// local activity: on the quiet path, when the cluster's activities run on
+// the workflow's own queue (a worker of that queue reaches the cluster, as
+// for a sync's plan, versionLocalPlan). Every pass compares, so this saves
+// an activity task and a workflow task per pass: a timer's pass that finds
+// nothing changed is one workflow task.
+func (a *application) localCompare(ctx workflow.Context) bool {
+	if !a.quiet || clusterQueue(ctx) != "" {
+		return false
+	}
+	return workflow.GetVersion(ctx, versionLocalCompare, workflow.DefaultVersion, 1) == 1
+}
+
+// versionLocalCompare marks workflows whose passes compare locally (see
+// application.localCompare).
+const versionLocalCompare = "local-compare"
 
 // versionLeanReconcile marks workflows on the lean path (see
 // application.lean): fewer activities, workflow tasks and upserts for the

@@ -28,9 +28,17 @@ func renderManifests(ctx workflow.Context, in render.RenderInput) (render.Manife
 	return out, err
 }
 
-func compareState(ctx workflow.Context, in cluster.CompareInput) (cluster.CompareOutput, error) {
+// compareState compares, as a local activity when local (see
+// application.localCompare).
+func compareState(ctx workflow.Context, in cluster.CompareInput, local bool) (cluster.CompareOutput, error) {
 	var out cluster.CompareOutput
-	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.CompareName, in).Get(ctx, &out)
+	var f workflow.Future
+	if local {
+		f = workflow.ExecuteLocalActivity(localOptions(clusterOptions(ctx)), cluster.CompareName, in)
+	} else {
+		f = workflow.ExecuteActivity(clusterOptions(ctx), cluster.CompareName, in)
+	}
+	err := f.Get(ctx, &out)
 	return out, err
 }
 

@@ -80,16 +80,29 @@ func (s *appSuite) leanRun() *stepLog {
 func (s *appSuite) TestLeanFirstSync() {
 	l := s.leanRun()
 	s.Equal(map[string]int{
-		render.RenderName: 1, cluster.CompareName: 3, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+		render.RenderName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
 	}, l.regular)
 	s.Equal(map[string]int{
 		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
-		cluster.PlanName: 1, // the sync's plan (versionLocalPlan): the cluster has no queue of its own
+		// The cluster has no queue of its own: the sync's plan
+		// (versionLocalPlan) and each pass's compare (versionLocalCompare)
+		// run in the workflow's worker.
+		cluster.PlanName: 1, cluster.CompareName: 3,
 	}, l.local)
 	s.Positive(l.upsAt5m)
 	s.Positive(l.memo5m)
 	s.Equal(l.upsAt5m, l.saUps, "search attributes upserted by a pass that changed nothing")
 	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
+}
+
+// A workflow that began on the quiet path before versionLocalCompare
+// keeps comparing with a regular activity.
+func (s *appSuite) TestLocalCompareIsVersioned() {
+	s.env.OnGetVersion(versionLocalCompare, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	l := s.leanRun()
+	s.Equal(3, l.regular[cluster.CompareName])
+	s.Zero(l.local[cluster.CompareName])
+	s.Equal(1, l.local[cluster.PlanName])
 }
 
 // A workflow that began before versionLeanReconcile (and a sync before
@@ -175,7 +188,7 @@ func (s *appSuite) TestStaleWakeCostsNoPass() {
 			s.cancelAt(5 * time.Minute)
 			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
 			s.Require().NoError(set.err)
-			s.Equal(tc.compares, l.regular[cluster.CompareName])
+			s.Equal(tc.compares, l.regular[cluster.CompareName]+l.local[cluster.CompareName])
 			s.Zero(l.regular[project.GetName], "setSpec looks the project up locally")
 			s.env.AssertExpectations(s.T())
 		})
