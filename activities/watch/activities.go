@@ -225,7 +225,8 @@ func (a *Activities) isDrift(o, n *unstructured.Unstructured) bool {
 const digestField = "windlass.dev/desired-digest"
 
 // slim is the informers' transform: of an object it keeps its kind, name,
-// namespace, UID, resourceVersion, managed fields and tracking annotation,
+// namespace, UID, resourceVersion, tracking annotation and managed fields
+// (slimManagedFields),
 // and replaces the rest by the digest of its desiredPart, which is all
 // that drift detection compares. Other values pass unchanged.
 func slim(obj any) (any, error) {
@@ -240,9 +241,14 @@ func slim(obj any) (any, error) {
 	sum := sha256.Sum256(js)
 	md := map[string]any{}
 	if full, ok := u.Object["metadata"].(map[string]any); ok {
-		for _, k := range []string{"name", "namespace", "uid", "resourceVersion", "managedFields"} {
+		for _, k := range []string{"name", "namespace", "uid", "resourceVersion"} {
 			if v, ok := full[k]; ok {
 				md[k] = v
+			}
+		}
+		if mf, ok := full["managedFields"].([]any); ok {
+			if md["managedFields"], err = slimManagedFields(mf); err != nil {
+				return nil, fmt.Errorf("digest %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 			}
 		}
 	}
@@ -253,6 +259,35 @@ func slim(obj any) (any, error) {
 		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md,
 		digestField: hex.EncodeToString(sum[:]),
 	}}, nil
+}
+
+// slimManagedFields keeps of the managed-fields entries what
+// changedWriter reads: each entry but the status subresource's (which it
+// skips), with its field set replaced by a digest (a field set holds a
+// map for every field, the larger part of a decoded object).
+func slimManagedFields(entries []any) ([]any, error) {
+	out := make([]any, 0, len(entries))
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok || m["subresource"] == "status" {
+			continue
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "fieldsV1" {
+				c[k] = v
+				continue
+			}
+			js, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("managed fields of %v: %w", m["manager"], err)
+			}
+			sum := sha256.Sum256(js)
+			c[k] = map[string]any{"sha256": hex.EncodeToString(sum[:])}
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // desiredPart is the object without status and server bookkeeping.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,6 +198,66 @@ func TestSlimKeepsWhatDriftReads(t *testing.T) {
 				t.Fatalf("digest unchanged = %v, want %v", same, tc.same)
 			}
 		})
+	}
+	if v, err := slim("not an object"); err != nil || v != "not an object" {
+		t.Fatalf("slim of another value = %v, %v", v, err)
+	}
+}
+
+// Drift detection reads the slim objects' managed fields: a changed field
+// set of another writer is drift; Windlass's own apply and status updates
+// are not. The slim entries keep a digest of each field set, not the set,
+// and no status entries.
+func TestDriftOnSlimManagedFields(t *testing.T) {
+	entry := func(manager, sub string, fields map[string]any) map[string]any {
+		e := map[string]any{"manager": manager, "operation": "Update", "time": "2026-11-21T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields}
+		if sub != "" {
+			e["subresource"] = sub
+		}
+		return e
+	}
+	replicas := map[string]any{"f:spec": map[string]any{"f:replicas": map[string]any{}}}
+	image := map[string]any{"f:spec": map[string]any{"f:template": map[string]any{"f:spec": map[string]any{"f:containers": map[string]any{}}}}}
+	ready := map[string]any{"f:status": map[string]any{"f:readyReplicas": map[string]any{}}}
+	object := func(spec int64, entries ...map[string]any) *unstructured.Unstructured {
+		mf := make([]any, len(entries))
+		for i, e := range entries {
+			mf[i] = e
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "web", "namespace": "shop", "managedFields": mf},
+			"spec":     map[string]any{"replicas": spec}}}
+		s, err := slim(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.(*unstructured.Unstructured)
+	}
+	windlass, status, edit := entry("windlass", "", image), entry("kube-controller-manager", "status", ready), entry("kubectl-edit", "", replicas)
+	before := object(1, windlass, status, edit)
+	for _, tc := range []struct {
+		name  string
+		after *unstructured.Unstructured
+		want  string
+	}{
+		{name: "kubectl scale", after: object(3, windlass, status, edit, entry("kubectl", "scale", replicas)), want: "kubectl"},
+		{name: "another writer's field set changed", after: object(3, windlass, status, entry("kubectl-edit", "", image)), want: "kubectl-edit"},
+		{name: "windlass's own apply", after: object(3, entry("windlass", "", replicas), status, edit)},
+		{name: "status only", after: object(1, windlass, entry("kube-controller-manager", "status", image), edit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := changedWriter(before, tc.after, "windlass"); got != tc.want {
+				t.Fatalf("changedWriter = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	for _, e := range before.GetManagedFields() {
+		if e.Subresource == "status" || e.FieldsV1 == nil || strings.Contains(string(e.FieldsV1.Raw), "f:") {
+			t.Fatalf("slim entry %+v keeps a status entry or a field set", e)
+		}
+	}
+	if len(before.GetManagedFields()) != 2 {
+		t.Fatalf("slim managed fields = %d entries, want 2 (no status entry)", len(before.GetManagedFields()))
 	}
 	if v, err := slim("not an object"); err != nil || v != "not an object" {
 		t.Fatalf("slim of another value = %v, %v", v, err)
