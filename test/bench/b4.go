@@ -37,8 +37,10 @@ type b4Run struct {
 	WorkerPeakRSSMiB float64 `json:"workerPeakRSSMiB"`
 	ServerRSSMiB     float64 `json:"serverRSSMiB"`
 	TemporalRSSMiB   float64 `json:"temporalRSSMiB"`
-	// WorkerHeapProfile is the heap profile taken at the end of the
-	// window (-profile).
+	// WorkerProfile is a CPU profile of the worker over the window's
+	// first minute, and WorkerHeapProfile the heap profile taken at its
+	// end (-profile).
+	WorkerProfile     string `json:"workerProfile,omitempty"`
 	WorkerHeapProfile string `json:"workerHeapProfile,omitempty"`
 	// Redis INFO memory used_memory at the start and end of the window.
 	RedisStartMiB float64 `json:"redisUsedMemoryStartMiB"`
@@ -107,6 +109,17 @@ func benchIdleFleet(ctx context.Context, e *env, res *results, cfg config, kept 
 	}
 	t0, cpu0 := time.Now(), cpu()
 	sliceStart, sliceCPU := t0, cpu0
+	var profiled chan string
+	if cfg.profile {
+		profiled = make(chan string, 1)
+		go func() {
+			path, err := e.profileWorker(ctx, cfg.profileDir, fmt.Sprintf("B4-N%d", n), min(idleProfile, cfg.idleFor))
+			if err != nil {
+				slog.Warn("B4 worker profile", "err", err)
+			}
+			profiled <- path
+		}()
+	}
 	sample := time.NewTicker(10 * time.Second)
 	defer sample.Stop()
 	end := time.After(cfg.idleFor)
@@ -137,6 +150,7 @@ idle:
 	run.WorkerRSSMiB, _ = e.worker.RSSMiB()
 	run.WorkerPeakRSSMiB = max(run.WorkerPeakRSSMiB, run.WorkerRSSMiB)
 	if cfg.profile {
+		run.WorkerProfile = <-profiled
 		if run.WorkerHeapProfile, err = e.profileWorker(ctx, cfg.profileDir, fmt.Sprintf("B4-N%d", n), 0); err != nil {
 			slog.Warn("B4 worker heap profile", "err", err)
 		}

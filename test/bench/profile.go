@@ -15,6 +15,11 @@ import (
 // profileSeconds is how long -profile samples the worker.
 const profileSeconds = 30 * time.Second
 
+// idleProfile is how long -profile samples the worker at the start of
+// B4's window: the idle fleet's steady cost, one profile a refresh interval
+// would spread over.
+const idleProfile = time.Minute
+
 // profileNodes is how many functions the printed top lists.
 const profileNodes = 15
 
