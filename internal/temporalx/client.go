@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -59,7 +60,7 @@ func Dial(ctx context.Context, cfg ClientConfig) (client.Client, error) {
 		Namespace: cfg.Namespace,
 		Logger:    sdklog.NewStructuredLogger(logger),
 
-		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS},
+		ConnectionOptions: client.ConnectionOptions{TLS: cfg.TLS, GrpcCompression: requestCompression(cfg.HostPort)},
 		Credentials:       cfg.Credentials,
 		MetricsHandler:    cfg.MetricsHandler,
 		Interceptors:      cfg.Interceptors,
@@ -85,4 +86,19 @@ func Dial(ctx context.Context, cfg ClientConfig) (client.Client, error) {
 		}
 		backoff = min(2*backoff, dialMaxBackoff)
 	}
+}
+
+// requestCompression is none for a frontend on the loopback interface
+// (windlass dev, a worker beside its Temporal), where gzip, the SDK's
+// default, only costs CPU at both ends: every workflow task's completion
+// and every poll's answer; nil, the SDK's default, elsewhere.
+func requestCompression(hostPort string) client.GrpcCompression {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return &client.GrpcCompressionNone{}
+	}
+	return nil
 }
