@@ -73,6 +73,7 @@ type Activities struct {
 	kinds       *kindCache
 	jq          *jqCache
 	dryRuns     *dryRunCache
+	memo        *compareMemo
 	metrics     Metrics
 }
 
@@ -146,7 +147,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	}
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
-		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), reads: make(chan struct{}, DefaultMaxReads), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{},
+		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), reads: make(chan struct{}, DefaultMaxReads), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{}, memo: &compareMemo{},
 	}
 	for _, o := range opts {
 		o(a)

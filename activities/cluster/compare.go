@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -36,26 +37,54 @@ type comparedPair struct{ live, desired *unstructured.Unstructured }
 // When pairs is not nil it receives the objects compared.
 func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, pairs *[]comparedPair) (CompareOutput, error) {
 	t := in.Target
+	// The reconcile loop's compares are memoised (compareMemo).
+	memo := dryRun && !in.WithDiff && pairs == nil
+	var input [sha256.Size]byte
+	if memo {
+		input, memo = inputDigest(in)
+	}
+	var tracked []liveObject
+	listed := false
+	if e, ok := a.memo.get(appKey(t), input); ok && memo {
+		c, err := a.clusters.For(t.Destination.Server)
+		if err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		kinds, err := a.knownKinds(ctx, t, c, e.kinds)
+		if err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		if tracked, err = a.listTracked(ctx, c, t, kinds); err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		a.rememberLive(t, tracked)
+		if liveDigest(tracked) == e.live {
+			return e.answer(), nil
+		}
+		listed = true // the same manifests, so the same kinds: the lists stand
+	}
 	d, err := a.load(ctx, t, in.Manifests, nil)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
-	if err != nil {
-		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	if !listed {
+		kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
+		if err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		if tracked, err = a.listTracked(ctx, d.c, t, kinds); err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		a.rememberLive(t, tracked)
 	}
-	tracked, err := a.listTracked(ctx, d.c, t, kinds)
-	if err != nil {
-		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
-	}
-	live := make([]kindRef, 0, len(tracked))
-	for _, l := range tracked {
-		live = append(live, l.kind)
-	}
-	a.kinds.rememberKinds(t, dedupe(live))
 	idx := liveIndex(tracked)
 	res := d.resources()
 	sortObjects(res)
+	for _, o := range res {
+		if _, ok := idx[o.key()]; !ok || o.mapping == nil {
+			memo = false // found by a GET, or not at all: see compareMemo
+		}
+	}
 	statuses := make([]appspec.ResourceStatus, len(res))
 	lives := make([]*unstructured.Unstructured, len(res))
 	err = parallel(ctx, len(res), a.concurrency, func(ctx context.Context, i int) error {
@@ -96,7 +125,23 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 			*pairs = append(*pairs, comparedPair{live: idx[rs.ResourceKey].obj})
 		}
 	}
+	switch {
+	case memo:
+		a.memo.put(appKey(t), compareMemoEntry{input: input, kinds: manifestKinds(d.objs), live: liveDigest(tracked), out: out})
+	case dryRun && !in.WithDiff && pairs == nil:
+		a.memo.forget(appKey(t))
+	}
 	return out, nil
+}
+
+// rememberLive adds the kinds of the app's live objects to those seen for
+// it.
+func (a *Activities) rememberLive(t Target, tracked []liveObject) {
+	live := make([]kindRef, 0, len(tracked))
+	for _, l := range tracked {
+		live = append(live, l.kind)
+	}
+	a.kinds.rememberKinds(t, dedupe(live))
 }
 
 const msgIgnoredExtraneous = "not rendered any more; ignored (compare-options IgnoreExtraneous)"

@@ -34,14 +34,16 @@ import (
 
 // memLoader is an in-memory manifest cache: rendered objects by ref key.
 type memLoader struct {
-	mu   sync.Mutex
-	n    int
-	objs map[string][]*unstructured.Unstructured
+	mu    sync.Mutex
+	n     int
+	loads int
+	objs  map[string][]*unstructured.Unstructured
 }
 
 func (l *memLoader) Load(_ context.Context, ref render.ManifestRef) ([]*unstructured.Unstructured, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.loads++
 	objs, ok := l.objs[ref.Key]
 	if !ok {
 		return nil, fmt.Errorf("manifests %s not cached", ref.Key)
@@ -51,6 +53,13 @@ func (l *memLoader) Load(_ context.Context, ref render.ManifestRef) ([]*unstruct
 		out[i] = o.DeepCopy()
 	}
 	return out, nil
+}
+
+// loaded is how many times manifests were loaded.
+func (l *memLoader) loaded() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loads
 }
 
 func (l *memLoader) put(objs []*unstructured.Unstructured) render.ManifestRef {

@@ -99,13 +99,7 @@ func newKindCache() *kindCache {
 func appKey(t Target) string { return t.Destination.Server + " " + appName(t) }
 
 func (k *kindCache) remember(t Target, objs []*object) {
-	var refs []kindRef
-	for _, o := range objs {
-		if o.mapping != nil {
-			refs = append(refs, refOf(o.mapping))
-		}
-	}
-	k.rememberKinds(t, refs)
+	k.rememberKinds(t, manifestKinds(objs))
 }
 
 // rememberKinds adds kinds to those seen for the app.
@@ -161,18 +155,29 @@ func (a *Activities) compareKinds(ctx context.Context, t Target, d *desired, ful
 	if full {
 		return a.searchKinds(t, d.c, d.objs), nil
 	}
-	swept, err := a.sweptKinds(ctx, t, d.c)
+	return a.knownKinds(ctx, t, d.c, manifestKinds(d.objs))
+}
+
+// knownKinds returns the manifests' kinds, those seen for the app and
+// those the server's last sweep found for it.
+func (a *Activities) knownKinds(ctx context.Context, t Target, c *kube.Clients, manifests []kindRef) ([]kindRef, error) {
+	swept, err := a.sweptKinds(ctx, t, c)
 	if err != nil {
 		return nil, err
 	}
+	kinds := append(slices.Clone(manifests), a.kinds.seenKinds(t)...)
+	return dedupe(append(kinds, swept...)), nil
+}
+
+// manifestKinds returns the kinds of the mapped objects.
+func manifestKinds(objs []*object) []kindRef {
 	var kinds []kindRef
-	for _, o := range d.objs {
+	for _, o := range objs {
 		if o.mapping != nil {
 			kinds = append(kinds, refOf(o.mapping))
 		}
 	}
-	kinds = append(kinds, a.kinds.seenKinds(t)...)
-	return dedupe(append(kinds, swept...)), nil
+	return kinds
 }
 
 // sweptKinds returns the kinds in which the server's last sweep found

@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// maxCompareMemos bounds the compare memo (one entry per app).
+const maxCompareMemos = 20000
+
+// compareMemo remembers, per app, the answer of its last compare in the
+// reconcile loop (dry runs, no diffs) and what that answer was computed
+// from: the input, the kinds of its manifests, and the UID and
+// resourceVersion of every live object the compare's lists found. A
+// compare of the same input whose lists find the same objects at the same
+// versions gets the same answer: the manifests behind a ManifestRef's key
+// do not change, health is assessed from the live object alone, and an
+// apply of the same desired object onto the same live version gives the
+// same dry-run result (the dry-run cache assumes this per object). So it
+// is answered without loading the manifests, dry runs or health checks:
+// an idle app's pass costs its lists. An answer is kept only when every
+// rendered resource had a mapping and was found by the lists (one found
+// by a GET, unlabelled, could change without the lists seeing it).
+type compareMemo struct {
+	mu sync.Mutex
+	m  map[string]compareMemoEntry
+}
+
+type compareMemoEntry struct {
+	input [sha256.Size]byte
+	kinds []kindRef // the manifests' kinds
+	live  [sha256.Size]byte
+	out   CompareOutput
+}
+
+// inputDigest is the digest of a compare's input (false when it cannot be
+// encoded: no memo then).
+func inputDigest(in CompareInput) ([sha256.Size]byte, bool) {
+	js, err := json.Marshal(in)
+	if err != nil {
+		return [sha256.Size]byte{}, false
+	}
+	return sha256.Sum256(js), true
+}
+
+// liveDigest is the digest of the live objects' kinds, names, UIDs and
+// resourceVersions, in any order.
+func liveDigest(tracked []liveObject) [sha256.Size]byte {
+	ids := make([]string, len(tracked))
+	for i, l := range tracked {
+		u := l.obj
+		ids[i] = strings.Join([]string{l.kind.gvr.String(), u.GetNamespace(), u.GetName(), string(u.GetUID()), u.GetResourceVersion()}, "\x00")
+	}
+	slices.Sort(ids)
+	return sha256.Sum256([]byte(strings.Join(ids, "\x01")))
+}
+
+// get returns the entry of app for input (none for the zero input).
+func (c *compareMemo) get(app string, input [sha256.Size]byte) (compareMemoEntry, bool) {
+	if input == [sha256.Size]byte{} {
+		return compareMemoEntry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[app]
+	return e, ok && e.input == input
+}
+
+// put replaces app's entry.
+func (c *compareMemo) put(app string, e compareMemoEntry) {
+	e.out.Resources = slices.Clone(e.out.Resources)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCompareMemos {
+		c.m = map[string]compareMemoEntry{}
+	}
+	c.m[app] = e
+}
+
+// forget drops app's entry.
+func (c *compareMemo) forget(app string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, app)
+}
+
+// answer is a copy of the remembered answer.
+func (e compareMemoEntry) answer() CompareOutput {
+	out := e.out
+	out.Resources = slices.Clone(e.out.Resources)
+	return out
+}
