@@ -15,10 +15,11 @@ import (
 // profileSeconds is how long -profile samples the worker.
 const profileSeconds = 30 * time.Second
 
-// idleProfile is how long -profile samples the worker at the start of
-// B4's window: the idle fleet's steady cost, one profile a refresh interval
-// would spread over.
-const idleProfile = time.Minute
+// idleProfile is how long -profile samples the worker from the start of
+// B4's window: the default refresh interval and its jitter, so that every
+// app's timer fires once in it (the passes come in bursts: a fleet that
+// reconciled together fires together).
+const idleProfile = 200 * time.Second
 
 // profileNodes is how many functions the printed top lists.
 const profileNodes = 15
