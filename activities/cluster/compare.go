@@ -43,8 +43,6 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if memo {
 		input, memo = inputDigest(in)
 	}
-	var tracked []liveObject
-	listed := false
 	if e, ok := a.memo.get(appKey(t), input); ok && memo {
 		c, err := a.clusters.For(t.Destination.Server)
 		if err != nil {
@@ -54,29 +52,32 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
-		if tracked, err = a.listTracked(ctx, c, t, kinds); err != nil {
+		metas, err := a.listTrackedMeta(ctx, c, t, kinds)
+		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
-		a.rememberLive(t, tracked)
-		if liveDigest(tracked) == e.live {
+		if metaDigest(metas) == e.live {
+			live := make([]kindRef, 0, len(metas))
+			for _, m := range metas {
+				live = append(live, m.kind)
+			}
+			a.kinds.rememberKinds(t, dedupe(live))
 			return e.answer(), nil
 		}
-		listed = true // the same manifests, so the same kinds: the lists stand
 	}
 	d, err := a.load(ctx, t, in.Manifests, nil)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	if !listed {
-		kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
-		if err != nil {
-			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
-		}
-		if tracked, err = a.listTracked(ctx, d.c, t, kinds); err != nil {
-			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
-		}
-		a.rememberLive(t, tracked)
+	kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
+	tracked, err := a.listTracked(ctx, d.c, t, kinds)
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	}
+	a.rememberLive(t, tracked)
 	idx := liveIndex(tracked)
 	res := d.resources()
 	sortObjects(res)

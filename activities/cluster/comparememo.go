@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // maxCompareMemos bounds the compare memo (one entry per app).
@@ -47,13 +49,28 @@ func inputDigest(in CompareInput) ([sha256.Size]byte, bool) {
 }
 
 // liveDigest is the digest of the live objects' kinds, names, UIDs and
-// resourceVersions, in any order.
+// resourceVersions, in any order; metaDigest the same of their metadata.
 func liveDigest(tracked []liveObject) [sha256.Size]byte {
 	ids := make([]string, len(tracked))
 	for i, l := range tracked {
-		u := l.obj
-		ids[i] = strings.Join([]string{l.kind.gvr.String(), u.GetNamespace(), u.GetName(), string(u.GetUID()), u.GetResourceVersion()}, "\x00")
+		ids[i] = liveID(l.kind, l.obj)
 	}
+	return digestIDs(ids)
+}
+
+func metaDigest(tracked []metaObject) [sha256.Size]byte {
+	ids := make([]string, len(tracked))
+	for i, m := range tracked {
+		ids[i] = liveID(m.kind, m.meta)
+	}
+	return digestIDs(ids)
+}
+
+func liveID(k kindRef, o metav1.Object) string {
+	return strings.Join([]string{k.gvr.String(), o.GetNamespace(), o.GetName(), string(o.GetUID()), o.GetResourceVersion()}, "\x00")
+}
+
+func digestIDs(ids []string) [sha256.Size]byte {
 	slices.Sort(ids)
 	return sha256.Sum256([]byte(strings.Join(ids, "\x01")))
 }

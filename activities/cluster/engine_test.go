@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
@@ -700,6 +701,7 @@ func (b brokenKind) For(server string) (*kube.Clients, error) {
 	}
 	cp := *c
 	cp.Dynamic = failingDynamic{Interface: c.Dynamic, gvr: b.gvr}
+	cp.Metadata = failingMetadata{Interface: c.Metadata, gvr: b.gvr}
 	return &cp, nil
 }
 
@@ -728,5 +730,28 @@ type failingList struct {
 }
 
 func (failingList) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	return nil, apierrors.NewServiceUnavailable("the server is currently unable to handle the request (metrics.example.com/v1)")
+	return nil, errUnavailable
+}
+
+var errUnavailable = apierrors.NewServiceUnavailable("the server is currently unable to handle the request (metrics.example.com/v1)")
+
+type failingMetadata struct {
+	metadata.Interface
+	gvr schema.GroupVersionResource
+}
+
+func (f failingMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
+	r := f.Interface.Resource(gvr)
+	if gvr == f.gvr {
+		return failingMetaList{r}
+	}
+	return r
+}
+
+type failingMetaList struct {
+	metadata.Getter
+}
+
+func (failingMetaList) List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return nil, errUnavailable
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -189,18 +190,11 @@ func (a *Activities) sweptKinds(ctx context.Context, t Target, c *kube.Clients) 
 	if s.byApp == nil || time.Since(s.at) >= fullSweepEvery {
 		start := time.Now()
 		kinds := a.searchKinds(t, c, nil)
-		byGVK := make(map[schema.GroupVersionKind]kindRef, len(kinds))
-		for _, k := range kinds {
-			byGVK[k.gvk] = k
-		}
 		var mu sync.Mutex
 		found := map[string]map[schema.GroupResource]kindRef{}
-		_, err := a.listSelected(ctx, c, kinds, manifest.AppLabel, func(u *unstructured.Unstructured) bool {
-			k, ok := byGVK[u.GroupVersionKind()]
-			if !ok {
-				return false
-			}
-			app := u.GetLabels()[manifest.AppLabel]
+		// Only the kinds and labels are read: the metadata is enough.
+		_, err := a.listMeta(ctx, c, kinds, manifest.AppLabel, func(k kindRef, m *metav1.PartialObjectMetadata) bool {
+			app := m.Labels[manifest.AppLabel]
 			mu.Lock()
 			defer mu.Unlock()
 			if found[app] == nil {
@@ -371,14 +365,66 @@ func (a *Activities) listTracked(ctx context.Context, c *kube.Clients, t Target,
 // kind by kind in parallel, keeping those keep accepts. Kinds that cannot
 // be listed (gone, forbidden) are skipped.
 func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, keep func(*unstructured.Unstructured) bool) ([]liveObject, error) {
-	found := make([][]liveObject, len(kinds))
+	return listPaged(ctx, a, kinds, selector, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]liveObject, string, error) {
+		list, err := c.Dynamic.Resource(k.gvr).List(ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		var out []liveObject
+		for j := range list.Items {
+			u := &list.Items[j]
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(k.gvk)
+			}
+			if keep(u) {
+				out = append(out, liveObject{obj: u, kind: k})
+			}
+		}
+		return out, list.GetContinue(), nil
+	})
+}
+
+// metaObject is a live object's metadata, with its kind.
+type metaObject struct {
+	meta *metav1.PartialObjectMetadata
+	kind kindRef
+}
+
+// listMeta is listSelected for the objects' metadata only, through the
+// metadata client (protobuf where the server has it): no spec, status or
+// decoded field sets, for what needs only names, labels and versions.
+func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, keep func(kindRef, *metav1.PartialObjectMetadata) bool) ([]metaObject, error) {
+	if c.Metadata == nil {
+		return nil, errors.New("no metadata client")
+	}
+	return listPaged(ctx, a, kinds, selector, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]metaObject, string, error) {
+		list, err := c.Metadata.Resource(k.gvr).List(ctx, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		var out []metaObject
+		for j := range list.Items {
+			if m := &list.Items[j]; keep(k, m) {
+				out = append(out, metaObject{meta: m, kind: k})
+			}
+		}
+		return out, list.Continue, nil
+	})
+}
+
+// listPaged lists every kind in parallel, page by page (page lists one
+// and returns what it keeps of it and the continue token), each page
+// holding one of the instance's read slots. Kinds that cannot be listed
+// (gone, forbidden) are skipped.
+func listPaged[T any](ctx context.Context, a *Activities, kinds []kindRef, selector string, page func(context.Context, kindRef, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
+	found := make([][]T, len(kinds))
 	err := parallel(ctx, len(kinds), a.concurrency, func(ctx context.Context, i int) error {
 		k := kinds[i]
 		opts := metav1.ListOptions{LabelSelector: selector, Limit: listPageSize}
 		for {
-			var list *unstructured.UnstructuredList
+			var items []T
 			err := holding(ctx, a.reads, func() (err error) {
-				list, err = c.Dynamic.Resource(k.gvr).List(ctx, opts)
+				items, opts.Continue, err = page(ctx, k, opts)
 				return err
 			})
 			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) {
@@ -387,16 +433,8 @@ func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []
 			if err != nil {
 				return fmt.Errorf("list %s: %w", k.gvr, err)
 			}
-			for j := range list.Items {
-				u := &list.Items[j]
-				if u.GetKind() == "" {
-					u.SetGroupVersionKind(k.gvk)
-				}
-				if keep(u) {
-					found[i] = append(found[i], liveObject{obj: u, kind: k})
-				}
-			}
-			if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			found[i] = append(found[i], items...)
+			if opts.Continue == "" {
 				return nil
 			}
 		}
@@ -404,11 +442,20 @@ func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []
 	if err != nil {
 		return nil, err
 	}
-	var out []liveObject
+	var out []T
 	for _, f := range found {
 		out = append(out, f...)
 	}
 	return out, nil
+}
+
+// listTrackedMeta is listTracked for the objects' metadata only.
+func (a *Activities) listTrackedMeta(ctx context.Context, c *kube.Clients, t Target, kinds []kindRef) ([]metaObject, error) {
+	selector := manifest.AppLabel + "=" + manifest.AppLabelValue(t.Project, t.App)
+	return a.listMeta(ctx, c, kinds, selector, func(k kindRef, m *metav1.PartialObjectMetadata) bool {
+		v, ok := m.Annotations[manifest.TrackingAnnotation]
+		return ok && v == manifest.TrackingIDOf(t.Project, t.App, k.gvk.GroupKind(), m.Namespace, m.Name)
+	})
 }
 
 // liveIndex maps resource keys to live objects.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,8 +27,11 @@ var ErrUnknownCluster = failure.Permanent("UnknownCluster", "destination cluster
 // Clients are the clients for one cluster.
 type Clients struct {
 	Dynamic dynamic.Interface
-	Mapper  meta.ResettableRESTMapper
-	Host    string
+	// Metadata lists and reads objects' metadata only (protobuf where the
+	// server has it): a fraction of a full object's decoding.
+	Metadata metadata.Interface
+	Mapper   meta.ResettableRESTMapper
+	Host     string
 }
 
 // Factory hands out clients per destination server: the cluster of its
@@ -151,14 +155,19 @@ func newEntry(cfg *rest.Config) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	return &entry{disc: disc, at: time.Now(), clients: &Clients{
-		Dynamic: dyn,
-		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-		Host:    cfg.Host,
+		Dynamic:  dyn,
+		Metadata: md,
+		Mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		Host:     cfg.Host,
 	}}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TrackingAnnotation marks an object as managed by one application. Its
@@ -31,8 +32,13 @@ const (
 
 // TrackingID builds the tracking annotation value for obj in app.
 func TrackingID(project, app string, obj *unstructured.Unstructured) string {
-	gvk := obj.GroupVersionKind()
-	return fmt.Sprintf("%s/%s:%s/%s:%s/%s", project, app, gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName())
+	return TrackingIDOf(project, app, obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())
+}
+
+// TrackingIDOf is the tracking annotation's value for the object of kind
+// gk named namespace/name (TrackingID).
+func TrackingIDOf(project, app string, gk schema.GroupKind, namespace, name string) string {
+	return fmt.Sprintf("%s/%s:%s/%s:%s/%s", project, app, gk.Group, gk.Kind, namespace, name)
 }
 
 // AppLabelValue is the AppLabel value of an app: "<project>.<app>" when
