@@ -193,8 +193,20 @@ idle:
 	res.emit(id+".history_events_per_min", run.EventsPerMin, "events/min", 1)
 	res.emit(id+".workflow_tasks_per_min", float64(run.History.WorkflowTasks)/mins, "tasks/min", 1)
 	res.emit(id+".activities_per_min", float64(run.History.Activities+run.History.LocalActs)/mins, "activities/min", 1)
+	// A fleet that reconciled together refreshes in bursts, so a window
+	// holds more or fewer passes than its share: per pass (a workflow
+	// task each), and at the steady rate of n apps every mean interval.
+	if run.History.WorkflowTasks > 0 {
+		perPass := run.WindlassCPUPct / 100 * run.IdleSeconds / float64(run.History.WorkflowTasks)
+		res.emit(id+".windlass_cpu_ms_per_pass", perPass*1000, "ms", 1)
+		res.emit(id+".windlass_cpu_pct_steady", perPass*float64(n)/meanRefresh.Seconds()*100, "%core", 1)
+	}
 	return nil
 }
+
+// meanRefresh is the worker's default refresh interval (180 s) plus its
+// mean jitter (up to 10 %).
+const meanRefresh = 189 * time.Second
 
 // idleFleet readies n synced apps at the default refresh interval: kept
 // when it has n apps, all Synced and Healthy (their refreshSeconds patched
