@@ -804,7 +804,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		return
 	}
 	cctx := a.onCluster(ctx, hard)
-	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref}, a.localCompare(cctx))
+	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard}, a.localCompare(cctx))
 	if err != nil {
 		a.unknown(ctx, "compare", err)
 		return

@@ -34,7 +34,7 @@ func (s *appSuite) expectPass(sha string, fresh, hard bool, rendered *render.Man
 	if rendered != nil {
 		s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request, Hard: hard}).Return(*rendered, nil).Once()
 	}
-	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: compared}).Return(out, nil).Once()
+	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: compared, Fresh: hard}).Return(out, nil).Once()
 }
 
 // memoMessages records the revision messages the app's memo upserts write,

@@ -43,7 +43,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if memo {
 		input, memo = inputDigest(in)
 	}
-	if e, ok := a.memo.get(appKey(t), input); ok && memo {
+	if e, ok := a.memo.get(appKey(t), input); ok && memo && !in.Fresh {
 		c, err := a.clusters.For(t.Destination.Server)
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)

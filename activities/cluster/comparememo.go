@@ -25,7 +25,8 @@ const maxCompareMemos = 20000
 // is answered without loading the manifests, dry runs or health checks:
 // an idle app's pass costs its lists. An answer is kept only when every
 // rendered resource had a mapping and was found by the lists (one found
-// by a GET, unlabelled, could change without the lists seeing it).
+// by a GET, unlabelled, could change without the lists seeing it). A
+// Fresh compare (a hard refresh) is computed whatever the memo holds.
 type compareMemo struct {
 	mu sync.Mutex
 	m  map[string]compareMemoEntry
@@ -38,9 +39,10 @@ type compareMemoEntry struct {
 	out   CompareOutput
 }
 
-// inputDigest is the digest of a compare's input (false when it cannot be
-// encoded: no memo then).
+// inputDigest is the digest of a compare's input, Fresh left out (false
+// when it cannot be encoded: no memo then).
 func inputDigest(in CompareInput) ([sha256.Size]byte, bool) {
+	in.Fresh = false
 	js, err := json.Marshal(in)
 	if err != nil {
 		return [sha256.Size]byte{}, false

@@ -12,8 +12,8 @@ import (
 
 // The reconcile loop's compare is answered from the memo, without loading
 // the manifests, while the app's live objects keep their versions; a
-// change by another writer, a diff request and an object the lists do not
-// find (deleted, found by a GET) are compared again. The steps run in
+// change by another writer, a diff request, a hard refresh and an object
+// the lists do not find (deleted, found by a GET) are compared again. The steps run in
 // order on one app.
 func TestCompareMemo(t *testing.T) {
 	h := newHarness(t)
@@ -33,11 +33,14 @@ func TestCompareMemo(t *testing.T) {
 		name     string
 		change   func() error
 		withDiff bool
+		fresh    bool
 		want     appspec.SyncStatus
 		memo     bool
 	}{
 		{name: "unchanged", want: appspec.SyncSynced, memo: true},
 		{name: "with a diff", withDiff: true, want: appspec.SyncSynced},
+		{name: "a hard refresh", fresh: true, want: appspec.SyncSynced},
+		{name: "unchanged after it", want: appspec.SyncSynced, memo: true},
 		{name: "another writer changed the ConfigMap", want: appspec.SyncOutOfSync, change: func() error {
 			_, err := cms.Patch(t.Context(), "guestbook-config", types.MergePatchType, []byte(`{"data":{"greeting":"changed by hand"}}`),
 				metav1.PatchOptions{FieldManager: "kubectl-edit"})
@@ -56,7 +59,7 @@ func TestCompareMemo(t *testing.T) {
 				}
 			}
 			before := h.loader.loaded()
-			got := h.compare(tg, ref, step.withDiff)
+			got := must[CompareOutput](h, CompareName, CompareInput{Target: tg, Manifests: ref, WithDiff: step.withDiff, Fresh: step.fresh})
 			if got.Sync != step.want {
 				t.Fatalf("sync = %s, want %s: %+v", got.Sync, step.want, got.Resources)
 			}

@@ -85,6 +85,9 @@ type CompareInput struct {
 	// WithDiff fills ResourceStatus.Diff (a unified diff per resource).
 	// Leave it off in the reconcile loop: diffs are large.
 	WithDiff bool `json:"withDiff,omitempty"`
+	// Fresh computes the answer again even when the live objects have not
+	// changed since the last compare (a hard refresh; see compareMemo).
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // CompareOutput is the compared state of an app.
