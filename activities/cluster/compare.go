@@ -52,11 +52,9 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
-		metas, err := a.listTrackedMeta(ctx, c, t, kinds)
-		if err != nil {
-			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
-		}
-		if metaDigest(metas) == e.live {
+		// A failed metadata list leaves the answer to the full compare,
+		// whose own lists report what fails.
+		if metas, err := a.listTrackedMeta(ctx, c, t, kinds); err == nil && metaDigest(metas) == e.live {
 			live := make([]kindRef, 0, len(metas))
 			for _, m := range metas {
 				live = append(live, m.kind)

@@ -1,13 +1,21 @@
 package cluster
 
 import (
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // The reconcile loop's compare is answered from the memo, without loading
@@ -68,4 +76,62 @@ func TestCompareMemo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A server that cannot list a kind's metadata only (406, as an old
+// aggregated API answers) gets full lists for it: the memo and the sweep
+// go on; a metadata list that fails otherwise leaves the answer to the
+// full compare.
+func TestCompareMemoWithoutMetadataLists(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		memo bool
+	}{
+		{name: "not acceptable", err: apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "list", gvrConfigMaps.GroupResource(), "", "only application/json", 0, false), memo: true},
+		{name: "unavailable", err: errUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			var objs []*unstructured.Unstructured
+			for _, o := range h.fixture("guestbook.yaml") {
+				if o.GetKind() != "Deployment" {
+					objs = append(objs, o)
+				}
+			}
+			tg, ref := h.target("nometa-"+strings.ReplaceAll(tc.name, " ", "-")), h.put(objs...)
+			h.sync(tg, ref, SyncOperation{SyncID: "s1"})
+			h.a.clusters = metadataFails{clusters: h.a.clusters.(clusters), gvr: gvrConfigMaps, err: tc.err}
+			h.a.kinds.serverSweep(tg.Destination.Server).at = time.Now().Add(-fullSweepEvery) // sweep again
+			h.compare(tg, ref, false)
+			before := h.loader.loaded()
+			if got := h.compare(tg, ref, false); got.Sync != appspec.SyncSynced {
+				t.Fatalf("compare = %s: %+v", got.Sync, got.Resources)
+			}
+			if memo := h.loader.loaded() == before; memo != tc.memo {
+				t.Fatalf("answered from the memo = %v, want %v", memo, tc.memo)
+			}
+			swept := h.a.kinds.serverSweep(tg.Destination.Server).byApp[manifest.AppLabelValue(tg.Project, tg.App)]
+			if found := slices.ContainsFunc(swept, func(k kindRef) bool { return k.gvr == gvrConfigMaps }); found != tc.memo {
+				t.Fatalf("the sweep found the app's ConfigMaps = %v, want %v (%v)", found, tc.memo, swept)
+			}
+		})
+	}
+}
+
+// metadataFails makes the metadata lists of gvr fail with err.
+type metadataFails struct {
+	clusters
+	gvr schema.GroupVersionResource
+	err error
+}
+
+func (m metadataFails) For(server string) (*kube.Clients, error) {
+	c, err := m.clusters.For(server)
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Metadata = failingMetadata{Interface: c.Metadata, gvr: m.gvr, err: m.err}
+	return &cp, nil
 }

@@ -701,7 +701,7 @@ func (b brokenKind) For(server string) (*kube.Clients, error) {
 	}
 	cp := *c
 	cp.Dynamic = failingDynamic{Interface: c.Dynamic, gvr: b.gvr}
-	cp.Metadata = failingMetadata{Interface: c.Metadata, gvr: b.gvr}
+	cp.Metadata = failingMetadata{Interface: c.Metadata, gvr: b.gvr, err: errUnavailable}
 	return &cp, nil
 }
 
@@ -735,23 +735,26 @@ func (failingList) List(context.Context, metav1.ListOptions) (*unstructured.Unst
 
 var errUnavailable = apierrors.NewServiceUnavailable("the server is currently unable to handle the request (metrics.example.com/v1)")
 
+// failingMetadata's lists of gvr fail with err.
 type failingMetadata struct {
 	metadata.Interface
 	gvr schema.GroupVersionResource
+	err error
 }
 
 func (f failingMetadata) Resource(gvr schema.GroupVersionResource) metadata.Getter {
 	r := f.Interface.Resource(gvr)
 	if gvr == f.gvr {
-		return failingMetaList{r}
+		return failingMetaList{Getter: r, err: f.err}
 	}
 	return r
 }
 
 type failingMetaList struct {
 	metadata.Getter
+	err error
 }
 
-func (failingMetaList) List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-	return nil, errUnavailable
+func (f failingMetaList) List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return nil, f.err
 }

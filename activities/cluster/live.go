@@ -399,6 +399,11 @@ func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kind
 	}
 	return listPaged(ctx, a, kinds, selector, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]metaObject, string, error) {
 		list, err := c.Metadata.Resource(k.gvr).List(ctx, opts)
+		if apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) {
+			// A server that cannot answer with metadata only (an old
+			// aggregated API): the full objects, then.
+			list, err = metadataOfList(c.Dynamic.Resource(k.gvr).List(ctx, opts))
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -445,6 +450,22 @@ func listPaged[T any](ctx context.Context, a *Activities, kinds []kindRef, selec
 	var out []T
 	for _, f := range found {
 		out = append(out, f...)
+	}
+	return out, nil
+}
+
+// metadataOfList keeps of a full list what the metadata client answers.
+func metadataOfList(list *unstructured.UnstructuredList, err error) (*metav1.PartialObjectMetadataList, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{Continue: list.GetContinue(), ResourceVersion: list.GetResourceVersion()}}
+	for i := range list.Items {
+		u := &list.Items[i]
+		out.Items = append(out.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(),
+			Labels: u.GetLabels(), Annotations: u.GetAnnotations(),
+		}})
 	}
 	return out, nil
 }
