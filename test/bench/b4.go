@@ -38,8 +38,8 @@ type b4Run struct {
 	ServerRSSMiB     float64 `json:"serverRSSMiB"`
 	TemporalRSSMiB   float64 `json:"temporalRSSMiB"`
 	// WorkerProfile is a CPU profile of the worker over the window's
-	// first 200 s (idleProfile), and WorkerHeapProfile the heap profile taken at its
-	// end (-profile).
+	// first 200 s (idleProfile), and WorkerHeapProfile the heap profile
+	// taken at its end (-profile).
 	WorkerProfile     string `json:"workerProfile,omitempty"`
 	WorkerHeapProfile string `json:"workerHeapProfile,omitempty"`
 	// Redis INFO memory used_memory at the start and end of the window.
