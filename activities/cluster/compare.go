@@ -37,8 +37,10 @@ type comparedPair struct{ live, desired *unstructured.Unstructured }
 // When pairs is not nil it receives the objects compared.
 func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, pairs *[]comparedPair) (CompareOutput, error) {
 	t := in.Target
-	// The reconcile loop's compares are memoised (compareMemo).
-	memo := dryRun && !in.WithDiff && pairs == nil
+	// The reconcile loop's compares are memoised (compareMemo); memo
+	// says whether this one's answer may be kept.
+	eligible := dryRun && !in.WithDiff && pairs == nil
+	memo := eligible
 	var input [sha256.Size]byte
 	if memo {
 		input, memo = inputDigest(in)
@@ -55,11 +57,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		// A failed metadata list leaves the answer to the full compare,
 		// whose own lists report what fails.
 		if metas, err := a.listTrackedMeta(ctx, c, t, kinds); err == nil && metaDigest(metas) == e.live {
-			live := make([]kindRef, 0, len(metas))
-			for _, m := range metas {
-				live = append(live, m.kind)
-			}
-			a.kinds.rememberKinds(t, dedupe(live))
+			rememberLive(a, t, metas, func(m metaObject) kindRef { return m.kind })
 			return e.answer(), nil
 		}
 	}
@@ -75,7 +73,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	a.rememberLive(t, tracked)
+	rememberLive(a, t, tracked, func(l liveObject) kindRef { return l.kind })
 	idx := liveIndex(tracked)
 	res := d.resources()
 	sortObjects(res)
@@ -127,20 +125,20 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	switch {
 	case memo:
 		a.memo.put(appKey(t), compareMemoEntry{input: input, kinds: manifestKinds(d.objs), live: liveDigest(tracked), out: out})
-	case dryRun && !in.WithDiff && pairs == nil:
+	case eligible:
 		a.memo.forget(appKey(t))
 	}
 	return out, nil
 }
 
-// rememberLive adds the kinds of the app's live objects to those seen for
-// it.
-func (a *Activities) rememberLive(t Target, tracked []liveObject) {
-	live := make([]kindRef, 0, len(tracked))
-	for _, l := range tracked {
-		live = append(live, l.kind)
+// rememberLive adds the kinds of the app's live objects (full or
+// metadata) to those seen for it.
+func rememberLive[T any](a *Activities, t Target, live []T, kind func(T) kindRef) {
+	kinds := make([]kindRef, 0, len(live))
+	for _, l := range live {
+		kinds = append(kinds, kind(l))
 	}
-	a.kinds.rememberKinds(t, dedupe(live))
+	a.kinds.rememberKinds(t, dedupe(kinds))
 }
 
 const msgIgnoredExtraneous = "not rendered any more; ignored (compare-options IgnoreExtraneous)"
