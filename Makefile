@@ -82,9 +82,10 @@ $(TOOLS)/workflowcheck:
 workflowcheck: $(TOOLS)/workflowcheck ## prove the workflows are deterministic
 	$(TOOLS)/workflowcheck ./workflows/...
 
-lint: ## gofmt and go vet
+lint: ## gofmt and go vet (also of the production build, -tags nodevserver)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	go vet -tags nodevserver ./cmd/windlass/ ./internal/temporalx/
 
 bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
 	@hack/bench.sh

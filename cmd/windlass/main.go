@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/windlass-cd/windlass/internal/temporalx"
 )
 
 const usage = `usage: windlass <command> [flags]
@@ -81,6 +83,12 @@ var errUsage = errors.New("usage")
 
 func run(ctx context.Context, cmd string, args []string) error {
 	switch cmd {
+	case "dev", "temporal":
+		if err := needDevServer(cmd, temporalx.DevServerBuiltIn); err != nil {
+			return err
+		}
+	}
+	switch cmd {
 	case "dev":
 		cfg, err := loadDevConfig(args)
 		if err != nil {
@@ -120,6 +128,18 @@ func run(ctx context.Context, cmd string, args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 	return errUsage
+}
+
+// needDevServer refuses the commands that run the embedded Temporal server
+// (dev, temporal) in a build without it: the production build (-tags
+// nodevserver), which the image ships as windlass beside the full build,
+// windlass-full.
+func needDevServer(cmd string, builtIn bool) error {
+	if builtIn {
+		return nil
+	}
+	return fmt.Errorf("windlass %s runs the embedded Temporal server, which this production build leaves out (server, worker and the CLI only): run windlass-full %s, the full build (in the image: /usr/local/bin/windlass-full): %w",
+		cmd, cmd, temporalx.ErrDevServerNotBuiltIn)
 }
 
 func newLogger(level string) (*slog.Logger, error) {

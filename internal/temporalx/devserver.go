@@ -1,11 +1,16 @@
 package temporalx
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 
 	"go.temporal.io/api/enums/v1"
 )
+
+// ErrDevServerNotBuiltIn is StartDevServer's error in a build without the
+// embedded server (-tags nodevserver, the image's production build).
+var ErrDevServerNotBuiltIn = errors.New("the embedded Temporal server is not built in (built with -tags nodevserver)")
 
 // DevServerConfig configures StartDevServer.
 type DevServerConfig struct {

@@ -52,6 +52,9 @@ func sqliteConnectAttributes() map[string]string {
 	}
 }
 
+// DevServerBuiltIn tells whether this build has the embedded server.
+const DevServerBuiltIn = true
+
 // StartDevServer starts an embedded Temporal server and, unless disabled, the
 // Web UI, and returns once both accept connections, the namespace exists and
 // the search attributes are registered. See the package documentation for the

@@ -2,13 +2,13 @@
 
 package temporalx
 
-import (
-	"context"
-	"errors"
-)
+import "context"
+
+// DevServerBuiltIn tells whether this build has the embedded server.
+const DevServerBuiltIn = false
 
 // StartDevServer is not available: this binary was built with -tags
 // nodevserver.
 func StartDevServer(context.Context, DevServerConfig) (*DevServer, error) {
-	return nil, errors.New("embedded dev server not built in (built with -tags nodevserver)")
+	return nil, ErrDevServerNotBuiltIn
 }

@@ -30,9 +30,11 @@
 // StartDevServer on the same DataDir reuses the SQLite connection the server's
 // plugin keeps open for the life of the process.
 //
-// Built with -tags nodevserver, the package leaves the embedded server (and
-// roughly half the binary) out: StartDevServer then returns an error and only
-// Dial is useful.
+// Built with -tags nodevserver (the image's production build of windlass,
+// which runs the server and the worker), the package leaves the embedded
+// server out, and with it half the binary and half of what a process maps
+// at start: StartDevServer then returns ErrDevServerNotBuiltIn and
+// DevServerBuiltIn is false.
 //
 // # Client
 //

@@ -47,9 +47,11 @@ type config struct {
 	iterations int
 	only       map[string]bool
 	out        string
-	bin        string
-	keep       bool
-	renderPkg  string
+	// bin is the production build (server, worker), fullBin the full
+	// one (temporal); empty: go build them.
+	bin, fullBin string
+	keep         bool
+	renderPkg    string
 	// B6: apps registered, and timed requests of each page.
 	listApps, listSamples int
 	// B4: apps, how long they idle, and the wait before measuring.
@@ -73,7 +75,8 @@ func main() {
 	flag.IntVar(&cfg.iterations, "iterations", 20, "iterations of B2 and B3")
 	flag.StringVar(&only, "only", "B1,B2,B3,B4,B5,B6,B7", "benchmarks to run, comma-separated")
 	flag.StringVar(&cfg.out, "out", "bench-results.json", "results file (JSON)")
-	flag.StringVar(&cfg.bin, "bin", "", "prebuilt windlass binary (default: go build one)")
+	flag.StringVar(&cfg.bin, "bin", "", "prebuilt production build of windlass, -tags "+productionTags+", for the server and the worker (default: go build one)")
+	flag.StringVar(&cfg.fullBin, "full-bin", "", "prebuilt full build of windlass, for `windlass temporal` (default: go build one)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (logs) even on success")
 	flag.StringVar(&cfg.renderPkg, "render-pkg", "./activities/render/", "package of BenchmarkRender (B5)")
 	flag.IntVar(&cfg.listApps, "list-apps", 10000, "B6: applications registered before the list is timed")
@@ -204,8 +207,10 @@ func describeMachine() machine {
 
 // env is the running test bed and Windlass processes.
 type env struct {
-	tmp          string
-	bin          string
+	tmp string
+	// bin runs the server and the worker, fullBin the Temporal server: the
+	// image's windlass and windlass-full.
+	bin, fullBin string
 	cluster      *testbed.Cluster
 	redisAddr    string
 	git          *testbed.GitServer
@@ -378,17 +383,14 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	}
 	stops = append(stops, func() { _ = e.git.Close() })
 
-	e.bin = cfg.bin
-	if e.bin == "" {
-		e.bin = filepath.Join(tmp, "windlass")
-		slog.Info("building windlass")
-		build := exec.CommandContext(ctx, "go", "build", "-o", e.bin, "github.com/windlass-cd/windlass/cmd/windlass")
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, nil, fmt.Errorf("build windlass: %w\n%s", err, out)
-		}
+	if e.bin, err = buildWindlass(ctx, cfg.bin, filepath.Join(tmp, "windlass"), productionTags); err != nil {
+		return nil, nil, err
+	}
+	if e.fullBin, err = buildWindlass(ctx, cfg.fullBin, filepath.Join(tmp, "windlass-full"), ""); err != nil {
+		return nil, nil, err
 	}
 	logs := filepath.Join(tmp, "logs")
-	if e.temporal, err = harness.StartProc(logs, e.bin, "temporal", nil, "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
+	if e.temporal, err = harness.StartProc(logs, e.fullBin, "temporal", nil, "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
 		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn"); err != nil {
 		return nil, nil, err
 	}
@@ -436,4 +438,27 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	}
 	slog.Info("windlass is running", "api", e.api, "temporal", e.temporalAddr)
 	return e, cleanup, nil
+}
+
+// productionTags are the build tags of the image's windlass, which runs
+// the server and the worker: without the embedded Temporal server (see
+// deploy/docker/Dockerfile).
+const productionTags = "nodevserver"
+
+// buildWindlass returns prebuilt when set, else builds ./cmd/windlass with
+// tags into out.
+func buildWindlass(ctx context.Context, prebuilt, out, tags string) (string, error) {
+	if prebuilt != "" {
+		return prebuilt, nil
+	}
+	slog.Info("building windlass", "tags", tags, "out", out)
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return "", err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-tags", tags, "-o", out, "github.com/windlass-cd/windlass/cmd/windlass")
+	if msg, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build windlass (tags %q): %w\n%s", tags, err, msg)
+	}
+	return out, nil
 }

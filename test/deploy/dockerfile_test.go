@@ -71,9 +71,10 @@ func hasLine(st stage, re string) bool {
 }
 
 // TestDockerfile checks the image's build without a Docker engine: a UI
-// stage that tolerates a missing web/, a Go stage building one static
-// binary with the go.mod Go version, and a final distroless stage running
-// it as 65532. It also checks that the binary's dependencies build with
+// stage that tolerates a missing web/, a Go stage building two static
+// binaries with the go.mod Go version (the production build, -tags
+// nodevserver, and the full one), and a final distroless stage running the
+// production build as 65532. It also checks that the binary's dependencies build with
 // CGO off.
 func TestDockerfile(t *testing.T) {
 	args, stages := parseDockerfile(t)
@@ -103,13 +104,29 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("ui stage %+v: want node, npm ci only when web/package.json exists", ui)
 	}
 	if !strings.HasPrefix(build.from, "golang:${GO_VERSION}") || !hasLine(build, `CGO_ENABLED=0`) ||
-		!hasLine(build, `go build .* -o /out/windlass \./cmd/windlass`) || !hasLine(build, `COPY --from=ui /src/web/bundle/dist/ web/bundle/dist/`) {
-		t.Errorf("build stage %+v: want golang:${GO_VERSION}, CGO_ENABLED=0, go build ./cmd/windlass, the UI bundle", build)
+		!hasLine(build, `COPY --from=ui /src/web/bundle/dist/ web/bundle/dist/`) {
+		t.Errorf("build stage %+v: want golang:${GO_VERSION}, CGO_ENABLED=0, the UI bundle", build)
+	}
+	// Two builds of ./cmd/windlass: the production one, without the
+	// embedded Temporal server, and the full one.
+	builds := map[string]string{}
+	for _, l := range build.lines {
+		for cmd := range strings.SplitSeq(l, "&&") {
+			if m := regexp.MustCompile(`go build (.*)-o /out/(\S+) \./cmd/windlass$`).FindStringSubmatch(strings.TrimSpace(cmd)); m != nil {
+				builds[m[2]] = m[1]
+			}
+		}
+	}
+	if flags, ok := builds["windlass"]; !ok || !strings.Contains(flags, "-tags nodevserver") {
+		t.Errorf("build stage: want go build -tags nodevserver -o /out/windlass ./cmd/windlass, have %q", builds)
+	}
+	if flags, ok := builds["windlass-full"]; !ok || strings.Contains(flags, "-tags") {
+		t.Errorf("build stage: want go build -o /out/windlass-full ./cmd/windlass, without tags, have %q", builds)
 	}
 	if final.from != "${BASE_IMAGE}" {
 		t.Errorf("final stage from %s, want ${BASE_IMAGE}", final.from)
 	}
-	for _, re := range []string{`^USER 65532:65532$`, `^COPY --from=build /out/windlass /usr/local/bin/windlass$`,
+	for _, re := range []string{`^USER 65532:65532$`, `^COPY --from=build /out/windlass /out/windlass-full /usr/local/bin/$`,
 		`^ENTRYPOINT \["/usr/local/bin/windlass"\]$`, `^VOLUME .*/var/cache/windlass.*/tmp`} {
 		if !hasLine(final, re) {
 			t.Errorf("final stage lacks %s: %q", re, final.lines)
