@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/strvals"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -142,10 +140,7 @@ func helmLoadValues(name string, data []byte) (map[string]any, error) {
 // helmCheckExpansion refuses YAML documents that grow by more than
 // helmMaxExpansion when their aliases are expanded (a YAML bomb).
 func helmCheckExpansion(data []byte) error {
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data[:len(data):len(data)], '\n')
-	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	reader := manifest.NewYAMLReader(data)
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {

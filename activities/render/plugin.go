@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,7 +18,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
@@ -500,7 +498,7 @@ func parseStream(name string, b []byte) ([]*unstructured.Unstructured, error) {
 	if len(b) <= manifest.MaxFileBytes {
 		return manifest.Parse(name, b)
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	reader := manifest.NewYAMLReader(b)
 	var out []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()

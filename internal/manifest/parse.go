@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/internal/failure"
@@ -33,7 +32,7 @@ func Parse(name string, data []byte) ([]*unstructured.Unstructured, error) {
 	if len(data) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than the limit of %d", ErrInvalidManifest, name, len(data), MaxFileBytes)
 	}
-	reader := utilyaml.NewYAMLReader(bufioReader(data))
+	reader := NewYAMLReader(data)
 	var out []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()

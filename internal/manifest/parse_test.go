@@ -51,6 +51,31 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseLongLastLine: a file's last line is read whole whatever its
+// length against the reader's 64 KiB buffer, with or without a final
+// newline. A line of exactly 64 KiB without one was lost (no object, no
+// error).
+func TestParseLongLastLine(t *testing.T) {
+	const head, tail = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"long"},"data":{"k":"`, `"}}`
+	for _, size := range []int{100, 64<<10 - 1, 64 << 10, 64<<10 + 1, 128 << 10} {
+		for _, end := range []string{"", "\n", "\r\n"} {
+			line := head + strings.Repeat("x", size-len(head)-len(tail)) + tail
+			for _, in := range []string{line + end, "apiVersion: v1\nkind: Service\nmetadata: {name: first}\n---\n" + line + end} {
+				objs, err := Parse("f.json", []byte(in))
+				if err != nil {
+					t.Fatalf("last line of %d bytes, ending %q: %v", size, end, err)
+				}
+				if len(objs) == 0 || objs[len(objs)-1].GetName() != "long" {
+					t.Fatalf("last line of %d bytes, ending %q: %d objects, the last one lost", size, end, len(objs))
+				}
+				if v, _, _ := unstructured.NestedString(objs[len(objs)-1].Object, "data", "k"); len(v) != size-len(head)-len(tail) {
+					t.Errorf("last line of %d bytes, ending %q: value of %d bytes, want %d", size, end, len(v), size-len(head)-len(tail))
+				}
+			}
+		}
+	}
+}
+
 func TestParseTooLarge(t *testing.T) {
 	_, err := Parse("big.yaml", make([]byte, MaxFileBytes+1))
 	if !errors.Is(err, ErrInvalidManifest) || !strings.Contains(err.Error(), "limit") {
