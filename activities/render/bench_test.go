@@ -228,3 +228,25 @@ func pushFixture(b *testing.B, srv *testbed.GitServer, name string, files map[st
 	}
 	return url, sha
 }
+
+// BenchmarkEntryCodec encodes and decodes the manifest cache entry of a
+// 60-object app, as a render's store and a load do; its allocations per
+// operation are the figure (docs/benchmarks.md, History).
+func BenchmarkEntryCodec(b *testing.B) {
+	var objs []string
+	for i := range 60 {
+		objs = append(objs, fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d","namespace":"demo"},"data":{"key":%q}}`, i, strings.Repeat("v", 200+i)))
+	}
+	raw := []byte("[" + strings.Join(objs, ",") + "]")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		enc, err := encodeEntry(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := decodeEntry(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

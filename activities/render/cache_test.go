@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -112,6 +113,33 @@ func TestEntryEncoding(t *testing.T) {
 				t.Errorf("decoded (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestEntryEncodingReuse: the pooled gzip writers and readers carry
+// nothing from one entry to the next, a failed decode included.
+func TestEntryEncodingReuse(t *testing.T) {
+	var entries [][]byte
+	for i := range 8 {
+		raw := []byte(fmt.Sprintf(`[{"kind":"ConfigMap","metadata":{"name":"cm-%d"},"data":{"k":%q}}]`, i, strings.Repeat("x", i*1000)))
+		enc, err := encodeEntry(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, raw, enc)
+	}
+	for i := 0; i < len(entries); i += 2 {
+		raw, enc := entries[i], entries[i+1]
+		if _, err := decodeEntry(enc[:len(enc)-6]); err == nil {
+			t.Fatalf("entry %d: a truncated stream decoded", i/2)
+		}
+		got, err := decodeEntry(enc)
+		if err != nil {
+			t.Fatalf("entry %d: %v", i/2, err)
+		}
+		if !bytes.Equal(got, raw) {
+			t.Errorf("entry %d decoded to %.60q…, want %.60q…", i/2, got, raw)
+		}
 	}
 }
 
