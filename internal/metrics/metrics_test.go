@@ -118,7 +118,18 @@ func TestTemporalHandler(t *testing.T) {
 	h.Gauge("temporal_num_pollers").Update(4)
 	h.Timer("temporal_request_latency").Record(40 * time.Millisecond)
 	h.Timer("temporal_request_latency").Record(2 * time.Second)
+	// Handlers made apart with the same tags, in any order, share a series;
+	// another tag value is another series.
+	m.Temporal().WithTags(map[string]string{"task_queue": "q", "workflow_type": "A"}).Counter("temporal_task").Inc(1)
+	m.Temporal().WithTags(map[string]string{"workflow_type": "A"}).WithTags(map[string]string{"task_queue": "q"}).Counter("temporal_task").Inc(2)
+	m.Temporal().WithTags(map[string]string{"task_queue": "q", "workflow_type": "B"}).Counter("temporal_task").Inc(5)
 	fs := families(t, m)
+	if got := value(t, fs, "temporal_task_total", map[string]string{"task_queue": "q", "workflow_type": "A"}); got != 3 {
+		t.Errorf("task counter of A = %v, want 3", got)
+	}
+	if got := value(t, fs, "temporal_task_total", map[string]string{"task_queue": "q", "workflow_type": "B"}); got != 5 {
+		t.Errorf("task counter of B = %v, want 5", got)
+	}
 	if got := value(t, fs, "temporal_request_total", map[string]string{"namespace": "default", "operation": "StartWorkflowExecution"}); got != 1 {
 		t.Errorf("request with operation = %v, want 1", got)
 	}

@@ -19,6 +19,9 @@ import (
 type sdkHandler struct {
 	c    *sdkCollector
 	tags map[string]string
+	// key is tags in the collector's series IDs, made once per WithTags:
+	// the SDK asks for a counter or timer at every task it handles.
+	key string
 }
 
 var _ client.MetricsHandler = sdkHandler{}
@@ -27,20 +30,32 @@ func (h sdkHandler) WithTags(tags map[string]string) client.MetricsHandler {
 	merged := make(map[string]string, len(h.tags)+len(tags))
 	maps.Copy(merged, h.tags)
 	maps.Copy(merged, tags)
-	return sdkHandler{c: h.c, tags: merged}
+	return sdkHandler{c: h.c, tags: merged, key: tagsKey(merged)}
+}
+
+// tagsKey is the sorted pairs of tags, in a form no tag contains.
+func tagsKey(tags map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		b.WriteString("\xff")
+		b.WriteString(k)
+		b.WriteString("\xfe")
+		b.WriteString(tags[k])
+	}
+	return b.String()
 }
 
 func (h sdkHandler) Counter(name string) client.MetricsCounter {
-	s := h.c.series(kindCounter, name+"_total", h.tags)
+	s := h.c.series(kindCounter, name+"_total", h)
 	return counter{s}
 }
 
 func (h sdkHandler) Gauge(name string) client.MetricsGauge {
-	return gauge{h.c.series(kindGauge, name, h.tags)}
+	return gauge{h.c.series(kindGauge, name, h)}
 }
 
 func (h sdkHandler) Timer(name string) client.MetricsTimer {
-	return timer{h.c.series(kindTimer, name+"_seconds", h.tags)}
+	return timer{h.c.series(kindTimer, name+"_seconds", h)}
 }
 
 type counter struct{ s *series }
@@ -124,10 +139,13 @@ func (s *series) metric() (prometheus.Metric, error) {
 // label set per family could not hold.
 type sdkCollector struct {
 	mu sync.RWMutex
-	m  map[string]*series
+	m  map[seriesID]*series
 }
 
-func newSDKCollector() *sdkCollector { return &sdkCollector{m: map[string]*series{}} }
+// seriesID names a series: its metric and its handler's tagsKey.
+type seriesID struct{ name, tags string }
+
+func newSDKCollector() *sdkCollector { return &sdkCollector{m: map[seriesID]*series{}} }
 
 // Help texts of the workflow-side Windlass metrics.
 var sdkHelp = map[string]string{
@@ -136,15 +154,9 @@ var sdkHelp = map[string]string{
 	ReconcileTimer + "_seconds": "Duration of one application reconcile pass: project, resolve, render, compare.",
 }
 
-func (c *sdkCollector) series(k kind, name string, tags map[string]string) *series {
+func (c *sdkCollector) series(k kind, name string, h sdkHandler) *series {
 	name = sanitize(name)
-	keys := slices.Sorted(maps.Keys(tags))
-	var b strings.Builder
-	b.WriteString(name)
-	for _, k := range keys {
-		b.WriteString("\xff" + k + "\xfe" + tags[k])
-	}
-	id := b.String()
+	id := seriesID{name: name, tags: h.key}
 	c.mu.RLock()
 	s, ok := c.m[id]
 	c.mu.RUnlock()
@@ -156,10 +168,11 @@ func (c *sdkCollector) series(k kind, name string, tags map[string]string) *seri
 	if s, ok := c.m[id]; ok {
 		return s
 	}
+	keys := slices.Sorted(maps.Keys(h.tags))
 	labels := make([]string, len(keys))
 	values := make([]string, len(keys))
 	for i, k := range keys {
-		labels[i], values[i] = sanitize(k), tags[k]
+		labels[i], values[i] = sanitize(k), h.tags[k]
 	}
 	help := sdkHelp[name]
 	if help == "" {
