@@ -130,6 +130,11 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 // terminated syncs cleaned up, and such hooks stayed).
 const versionHookCleanupOnSuccess = "hook-cleanup-on-success"
 
+// versionSettledApply marks syncs that skip the wait of a wave whose
+// apply found every object healthy or suspended as it left it
+// (WaveOutput.Settled).
+const versionSettledApply = "settled-apply"
+
 // versionLocalPlan marks syncs whose plan is a local activity when the
 // cluster's activities run on the workflow's own queue.
 const versionLocalPlan = "local-plan"
@@ -316,6 +321,11 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
 	}
 	if s.in.Operation.DryRun {
+		return nil
+	}
+	// A wave that its apply left healthy is done: no wait activity.
+	if applied.Settled && workflow.GetVersion(ctx, versionSettledApply, workflow.DefaultVersion, 1) == 1 {
+		s.res.Health = worseHealth(s.res.Health, applied.Health)
 		return nil
 	}
 	wait := time.Duration(s.in.WaitSeconds) * time.Second

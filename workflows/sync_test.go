@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
@@ -293,6 +294,50 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 			env.ExecuteWorkflow(SyncWorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			require.Equal(t, tc.renders, renders)
+		})
+	}
+}
+
+// A wave whose apply left every object healthy (WaveOutput.Settled) is not
+// waited for; another is. Before versionSettledApply, both were.
+func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		settled   bool
+		oldPath   bool
+		wantWaits int
+	}{
+		{name: "settled", settled: true, wantWaits: 0},
+		{name: "not settled", settled: false, wantWaits: 1},
+		{name: "settled, before the version", settled: true, oldPath: true, wantWaits: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := syncEnv(t)
+			if tc.oldPath {
+				env.OnGetVersion(versionSettledApply, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			in := syncInput(nil)
+			tgt := target()
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"},
+				Action: cluster.ActionConfigured, Phase: cluster.PhaseSync}}}
+			if tc.settled {
+				applied.Settled, applied.Health = true, appspec.HealthHealthy
+			}
+			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(applied, nil).Once()
+			waits := 0
+			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).
+				Run(func(mock.Arguments) { waits++ }).Maybe()
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			var res SyncResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.Equal(t, PhaseSucceeded, res.Phase)
+			require.Equal(t, appspec.HealthHealthy, res.Health)
+			require.Equal(t, tc.wantWaits, waits)
 		})
 	}
 }

@@ -36,7 +36,7 @@ func (a *Activities) Apply(ctx context.Context, in ApplyInput) (ApplyOutput, err
 		return ApplyOutput{}, failure.Activity(fmt.Errorf("apply %s: %w", appName(in.Target), err))
 	}
 	objs, _ := d.expand(in.Target, op)
-	res, err := a.applyObjects(ctx, d, in.Target, op, objs)
+	res, _, err := a.applyObjects(ctx, d, in.Target, op, objs)
 	if err == nil {
 		a.log.Info(msgSynced, "app", appName(in.Target), "sha", in.Manifests.SHA, "resources", len(res))
 	}
@@ -54,25 +54,47 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 	}
 	steps, _ := d.expand(in.Target, in.Operation)
 	objs := inStep(steps, in.Step)
-	res, err := a.applyObjects(ctx, d, in.Target, in.Operation, objs)
+	res, after, err := a.applyObjects(ctx, d, in.Target, in.Operation, objs)
+	out := WaveOutput{Resources: res}
 	if err != nil {
 		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
 	} else {
 		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
+		if len(objs) > 0 && a.settled(after) {
+			out.Settled, out.Health = true, appspec.HealthHealthy
+		}
 	}
-	return WaveOutput{Resources: res}, failure.Activity(err)
+	return out, failure.Activity(err)
+}
+
+// settled says whether every applied object is done as it stands after
+// its apply: healthy or suspended, as WaitWave's first look at it would
+// find (a hook, a dry run or a failed apply has no such state).
+func (a *Activities) settled(after []*unstructured.Unstructured) bool {
+	for _, obj := range after {
+		if obj == nil {
+			return false
+		}
+		switch a.health.Assess(obj).Status {
+		case appspec.HealthHealthy, appspec.HealthSuspended:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // applyObjects applies sorted objects: objects of one kind in parallel,
 // kinds one after the other, hooks one by one. It stops at the first kind
-// with a failure and returns the results so far.
-func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op SyncOperation, objs []*object) ([]ResourceResult, error) {
+// with a failure and returns the results so far, and each object's state
+// after its apply (nil for a hook, a dry run or a failure).
+func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op SyncOperation, objs []*object) ([]ResourceResult, []*unstructured.Unstructured, error) {
 	if len(objs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if d.opts.True(optCreateNamespace) && t.Destination.Namespace != "" && !op.DryRun {
 		if err := ensureNamespace(ctx, d.c, t.Destination.Namespace, t.ManagedNamespaceMetadata); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var kinds []kindRef
@@ -83,10 +105,11 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 	}
 	tracked, err := a.listTracked(ctx, d.c, t, dedupe(kinds))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := liveIndex(tracked)
 	out := make([]ResourceResult, len(objs))
+	after := make([]*unstructured.Unstructured, len(objs))
 	for start := 0; start < len(objs); {
 		end := start + 1
 		for end < len(objs) && !objs[start].hook.IsHook() && sameGroup(objs[start], objs[end]) {
@@ -95,21 +118,21 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 		group := objs[start:end]
 		err := parallel(ctx, len(group), a.concurrency, func(ctx context.Context, i int) error {
 			return a.bounded(ctx, func() error {
-				r, err := a.applyOne(ctx, d, t, op, group[i], idx)
-				out[start+i] = r
+				r, obj, err := a.applyOne(ctx, d, t, op, group[i], idx)
+				out[start+i], after[start+i] = r, obj
 				return err
 			})
 		})
 		heartbeat(ctx, end)
 		if err != nil {
-			return out[:end], err
+			return out[:end], after[:end], err
 		}
 		start = end
 	}
 	for _, r := range out {
 		a.log.Debug(msgApplied, "resource", r.String(), "action", r.Action)
 	}
-	return out, nil
+	return out, after, nil
 }
 
 func sameGroup(a, b *object) bool {
@@ -128,12 +151,13 @@ func dedupe(kinds []kindRef) []kindRef {
 	return out
 }
 
-// applyOne applies one object and says what it did.
-func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op SyncOperation, o *object, idx map[appspec.ResourceKey]liveObject) (ResourceResult, error) {
+// applyOne applies one object and says what it did, with the object's
+// state after the apply (nil for a hook, a dry run or a failure).
+func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op SyncOperation, o *object, idx map[appspec.ResourceKey]liveObject) (ResourceResult, *unstructured.Unstructured, error) {
 	res := o.result(ActionFailed, "")
-	fail := func(err error) (ResourceResult, error) {
+	fail := func(err error) (ResourceResult, *unstructured.Unstructured, error) {
 		res.Action, res.Message = ActionFailed, err.Error()
-		return res, err
+		return res, nil, err
 	}
 	if err := d.awaitKind(ctx, o); err != nil {
 		return fail(err)
@@ -146,11 +170,11 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 	if o.hook.IsHook() {
 		if live != nil && manifest.CreatedBy(live, op.SyncID, o.phase) {
 			res.Action, res.Message = ActionUnchanged, "hook already created by this sync"
-			return res, nil
+			return res, nil, nil
 		}
 		if live != nil && o.hook.Deletes(manifest.DeleteBeforeHookCreation) && op.DryRun {
 			res.Action, res.Message = ActionCreated, "hook "+o.phase+"; dry run: the previous instance would be deleted first (BeforeHookCreation)"
-			return res, nil
+			return res, nil, nil
 		}
 		if live != nil && o.hook.Deletes(manifest.DeleteBeforeHookCreation) {
 			if err := deleteAndWait(ctx, o.client(d.c), live); err != nil {
@@ -175,7 +199,7 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 			synced, _, err := a.diffOne(ctx, d, t, o, live, set, false)
 			if err == nil && synced {
 				res.Action, res.Message = ActionUnchanged, joinNotes(append(notes, "in sync; not applied (ApplyOutOfSyncOnly)"))
-				return res, nil
+				return res, live, nil
 			}
 		}
 		if o.opts.True(optRespectIgnoreDifferences) && !set.empty() {
@@ -184,7 +208,7 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 	}
 	if a.noop(op, o, want, live) {
 		res.Action, res.Message = ActionUnchanged, joinNotes(append(notes, "in sync; nothing to apply"))
-		return res, nil
+		return res, live, nil
 	}
 	after, recreated, err := a.write(ctx, d.c, o, want, live, op.DryRun)
 	if err != nil {
@@ -214,7 +238,10 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 		notes = append(notes, "dry run")
 	}
 	res.Message = joinNotes(notes)
-	return res, nil
+	if op.DryRun || o.hook.IsHook() {
+		return res, nil, nil
+	}
+	return res, after, nil
 }
 
 const msgSharedResource = "resource tracked by another app"

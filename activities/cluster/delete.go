@@ -303,7 +303,7 @@ func (a *Activities) postDelete(ctx context.Context, d *desired, t Target, proje
 		for end < len(hooks) && hooks[end].wave == hooks[start].wave {
 			end++
 		}
-		res, err := a.applyObjects(ctx, d, t, op, hooks[start:end])
+		res, _, err := a.applyObjects(ctx, d, t, op, hooks[start:end])
 		out.Resources = append(out.Resources, res...)
 		if err != nil {
 			return out, err

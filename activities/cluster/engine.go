@@ -113,6 +113,11 @@ type WaveInput struct {
 type WaveOutput struct {
 	Resources []ResourceResult     `json:"resources"`
 	Health    appspec.HealthStatus `json:"health,omitempty"`
+	// Settled (ApplyWave) says that every object of the wave, as its apply
+	// left it, is healthy or suspended: WaitWave would find the wave done
+	// at its first look, so the sync need not run it. Health is then
+	// Healthy.
+	Settled bool `json:"settled,omitempty"`
 	// Failed names the resource that failed the wave, with Message.
 	Failed  *appspec.ResourceKey `json:"failed,omitempty"`
 	Message string               `json:"message,omitempty"`

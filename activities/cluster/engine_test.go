@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/manifest"
@@ -203,6 +204,48 @@ func TestRetriedApplyWaveCreatesNoDuplicateHook(t *testing.T) {
 	third := must[WaveOutput](h, ApplyWaveName, in)
 	if third.Resources[0].Name == first.Resources[0].Name {
 		t.Fatal("another sync reused the hook name")
+	}
+}
+
+// TestApplyWaveSettled: ApplyWave says a wave is settled when every
+// object, as its apply left it, is healthy or suspended (the sync then
+// skips the wave's wait); anything else leaves the wait to WaitWave.
+func TestApplyWaveSettled(t *testing.T) {
+	h := newHarness(t)
+	guestbook := h.fixture("guestbook.yaml")
+	var plain []*unstructured.Unstructured // its ConfigMap and Service
+	for _, o := range guestbook {
+		if o.GetKind() != "Deployment" {
+			plain = append(plain, o)
+		}
+	}
+	refPlain, refGuestbook, refHooks := h.put(plain...), h.put(guestbook...), h.put(h.fixture("hooks.yaml")...)
+	syncWave := Step{Phase: PhaseSync}
+	for _, tc := range []struct {
+		name      string
+		app       string
+		ref       render.ManifestRef
+		op        SyncOperation
+		step      Step
+		waitFirst bool // wait for the wave once before this apply
+		want      bool
+	}{
+		{"a ConfigMap and a Service created", "plain", refPlain, SyncOperation{SyncID: "p1"}, syncWave, false, true},
+		{"a new Deployment is progressing", "guestbook", refGuestbook, SyncOperation{SyncID: "g1"}, syncWave, false, false},
+		{"the same apply once it is available", "guestbook", refGuestbook, SyncOperation{SyncID: "g2"}, syncWave, true, true},
+		{"a dry run", "plain", refPlain, SyncOperation{SyncID: "p2", DryRun: true}, syncWave, false, false},
+		{"a hook", "hooks", refHooks, SyncOperation{SyncID: "h1"}, Step{Phase: PhasePreSync}, false, false},
+	} {
+		in := WaveInput{Target: h.target(tc.app), Manifests: tc.ref, Operation: tc.op, Step: tc.step}
+		if tc.waitFirst {
+			if w := must[WaveOutput](h, WaitWaveName, in); w.Health != appspec.HealthHealthy {
+				t.Fatalf("%s: the wave waited for is %s", tc.name, w.Health)
+			}
+		}
+		got := must[WaveOutput](h, ApplyWaveName, in)
+		if got.Settled != tc.want || (tc.want && got.Health != appspec.HealthHealthy) {
+			t.Errorf("%s: settled %v, health %q; want settled %v", tc.name, got.Settled, got.Health, tc.want)
+		}
 	}
 }
 
