@@ -271,3 +271,14 @@ func TestRefreshApps(t *testing.T) {
 		t.Errorf("after a failed refresh = %v, want 4 kept", v)
 	}
 }
+
+// BenchmarkTemporalHandler is what the SDK does at every task: a handler
+// with the task's tags, and a counter of it.
+func BenchmarkTemporalHandler(b *testing.B) {
+	h := New().Temporal().WithTags(map[string]string{"namespace": "default", "client_name": "temporal_go"})
+	tags := map[string]string{"task_queue": "windlass", "workflow_type": "windlass.ApplicationWorkflow", "worker_type": "WorkflowWorker"}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.WithTags(tags).Counter("temporal_workflow_task_execution_latency").Inc(1)
+	}
+}

@@ -35,7 +35,12 @@ func (h sdkHandler) WithTags(tags map[string]string) client.MetricsHandler {
 
 // tagsKey is the sorted pairs of tags, in a form no tag contains.
 func tagsKey(tags map[string]string) string {
+	n := 0
+	for k, v := range tags {
+		n += len(k) + len(v) + 2
+	}
 	var b strings.Builder
+	b.Grow(n) // one allocation
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		b.WriteString("\xff")
 		b.WriteString(k)
