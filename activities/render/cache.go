@@ -91,9 +91,10 @@ const maxEntryBytes = 512 << 20
 var errBadEntry = errors.New("unknown manifest cache entry format")
 
 // gzip's state is large (a BestSpeed writer allocates about 1.2 MB, a
-// reader about 45 KB) and was a fifth of everything a worker allocated
+// reader tens of KB) and was a fifth of everything a worker allocated
 // while a fleet synced for the first time (one writer per render, one
-// reader per load): writers and readers are reused.
+// reader per load): writers and readers are reused. A pooled reader keeps
+// its last compressed entry until it is reused or the pool drops it.
 var (
 	gzipWriters = sync.Pool{New: func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed) // a valid level: no error
