@@ -91,15 +91,18 @@ func (s *Server) inspect(c *echo.Context) (inspected, error) {
 }
 
 // inspectError maps an Inspector's error. Manifests the cache no longer
-// holds make the app render again (a refresh) and answer 503 with
-// Retry-After; anything else is the cluster or the cache failing.
+// holds make the app render again and answer 503 with Retry-After;
+// anything else is the cluster or the cache failing. The refresh is a hard
+// one: a normal pass of an app whose live state has not changed is
+// answered from the compare memo and loads no manifests, so it would not
+// put them back.
 func (s *Server) inspectError(c *echo.Context, in inspected, err error) error {
 	ctx := c.Request().Context()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return problem(http.StatusServiceUnavailable, "reading the live state timed out")
 	}
 	if errors.Is(err, render.ErrCacheMiss) {
-		req := workflows.RefreshRequest{Reason: "api: manifests not in the cache"}
+		req := workflows.RefreshRequest{Hard: true, Reason: "api: manifests not in the cache"}
 		if serr := s.c.SignalWorkflow(ctx, in.id, "", workflows.SignalRefresh, req); serr != nil {
 			return serr
 		}

@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
-	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -156,19 +154,7 @@ func TestInspectEndpoints(t *testing.T) {
 
 	// The cache loses the manifests: the API asks the app to render them
 	// again and answers 503 until they are back.
-	v, err := bed.temporal.QueryWorkflow(t.Context(), workflows.AppWorkflowID("default", name), "", workflows.QueryManifests)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref *render.ManifestRef
-	if err := v.Get(&ref); err != nil || ref == nil {
-		t.Fatalf("manifests query: %v, %v", ref, err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: bed.env.RedisAddr})
-	defer rdb.Close()
-	if err := rdb.Del(t.Context(), ref.Key).Err(); err != nil {
-		t.Fatal(err)
-	}
+	evictManifests(t, name)
 	if code := get(base+"/manifests", nil); code != http.StatusServiceUnavailable {
 		t.Fatalf("manifests after eviction: status %d, want 503", code)
 	}
