@@ -45,6 +45,9 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if memo {
 		input, memo = inputDigest(in)
 	}
+	// since: the versions the memo's metadata lists answered at, which
+	// the full lists need not wait for again (listPaged).
+	var since listRVs
 	if e, ok := a.memo.get(appKey(t), input); ok && memo && !in.Fresh {
 		c, err := a.clusters.For(t.Destination.Server)
 		if err != nil {
@@ -56,10 +59,12 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		}
 		// A failed metadata list leaves the answer to the full compare,
 		// whose own lists report what fails.
-		if metas, err := a.listTrackedMeta(ctx, c, t, kinds); err == nil && metaDigest(metas) == e.live {
+		metas, rvs, err := a.listTrackedMeta(ctx, c, t, kinds)
+		if err == nil && metaDigest(metas) == e.live {
 			rememberLive(a, t, metas, func(m metaObject) kindRef { return m.kind })
 			return e.answer(), nil
 		}
+		since = rvs
 	}
 	d, err := a.load(ctx, t, in.Manifests, nil)
 	if err != nil {
@@ -69,7 +74,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	tracked, err := a.listTracked(ctx, d.c, t, kinds)
+	tracked, err := a.listTrackedSince(ctx, d.c, t, kinds, since)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}

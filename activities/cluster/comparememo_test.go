@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
@@ -25,13 +28,7 @@ import (
 // order on one app.
 func TestCompareMemo(t *testing.T) {
 	h := newHarness(t)
-	var objs []*unstructured.Unstructured
-	for _, o := range h.fixture("guestbook.yaml") {
-		if o.GetKind() != "Deployment" { // its status changes on its own
-			objs = append(objs, o)
-		}
-	}
-	tg, ref := h.target("memo"), h.put(objs...)
+	tg, ref := h.target("memo"), h.put(staticGuestbook(h)...)
 	h.sync(tg, ref, SyncOperation{SyncID: "s1"})
 	if first := h.compare(tg, ref, false); first.Sync != appspec.SyncSynced {
 		t.Fatalf("first compare = %s: %+v", first.Sync, first.Resources)
@@ -78,6 +75,18 @@ func TestCompareMemo(t *testing.T) {
 	}
 }
 
+// staticGuestbook is the guestbook fixture without its Deployment, whose
+// status changes on its own.
+func staticGuestbook(h *harness) []*unstructured.Unstructured {
+	var objs []*unstructured.Unstructured
+	for _, o := range h.fixture("guestbook.yaml") {
+		if o.GetKind() != "Deployment" {
+			objs = append(objs, o)
+		}
+	}
+	return objs
+}
+
 // A server that cannot list a kind's metadata only (406, as an old
 // aggregated API answers) gets full lists for it: the memo and the sweep
 // go on; a metadata list that fails otherwise leaves the answer to the
@@ -93,13 +102,7 @@ func TestCompareMemoWithoutMetadataLists(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			var objs []*unstructured.Unstructured
-			for _, o := range h.fixture("guestbook.yaml") {
-				if o.GetKind() != "Deployment" {
-					objs = append(objs, o)
-				}
-			}
-			tg, ref := h.target("nometa-"+strings.ReplaceAll(tc.name, " ", "-")), h.put(objs...)
+			tg, ref := h.target("nometa-"+strings.ReplaceAll(tc.name, " ", "-")), h.put(staticGuestbook(h)...)
 			h.sync(tg, ref, SyncOperation{SyncID: "s1"})
 			h.a.clusters = metadataFails{clusters: h.a.clusters.(clusters), gvr: gvrConfigMaps, err: tc.err}
 			h.a.kinds.serverSweep(tg.Destination.Server).at = time.Now().Add(-fullSweepEvery) // sweep again
@@ -134,4 +137,110 @@ func (m metadataFails) For(server string) (*kube.Clients, error) {
 	cp := *c
 	cp.Metadata = failingMetadata{Interface: c.Metadata, gvr: m.gvr, err: m.err}
 	return &cp, nil
+}
+
+// A compare that the memo cannot answer lists the app's objects again in
+// full: at the versions its metadata lists answered at, or later
+// (NotOlderThan), which the API server answers from its watch cache
+// without waiting for it to catch up again; it still sees the change that
+// missed the memo. A server that refuses such a list gets a consistent
+// one. A compare without a memo lists consistently.
+func TestCompareMemoMissListsSince(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		refuse bool
+	}{
+		{name: "since"},
+		{name: "refused", refuse: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tg, ref := h.target("since-"+tc.name), h.put(staticGuestbook(h)...)
+			h.sync(tg, ref, SyncOperation{SyncID: "s1"})
+			rec := &listRecorder{clusters: h.a.clusters.(clusters), gvr: gvrConfigMaps, refuse: tc.refuse}
+			h.a.clusters = rec
+			if got := h.compare(tg, ref, false); got.Sync != appspec.SyncSynced {
+				t.Fatalf("first compare = %s: %+v", got.Sync, got.Resources)
+			}
+			if lists := rec.take(); len(lists) != 1 || lists[0].ResourceVersion != "" || lists[0].ResourceVersionMatch != "" {
+				t.Fatalf("the first compare's ConfigMap lists = %+v, want one consistent list", lists)
+			}
+			_, err := h.dyn.Resource(gvrConfigMaps).Namespace(h.ns).Patch(t.Context(), "guestbook-config", types.MergePatchType,
+				[]byte(`{"data":{"greeting":"changed by hand"}}`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.compare(tg, ref, false)
+			if got.Sync != appspec.SyncOutOfSync {
+				t.Fatalf("compare after the change = %s: %+v", got.Sync, got.Resources)
+			}
+			lists := rec.take()
+			want := 1
+			if tc.refuse {
+				want = 2
+			}
+			if len(lists) != want || lists[0].ResourceVersion == "" || lists[0].ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+				t.Fatalf("ConfigMap lists after the memo missed = %+v, want %d, the first at a version, NotOlderThan", lists, want)
+			}
+			if tc.refuse && (lists[1].ResourceVersion != "" || lists[1].ResourceVersionMatch != "") {
+				t.Fatalf("the list after the refusal = %+v, want a consistent one", lists[1])
+			}
+		})
+	}
+}
+
+// listRecorder records the options of the full lists of gvr; with refuse
+// it fails those that name a version.
+type listRecorder struct {
+	clusters
+	gvr    schema.GroupVersionResource
+	refuse bool
+	mu     sync.Mutex
+	lists  []metav1.ListOptions
+}
+
+func (r *listRecorder) For(server string) (*kube.Clients, error) {
+	c, err := r.clusters.For(server)
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Dynamic = recordingDynamic{Interface: c.Dynamic, r: r}
+	return &cp, nil
+}
+
+func (r *listRecorder) take() []metav1.ListOptions {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.lists
+	r.lists = nil
+	return out
+}
+
+type recordingDynamic struct {
+	dynamic.Interface
+	r *listRecorder
+}
+
+func (d recordingDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	res := d.Interface.Resource(gvr)
+	if gvr == d.r.gvr {
+		return recordingList{NamespaceableResourceInterface: res, r: d.r}
+	}
+	return res
+}
+
+type recordingList struct {
+	dynamic.NamespaceableResourceInterface
+	r *listRecorder
+}
+
+func (l recordingList) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l.r.mu.Lock()
+	l.r.lists = append(l.r.lists, opts)
+	l.r.mu.Unlock()
+	if l.r.refuse && opts.ResourceVersionMatch != "" {
+		return nil, apierrors.NewBadRequest("resourceVersionMatch is not supported here")
+	}
+	return l.NamespaceableResourceInterface.List(ctx, opts)
 }

@@ -92,7 +92,7 @@ func (a *Activities) listHooks(ctx context.Context, c *kube.Clients, t Target, o
 		}
 	}
 	kinds := a.searchKinds(t, c, hookObjs, hookKinds...)
-	hooks, err := a.listSelected(ctx, c, kinds, manifest.SyncIDLabel+"="+manifest.SyncIDHash(syncID), func(u *unstructured.Unstructured) bool {
+	hooks, _, err := a.listSelected(ctx, c, kinds, manifest.SyncIDLabel+"="+manifest.SyncIDHash(syncID), nil, func(u *unstructured.Unstructured) bool {
 		return u.GetAnnotations()[manifest.SyncIDAnnotation] == syncID && manifest.OwnedBy(t.Project, t.App, u)
 	})
 	if err != nil {

@@ -193,7 +193,7 @@ func (a *Activities) sweptKinds(ctx context.Context, t Target, c *kube.Clients) 
 		var mu sync.Mutex
 		found := map[string]map[schema.GroupResource]kindRef{}
 		// Only the kinds and labels are read: the metadata is enough.
-		_, err := a.listMeta(ctx, c, kinds, manifest.AppLabel, func(k kindRef, m *metav1.PartialObjectMetadata) bool {
+		_, _, err := a.listMeta(ctx, c, kinds, manifest.AppLabel, func(k kindRef, m *metav1.PartialObjectMetadata) bool {
 			app := m.Labels[manifest.AppLabel]
 			mu.Lock()
 			defer mu.Unlock()
@@ -355,20 +355,28 @@ func isLiveHook(u *unstructured.Unstructured) bool {
 
 // listTracked lists the live objects owned by the app in the given kinds.
 func (a *Activities) listTracked(ctx context.Context, c *kube.Clients, t Target, kinds []kindRef) ([]liveObject, error) {
+	return a.listTrackedSince(ctx, c, t, kinds, nil)
+}
+
+// listTrackedSince is listTracked answered, for the kinds in since, at
+// their resource versions or later (listPaged).
+func (a *Activities) listTrackedSince(ctx context.Context, c *kube.Clients, t Target, kinds []kindRef, since listRVs) ([]liveObject, error) {
 	selector := manifest.AppLabel + "=" + manifest.AppLabelValue(t.Project, t.App)
-	return a.listSelected(ctx, c, kinds, selector, func(u *unstructured.Unstructured) bool {
+	out, _, err := a.listSelected(ctx, c, kinds, selector, since, func(u *unstructured.Unstructured) bool {
 		return manifest.OwnedBy(t.Project, t.App, u)
 	})
+	return out, err
 }
 
 // listSelected lists objects matching a label selector in every namespace,
 // kind by kind in parallel, keeping those keep accepts. Kinds that cannot
-// be listed (gone, forbidden) are skipped.
-func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, keep func(*unstructured.Unstructured) bool) ([]liveObject, error) {
-	return listPaged(ctx, a, kinds, selector, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]liveObject, string, error) {
+// be listed (gone, forbidden) are skipped. since and the versions it
+// returns are listPaged's.
+func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, since listRVs, keep func(*unstructured.Unstructured) bool) ([]liveObject, listRVs, error) {
+	return listPaged(ctx, a, kinds, selector, since, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]liveObject, metav1.ListMeta, error) {
 		list, err := c.Dynamic.Resource(k.gvr).List(ctx, opts)
 		if err != nil {
-			return nil, "", err
+			return nil, metav1.ListMeta{}, err
 		}
 		var out []liveObject
 		for j := range list.Items {
@@ -380,7 +388,7 @@ func (a *Activities) listSelected(ctx context.Context, c *kube.Clients, kinds []
 				out = append(out, liveObject{obj: u, kind: k})
 			}
 		}
-		return out, list.GetContinue(), nil
+		return out, metav1.ListMeta{Continue: list.GetContinue(), ResourceVersion: list.GetResourceVersion()}, nil
 	})
 }
 
@@ -393,11 +401,11 @@ type metaObject struct {
 // listMeta is listSelected for the objects' metadata only, through the
 // metadata client (protobuf where the server has it): no spec, status or
 // decoded field sets, for what needs only names, labels and versions.
-func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, keep func(kindRef, *metav1.PartialObjectMetadata) bool) ([]metaObject, error) {
+func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kindRef, selector string, keep func(kindRef, *metav1.PartialObjectMetadata) bool) ([]metaObject, listRVs, error) {
 	if c.Metadata == nil {
-		return nil, errors.New("no metadata client")
+		return nil, nil, errors.New("no metadata client")
 	}
-	return listPaged(ctx, a, kinds, selector, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]metaObject, string, error) {
+	return listPaged(ctx, a, kinds, selector, nil, func(ctx context.Context, k kindRef, opts metav1.ListOptions) ([]metaObject, metav1.ListMeta, error) {
 		list, err := c.Metadata.Resource(k.gvr).List(ctx, opts)
 		if apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) {
 			// A server that cannot answer with metadata only (an old
@@ -405,7 +413,7 @@ func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kind
 			list, err = metadataOfList(c.Dynamic.Resource(k.gvr).List(ctx, opts))
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, metav1.ListMeta{}, err
 		}
 		var out []metaObject
 		for j := range list.Items {
@@ -413,45 +421,82 @@ func (a *Activities) listMeta(ctx context.Context, c *kube.Clients, kinds []kind
 				out = append(out, metaObject{meta: m, kind: k})
 			}
 		}
-		return out, list.Continue, nil
+		return out, list.ListMeta, nil
 	})
 }
 
+// listRVs holds, per kind, the resource version a list answered at.
+type listRVs map[schema.GroupVersionResource]string
+
 // listPaged lists every kind in parallel, page by page (page lists one
-// and returns what it keeps of it and the continue token), each page
+// and returns what it keeps of it and the list's metadata), each page
 // holding one of the instance's read slots. Kinds that cannot be listed
-// (gone, forbidden) are skipped.
-func listPaged[T any](ctx context.Context, a *Activities, kinds []kindRef, selector string, page func(context.Context, kindRef, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
+// (gone, forbidden) are skipped. It returns the resource version each
+// kind's list answered at.
+//
+// A list is a consistent read: it sees every write made before it. The
+// API server answers it from its watch cache once that cache has caught
+// up with etcd, and a kind that nothing wrote lately catches up only at
+// its next progress notification (every 100 ms): while another kind is
+// being written (a controller scaling a Deployment), a list of
+// ConfigMaps waited that long. A kind in since was listed consistently
+// moments ago at that version, so it is listed at that version or later
+// (resourceVersionMatch NotOlderThan): as fresh as that list, answered
+// from the cache at once.
+func listPaged[T any](ctx context.Context, a *Activities, kinds []kindRef, selector string, since listRVs, page func(context.Context, kindRef, metav1.ListOptions) ([]T, metav1.ListMeta, error)) ([]T, listRVs, error) {
 	found := make([][]T, len(kinds))
+	rvs := make([]string, len(kinds))
 	err := parallel(ctx, len(kinds), a.concurrency, func(ctx context.Context, i int) error {
 		k := kinds[i]
 		opts := metav1.ListOptions{LabelSelector: selector, Limit: listPageSize}
+		if rv := since[k.gvr]; rv != "" {
+			opts.ResourceVersion, opts.ResourceVersionMatch = rv, metav1.ResourceVersionMatchNotOlderThan
+		}
 		for {
-			var items []T
+			var (
+				items []T
+				lm    metav1.ListMeta
+			)
 			err := holding(ctx, a.reads, func() (err error) {
-				items, opts.Continue, err = page(ctx, k, opts)
+				items, lm, err = page(ctx, k, opts)
 				return err
 			})
 			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) {
 				return nil
 			}
+			if err != nil && opts.ResourceVersionMatch != "" && ctx.Err() == nil {
+				// A server that cannot answer at a version (an
+				// aggregated API, an API server whose cache lags behind
+				// the version): a consistent list, then.
+				opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("list %s: %w", k.gvr, err)
 			}
 			found[i] = append(found[i], items...)
-			if opts.Continue == "" {
+			if rvs[i] == "" {
+				rvs[i] = lm.ResourceVersion // the first page's: the continuation's too
+			}
+			if lm.Continue == "" {
 				return nil
 			}
+			// A continuation carries its version: it must not name one.
+			opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = lm.Continue, "", ""
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []T
-	for _, f := range found {
+	at := make(listRVs, len(kinds))
+	for i, f := range found {
 		out = append(out, f...)
+		if rvs[i] != "" {
+			at[kinds[i].gvr] = rvs[i]
+		}
 	}
-	return out, nil
+	return out, at, nil
 }
 
 // metadataOfList keeps of a full list what the metadata client answers.
@@ -471,7 +516,7 @@ func metadataOfList(list *unstructured.UnstructuredList, err error) (*metav1.Par
 }
 
 // listTrackedMeta is listTracked for the objects' metadata only.
-func (a *Activities) listTrackedMeta(ctx context.Context, c *kube.Clients, t Target, kinds []kindRef) ([]metaObject, error) {
+func (a *Activities) listTrackedMeta(ctx context.Context, c *kube.Clients, t Target, kinds []kindRef) ([]metaObject, listRVs, error) {
 	selector := manifest.AppLabel + "=" + manifest.AppLabelValue(t.Project, t.App)
 	return a.listMeta(ctx, c, kinds, selector, func(k kindRef, m *metav1.PartialObjectMetadata) bool {
 		v, ok := m.Annotations[manifest.TrackingAnnotation]
