@@ -16,15 +16,28 @@ import (
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
-// benchTools are the rows of BenchmarkRender: one per tool. A row's
-// fixture is the directory testdata/<fixture>, pushed whole to a Git
-// repository, and path is the application inside it. A row whose fixture
-// or path is missing, or whose tool says not implemented, is skipped;
-// source, when set, adds the tool's options.
+// benchTools are the rows of BenchmarkRender. A row's fixture is the
+// directory testdata/<fixture>, pushed whole to a Git repository, and
+// path is the application inside it. A row whose fixture or path is
+// missing, or whose tool says not implemented, is skipped; source, when
+// set, adds the tool's options; objects, when set, is how many objects
+// the row renders (TestBenchFixtures checks it).
+//
+// The first four are issue 8's B5 set (testdata/bench): the guestbook as
+// plain YAML, through Kustomize and as a Helm chart with a values file,
+// and a generated chart of 300 objects. The others are the package's own
+// fixtures, one per tool.
 var benchTools = []struct {
 	name, fixture, path string
 	source              func(*appspec.Source)
+	objects             int
 }{
+	{name: "guestbook", fixture: "bench", path: "guestbook", objects: 2},
+	{name: "kustomize-guestbook", fixture: "bench", path: "kustomize-guestbook", objects: 2},
+	{name: "helm-guestbook", fixture: "bench", path: "helm-guestbook", objects: 2, source: func(s *appspec.Source) {
+		s.Helm = &appspec.Helm{ValueFiles: []string{"values-production.yaml"}}
+	}},
+	{name: "helm-300", fixture: "bench", path: "helm-300", objects: 300},
 	{name: "directory", path: "app"}, // generated: see directoryFixture
 	{name: "helm", fixture: "helm", path: "webapp"},
 	{name: "kustomize", fixture: "kustomize", path: "overlay"},
@@ -87,6 +100,9 @@ func BenchmarkRender(b *testing.B) {
 			ref, err := warm.Render(b.Context(), req, true)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if tool.objects > 0 && ref.Count != tool.objects {
+				b.Fatalf("%s rendered %d objects, want %d", tool.name, ref.Count, tool.objects)
 			}
 
 			b.Run("cache-hit", func(b *testing.B) {
