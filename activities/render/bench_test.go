@@ -257,7 +257,7 @@ func BenchmarkEntryCodec(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		enc, err := encodeEntry(raw)
+		enc, err := encodeEntry(raw, len(objs))
 		if err != nil {
 			b.Fatal(err)
 		}

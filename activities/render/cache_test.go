@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,18 +80,24 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func TestEntryEncoding(t *testing.T) {
 	raw := []byte(`[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]`)
-	enc, err := encodeEntry(raw)
+	enc, err := encodeEntry(raw, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(enc, entryMagic) {
+	if !bytes.HasPrefix(enc, entryMagic2) {
 		t.Fatalf("encoded entry lacks the format marker: %q", enc[:8])
 	}
+	count, sum, _, ok := entryInfo(enc)
+	if !ok || count != 1 || sum != sha256.Sum256(raw) {
+		t.Fatalf("entryInfo = %d, %x, %v; want 1 and the JSON's SHA-256", count, sum, ok)
+	}
 	big := bytes.Repeat(raw[:len(raw)-1], 200)
-	encBig, _ := encodeEntry(big)
+	encBig, _ := encodeEntry(big, 200)
 	if len(encBig) >= len(big)/4 {
 		t.Errorf("compressed %d bytes to %d, want at least 4x smaller", len(big), len(encBig))
 	}
+	// An entry written before the header: entryMagic and the stream.
+	headerless := append(bytes.Clone(entryMagic), enc[len(entryMagic2)+1+sha256.Size:]...) // a count of 1 is one byte
 	tests := []struct {
 		name    string
 		in      []byte
@@ -98,10 +105,12 @@ func TestEntryEncoding(t *testing.T) {
 		wantErr bool
 	}{
 		{"compressed", enc, raw, false},
+		{"compressed, without a header", headerless, raw, false},
 		{"plain JSON of format v1", raw, raw, false},
 		{"unknown format", []byte("garbage"), nil, true},
 		{"empty", nil, nil, true},
 		{"truncated stream", enc[:len(enc)-6], nil, true},
+		{"truncated header", enc[:len(entryMagic2)+8], nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +123,9 @@ func TestEntryEncoding(t *testing.T) {
 			}
 		})
 	}
+	if _, _, _, ok := entryInfo(headerless); ok {
+		t.Errorf("entryInfo read a header from an entry without one")
+	}
 }
 
 // TestEntryEncodingReuse: the pooled gzip writers and readers carry
@@ -122,7 +134,7 @@ func TestEntryEncodingReuse(t *testing.T) {
 	var entries [][]byte
 	for i := range 8 {
 		raw := []byte(fmt.Sprintf(`[{"kind":"ConfigMap","metadata":{"name":"cm-%d"},"data":{"k":%q}}]`, i, strings.Repeat("x", i*1000)))
-		enc, err := encodeEntry(raw)
+		enc, err := encodeEntry(raw, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +166,7 @@ func TestRenderCacheRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := store.m[first.Key]; !bytes.HasPrefix(v, entryMagic) {
+	if v := store.m[first.Key]; !bytes.HasPrefix(v, entryMagic2) {
 		t.Fatalf("stored value is not a compressed entry: %q", v)
 	}
 	if d := cmp.Diff([]time.Duration{time.Hour}, store.ttls); d != "" {
@@ -207,8 +219,19 @@ func TestRenderCacheFailures(t *testing.T) {
 		},
 		{
 			name:  "corrupt entry",
-			store: func(*testing.T) Store { return &corruptStore{} },
+			store: func(*testing.T) Store { return corruptStore{value: append(bytes.Clone(entryMagic), "not gzip"...)} },
 			want:  CacheStats{Misses: 2, Errors: 2},
+		},
+		{
+			// Render trusts the header (a hit); Load finds the manifests
+			// unreadable and renders them again.
+			name: "corrupt entry behind a good header",
+			store: func(*testing.T) Store {
+				v := append(bytes.Clone(entryMagic2), 1)
+				v = append(v, make([]byte, sha256.Size)...)
+				return corruptStore{value: append(v, "not gzip"...)}
+			},
+			want: CacheStats{Hits: 1, Misses: 1, Errors: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -240,10 +263,10 @@ func TestRenderCacheFailures(t *testing.T) {
 }
 
 // corruptStore holds an unreadable value under every key.
-type corruptStore struct{}
+type corruptStore struct{ value []byte }
 
-func (corruptStore) Get(context.Context, string) ([]byte, error) {
-	return append(bytes.Clone(entryMagic), "not gzip"...), nil
+func (c corruptStore) Get(context.Context, string) ([]byte, error) {
+	return bytes.Clone(c.value), nil
 }
 func (corruptStore) Set(context.Context, string, []byte, time.Duration) error { return nil }
 

@@ -97,16 +97,16 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 	key := req.Key()
 	if hard {
 		r.stats.bypassed.Add(1)
-	} else if e, ok := r.getCache(ctx, key); ok {
+	} else if e, ok := r.getCache(ctx, key, false); ok {
 		r.log.Debug(msgCacheHit, "key", key)
-		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(e.objs), Digest: digest(e.raw), Request: req,
+		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: e.count, Digest: e.digest, Request: req,
 			RevisionMetadata: r.revisionMetadata(req)}, nil
 	}
 	objs, b, err := r.renderFresh(ctx, req)
 	if err != nil {
 		return ManifestRef{}, err
 	}
-	r.putCache(ctx, key, b)
+	r.putCache(ctx, key, b, len(objs))
 	r.log.Info(msgRendered, "app", req.AppName, "sources", len(req.Sources), "objects", len(objs))
 	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req,
 		RevisionMetadata: r.revisionMetadata(req)}, nil
@@ -129,14 +129,14 @@ func (r *Renderer) revisionMetadata(req Request) *appspec.RevisionMetadata {
 // has lost them or cannot be read. The result is fresh: callers may modify
 // it.
 func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.Unstructured, error) {
-	e, ok := r.getCache(ctx, ref.Key)
+	e, ok := r.getCache(ctx, ref.Key, true)
 	if !ok {
 		r.log.Info(msgCacheLost, "key", ref.Key)
 		objs, fresh, err := r.renderFresh(ctx, ref.Request)
 		if err != nil {
 			return nil, err
 		}
-		r.putCache(ctx, ref.Key, fresh)
+		r.putCache(ctx, ref.Key, fresh, len(objs))
 		return objs, nil
 	}
 	objs := make([]*unstructured.Unstructured, len(e.objs))
