@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
@@ -46,37 +49,56 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		input, memo = inputDigest(in)
 	}
 	// since: the versions the memo's metadata lists answered at, which
-	// the full lists need not wait for again (listPaged).
-	var since listRVs
+	// the full lists need not wait for again (listPaged); gotten: when
+	// got, the live objects a Drift compare read by GET instead.
+	var (
+		since  listRVs
+		gotten []liveObject
+		got    bool
+	)
 	if e, ok := a.memo.get(appKey(t), input); ok && memo && !in.Fresh {
 		c, err := a.clusters.For(t.Destination.Server)
 		if err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
-		kinds, err := a.knownKinds(ctx, t, c, e.kinds)
-		if err != nil {
-			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		if in.Drift && e.known != nil {
+			// A failed GET leaves the answer to the lists.
+			if gotten, err = a.getKnown(ctx, c, t, e.known); err == nil {
+				if liveDigest(gotten) == e.live {
+					rememberLive(a, t, gotten, func(l liveObject) kindRef { return l.kind })
+					return e.answer(), nil
+				}
+				got = true
+			}
 		}
-		// A failed metadata list leaves the answer to the full compare,
-		// whose own lists report what fails.
-		metas, rvs, err := a.listTrackedMeta(ctx, c, t, kinds)
-		if err == nil && metaDigest(metas) == e.live {
-			rememberLive(a, t, metas, func(m metaObject) kindRef { return m.kind })
-			return e.answer(), nil
+		if !got {
+			kinds, err := a.knownKinds(ctx, t, c, e.kinds)
+			if err != nil {
+				return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+			}
+			// A failed metadata list leaves the answer to the full
+			// compare, whose own lists report what fails.
+			metas, rvs, err := a.listTrackedMeta(ctx, c, t, kinds)
+			if err == nil && metaDigest(metas) == e.live {
+				rememberLive(a, t, metas, func(m metaObject) kindRef { return m.kind })
+				return e.answer(), nil
+			}
+			since = rvs
 		}
-		since = rvs
 	}
 	d, err := a.load(ctx, t, in.Manifests, nil)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
-	if err != nil {
-		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
-	}
-	tracked, err := a.listTrackedSince(ctx, d.c, t, kinds, since)
-	if err != nil {
-		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	tracked := gotten
+	if !got {
+		kinds, err := a.compareKinds(ctx, t, d, in.WithDiff || pairs != nil)
+		if err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		if tracked, err = a.listTrackedSince(ctx, d.c, t, kinds, since); err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
 	}
 	rememberLive(a, t, tracked, func(l liveObject) kindRef { return l.kind })
 	idx := liveIndex(tracked)
@@ -129,7 +151,8 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	}
 	switch {
 	case memo:
-		a.memo.put(appKey(t), compareMemoEntry{input: input, kinds: manifestKinds(d.objs), live: liveDigest(tracked), out: out})
+		a.memo.put(appKey(t), compareMemoEntry{input: input, kinds: manifestKinds(d.objs), live: liveDigest(tracked), out: out,
+			known: knownOf(tracked)})
 	case eligible:
 		a.memo.forget(appKey(t))
 	}
@@ -144,6 +167,45 @@ func rememberLive[T any](a *Activities, t Target, live []T, kind func(T) kindRef
 		kinds = append(kinds, kind(l))
 	}
 	a.kinds.rememberKinds(t, dedupe(kinds))
+}
+
+// getKnown reads the objects known from the app's last lists by GET, in
+// parallel, keeping those still there and still the app's. It finds no
+// object that the lists did not: a Drift compare, which the watch asks
+// for when a tracked object changed, leaves a newly labelled one to the
+// next listing compare (the refresh timer's), as the watch signals no
+// creation.
+func (a *Activities) getKnown(ctx context.Context, c *kube.Clients, t Target, known []knownObject) ([]liveObject, error) {
+	found := make([]*unstructured.Unstructured, len(known))
+	err := parallel(ctx, len(known), a.concurrency, func(ctx context.Context, i int) error {
+		k := known[i]
+		return holding(ctx, a.reads, func() error {
+			u, err := resourceClient(c, k.kind.gvr, k.kind.namespaced, k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return fmt.Errorf("get %s %s/%s: %w", k.kind.gvr.Resource, k.namespace, k.name, err)
+			}
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(k.kind.gvk)
+			}
+			if manifest.OwnedBy(t.Project, t.App, u) {
+				found[i] = u
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []liveObject
+	for i, u := range found {
+		if u != nil {
+			out = append(out, liveObject{obj: u, kind: known[i].kind})
+		}
+	}
+	return out, nil
 }
 
 const msgIgnoredExtraneous = "not rendered any more; ignored (compare-options IgnoreExtraneous)"

@@ -26,7 +26,9 @@ const maxCompareMemos = 20000
 // an idle app's pass costs its lists. An answer is kept only when every
 // rendered resource had a mapping and was found by the lists (one found
 // by a GET, unlabelled, could change without the lists seeing it). A
-// Fresh compare (a hard refresh) is computed whatever the memo holds.
+// Fresh compare (a hard refresh) is computed whatever the memo holds. A
+// Drift compare of a small app reads the objects the last lists found by
+// GET instead of listing (compareMemoEntry.known).
 type compareMemo struct {
 	mu sync.Mutex
 	m  map[string]compareMemoEntry
@@ -37,12 +39,41 @@ type compareMemoEntry struct {
 	kinds []kindRef // the manifests' kinds
 	live  [sha256.Size]byte
 	out   CompareOutput
+	// known are the live objects the lists found, when they are at most
+	// maxKnown: a Drift compare reads them by GET (compare.getKnown).
+	known []knownObject
 }
 
-// inputDigest is the digest of a compare's input, Fresh left out (false
-// when it cannot be encoded: no memo then).
+// knownObject names a live object the app's lists found.
+type knownObject struct {
+	kind            kindRef
+	namespace, name string
+}
+
+// maxKnown bounds the objects a Drift compare reads one by one: a GET is
+// a read from etcd that no watch cache holds up (a list waits until the
+// API server's cache of each kind has caught up, up to its next progress
+// notification, while other kinds are being written), but a large app is
+// listed in fewer requests.
+const maxKnown = 32
+
+// knownOf names the tracked objects, or nil when there are more than
+// maxKnown.
+func knownOf(tracked []liveObject) []knownObject {
+	if len(tracked) > maxKnown {
+		return nil
+	}
+	out := make([]knownObject, len(tracked))
+	for i, l := range tracked {
+		out[i] = knownObject{kind: l.kind, namespace: l.obj.GetNamespace(), name: l.obj.GetName()}
+	}
+	return out
+}
+
+// inputDigest is the digest of a compare's input, Fresh and Drift left out
+// (false when it cannot be encoded: no memo then).
 func inputDigest(in CompareInput) ([sha256.Size]byte, bool) {
-	in.Fresh = false
+	in.Fresh, in.Drift = false, false
 	js, err := json.Marshal(in)
 	if err != nil {
 		return [sha256.Size]byte{}, false

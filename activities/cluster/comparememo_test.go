@@ -244,3 +244,105 @@ func (l recordingList) List(ctx context.Context, opts metav1.ListOptions) (*unst
 	}
 	return l.NamespaceableResourceInterface.List(ctx, opts)
 }
+
+// A Drift compare (the watch saw another writer change a tracked object)
+// of an app the memo knows reads the app's known objects by GET, lists
+// nothing, and sees what changed them: an edit, a deletion. An object
+// newly labelled for the app is not among them: the next listing compare
+// finds it. Without a memo entry a Drift compare lists as any other.
+func TestCompareDriftReadsKnownObjects(t *testing.T) {
+	h := newHarness(t)
+	objs := staticGuestbook(h)
+	tg, ref := h.target("drift"), h.put(objs...)
+	h.sync(tg, ref, SyncOperation{SyncID: "s1"})
+	// The metadata lists of ConfigMaps fail: a compare that lists
+	// them cannot be answered from the memo.
+	rec := &listRecorder{clusters: h.a.clusters.(clusters), gvr: gvrConfigMaps}
+	h.a.clusters = metadataFails{clusters: rec.clusters, gvr: gvrConfigMaps, err: errUnavailable}
+	if first := h.compare(tg, ref, false); first.Sync != appspec.SyncSynced {
+		t.Fatalf("first compare = %s: %+v", first.Sync, first.Resources)
+	}
+	h.a.clusters = driftClusters{rec: rec, meta: metadataFails{clusters: rec.clusters, gvr: gvrConfigMaps, err: errUnavailable}}
+	cms := h.dyn.Resource(gvrConfigMaps).Namespace(h.ns)
+	stray := h.put(append(slices.Clone(objs), configMap("drift-stray"))...)
+	for _, step := range []struct {
+		name   string
+		change func() error
+		drift  bool
+		want   appspec.SyncStatus
+		memo   bool
+		lists  bool
+		stray  bool
+	}{
+		{name: "unchanged", drift: true, want: appspec.SyncSynced, memo: true},
+		{name: "an object newly labelled for the app", drift: true, want: appspec.SyncSynced, memo: true, change: func() error {
+			h.sync(tg, stray, SyncOperation{SyncID: "s2"}) // makes drift-stray, changes nothing else
+			return nil
+		}},
+		{name: "found by the next listing compare", want: appspec.SyncOutOfSync, lists: true, stray: true},
+		{name: "another writer changed the ConfigMap", drift: true, want: appspec.SyncOutOfSync, stray: true, change: func() error {
+			_, err := cms.Patch(t.Context(), "guestbook-config", types.MergePatchType, []byte(`{"data":{"greeting":"changed by hand"}}`),
+				metav1.PatchOptions{FieldManager: "kubectl-edit"})
+			return err
+		}},
+		{name: "unchanged since", drift: true, want: appspec.SyncOutOfSync, memo: true, stray: true},
+		{name: "the ConfigMap deleted", drift: true, want: appspec.SyncOutOfSync, stray: true, change: func() error {
+			return cms.Delete(t.Context(), "guestbook-config", metav1.DeleteOptions{})
+		}},
+		{name: "no memo entry: lists", drift: true, want: appspec.SyncOutOfSync, lists: true, stray: true},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if step.change != nil {
+				if err := step.change(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec.take()
+			before := h.loader.loaded()
+			got := must[CompareOutput](h, CompareName, CompareInput{Target: tg, Manifests: ref, Drift: step.drift})
+			if got.Sync != step.want {
+				t.Fatalf("sync = %s, want %s: %+v", got.Sync, step.want, got.Resources)
+			}
+			if memo := h.loader.loaded() == before; memo != step.memo {
+				t.Fatalf("answered from the memo = %v, want %v", memo, step.memo)
+			}
+			if lists := len(rec.take()) > 0; lists != step.lists {
+				t.Fatalf("listed ConfigMaps = %v, want %v", lists, step.lists)
+			}
+			found := slices.ContainsFunc(got.Resources, func(r appspec.ResourceStatus) bool { return r.Name == "drift-stray" && r.RequiresPruning })
+			if found != step.stray {
+				t.Fatalf("drift-stray reported for pruning = %v, want %v: %+v", found, step.stray, got.Resources)
+			}
+		})
+	}
+}
+
+// driftClusters serves clients whose full lists of ConfigMaps rec records
+// and whose metadata lists of them fail.
+type driftClusters struct {
+	rec  *listRecorder
+	meta metadataFails
+}
+
+func (d driftClusters) For(server string) (*kube.Clients, error) {
+	c, err := d.meta.For(server)
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Dynamic = recordingDynamic{Interface: c.Dynamic, r: d.rec}
+	return &cp, nil
+}
+
+func (d driftClusters) ServerPreferredResources(server string) ([]*metav1.APIResourceList, error) {
+	return d.rec.ServerPreferredResources(server)
+}
+
+func configMap(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetName(name)
+	_ = unstructured.SetNestedStringMap(u.Object, map[string]string{"k": "v"}, "data")
+	return u
+}

@@ -88,6 +88,10 @@ type CompareInput struct {
 	// Fresh computes the answer again even when the live objects have not
 	// changed since the last compare (a hard refresh; see compareMemo).
 	Fresh bool `json:"fresh,omitempty"`
+	// Drift says that only the drift watch asked for this compare: another
+	// writer changed a tracked object. The app's objects that the memo
+	// knows are then read by GET, not listed (see compareMemoEntry.known).
+	Drift bool `json:"drift,omitempty"`
 }
 
 // CompareOutput is the compared state of an app.
