@@ -54,6 +54,11 @@ type application struct {
 	// timerFired says the last wake-up was the refresh timer: a quiet
 	// period in which no drift was reported.
 	timerFired bool
+	// drifted says a drift refresh arrived since the last pass, and
+	// otherCause that something else asked for the next pass (another
+	// refresh, a spec change, a sync): a pass that only drift asked for
+	// compares with CompareInput.Drift.
+	drifted, otherCause bool
 	// wakeAt is the earliest moment the loop must look again (a self-heal
 	// backoff or a sync window), zero when none.
 	wakeAt     time.Time
@@ -646,7 +651,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 		a.handleRollbackSignal(ctx, r)
 	})
 	sel.AddReceive(a.progress, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-	sel.AddReceive(a.wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+	sel.AddReceive(a.wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); a.otherCause = true })
 	sel.Select(ctx)
 	// Take every refresh that queued up meanwhile: one pass serves them all.
 	for {
@@ -666,6 +671,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 // before the loop waits.
 func (a *application) queuedWork(ctx workflow.Context) bool {
 	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec)
+	a.otherCause = a.otherCause || queued
 	for {
 		var r RefreshRequest
 		if !a.refresh.ReceiveAsync(&r) {
@@ -698,6 +704,11 @@ const versionQuietWait = "quiet-wait"
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
+	if r.Drift {
+		a.drifted = true
+	} else {
+		a.otherCause = true
+	}
 	if !a.quiet || !r.Live || r.Hard {
 		a.fresh = true
 	}
@@ -770,7 +781,8 @@ func (a *application) renderRequest(sources []render.SourceRequest) render.Reque
 func (a *application) reconcile(ctx workflow.Context) {
 	a.passes++
 	hard, fresh := a.hard, a.hard || a.fresh
-	a.hard, a.fresh = false, false
+	drift := a.drifted && !a.otherCause && !a.timerFired && !hard
+	a.hard, a.fresh, a.drifted, a.otherCause = false, false, false, false
 	spec := a.st.Spec
 	a.passSpec = spec
 	st := &a.st.Status
@@ -804,7 +816,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		return
 	}
 	cctx := a.onCluster(ctx, hard)
-	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard}, a.localCompare(cctx))
+	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard, Drift: drift}, a.localCompare(cctx))
 	if err != nil {
 		a.unknown(ctx, "compare", err)
 		return
@@ -1038,6 +1050,7 @@ const (
 
 // runSync runs the SyncWorkflow child and records its outcome.
 func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
+	a.otherCause = true // the pass after a sync is about its outcome
 	spec := a.st.Spec
 	start := workflow.Now(ctx)
 	op := &Operation{SyncID: p.id, Phase: PhaseRunning, Initiator: p.req.Initiator, StartedAt: start}

@@ -270,3 +270,48 @@ func (s *appSuite) TestLiveRefreshUsesTheRevisionCache() {
 		})
 	}
 }
+
+// A pass that only the drift watch asked for compares with Drift (the app's
+// known objects are read by GET); a pass that anything else asked for, a
+// webhook's, the self-heal sweep's, the timer's, the one after a sync,
+// lists them.
+func (s *appSuite) TestDriftPassComparesWithDrift() {
+	drift := RefreshRequest{Reason: "drift: Deployment web/web changed", Live: true, Drift: true}
+	for _, tc := range []struct {
+		name   string
+		signal *RefreshRequest
+		fresh  bool
+		drift  bool
+		heal   bool // the drift pass finds the app OutOfSync and syncs it
+	}{
+		{name: "drift", signal: &drift, drift: true},
+		{name: "a webhook", signal: &RefreshRequest{Reason: "push"}, fresh: true},
+		{name: "the self-heal sweep", signal: &RefreshRequest{Reason: "self-heal sweep", Live: true}},
+		{name: "the timer"},
+		{name: "drift, then the pass after its sync", signal: &drift, drift: true, heal: true},
+	} {
+		s.Run(tc.name, func() {
+			s.SetupTest()
+			s.expectProject(appspec.DefaultProjectSpec())
+			s.expectReconcile(sha1, synced)
+			s.expectResolve(sha1, tc.fresh)
+			in := cluster.CompareInput{Target: target(), Manifests: ref(sha1), Drift: tc.drift}
+			if tc.heal {
+				s.env.OnActivity(cluster.CompareName, mock.Anything, in).Return(outOfSync, nil).Once()
+				s.expectSync(1, sha1, nil)
+				s.expectReconcile(sha1, synced)
+			} else {
+				s.env.OnActivity(cluster.CompareName, mock.Anything, in).Return(synced, nil).Once()
+			}
+			refresh := 600
+			if tc.signal == nil {
+				refresh = 60 // the second pass is the timer's
+			} else {
+				s.at(time.Minute-time.Second, func() { s.env.SignalWorkflow(SignalRefresh, *tc.signal) })
+			}
+			s.cancelAt(time.Minute + 5*time.Second)
+			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(tc.heal), Config: AppConfig{RefreshSeconds: refresh}})
+			s.env.AssertExpectations(s.T())
+		})
+	}
+}

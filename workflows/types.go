@@ -226,6 +226,10 @@ type RefreshRequest struct {
 	// bypass it (Argo CD compares a watch event's app with its recent
 	// revision too).
 	Live bool `json:"live,omitempty"`
+	// Drift says the drift watch saw another writer change a tracked
+	// object: a pass that only drift asked for compares with
+	// CompareInput.Drift.
+	Drift bool `json:"drift,omitempty"`
 }
 
 // SyncInput starts a SyncWorkflow.

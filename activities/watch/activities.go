@@ -48,6 +48,9 @@ type RefreshRequest struct {
 	// Live: the refresh is about the live state, so the app need not ask
 	// Git for its revision past the ls-remote cache.
 	Live bool `json:"live,omitempty"`
+	// Drift: another writer changed a tracked object (the watch's
+	// refreshes; not the sweep's).
+	Drift bool `json:"drift,omitempty"`
 }
 
 // ClientSource hands out clients per destination server.
@@ -329,7 +332,7 @@ func changedWriter(o, n *unstructured.Unstructured, self string) string {
 // signal sends one refresh to app ("<project>/<name>").
 func (a *Activities) signal(ctx context.Context, app, reason string) {
 	a.log.Info(msgDrift, "app", app, "reason", reason)
-	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason, Live: true})
+	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason, Live: true, Drift: true})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn(msgSignalError, "app", app, "err", err)
 	}

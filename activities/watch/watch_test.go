@@ -32,7 +32,12 @@ type fakeTemporal struct {
 func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.signals = append(f.signals, id+" "+name+" "+arg.(RefreshRequest).Reason)
+	r := arg.(RefreshRequest)
+	kind := ""
+	if r.Drift {
+		kind = " [drift]"
+	}
+	f.signals = append(f.signals, id+" "+name+" "+r.Reason+kind)
 	return nil
 }
 
@@ -128,7 +133,7 @@ func TestWatchSignalsDrift(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		return false
 	})
-	if got := ft.got(); len(got) != 1 || got[0] != "app/default/web refresh drift: ConfigMap "+ns+"/cfg changed" {
+	if got := ft.got(); len(got) != 1 || got[0] != "app/default/web refresh drift: ConfigMap "+ns+"/cfg changed [drift]" {
 		t.Fatalf("signals = %q", got)
 	}
 	_ = autoscalingv1.Scale{}
