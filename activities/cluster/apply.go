@@ -97,17 +97,10 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 			return nil, nil, err
 		}
 	}
-	var kinds []kindRef
-	for _, o := range objs {
-		if o.mapping != nil { // the others are mapped when applied
-			kinds = append(kinds, refOf(o.mapping))
-		}
-	}
-	tracked, err := a.listTracked(ctx, d.c, t, dedupe(kinds))
+	idx, err := a.liveOf(ctx, d.c, t, objs)
 	if err != nil {
 		return nil, nil, err
 	}
-	idx := liveIndex(tracked)
 	out := make([]ResourceResult, len(objs))
 	after := make([]*unstructured.Unstructured, len(objs))
 	for start := 0; start < len(objs); {
@@ -133,6 +126,54 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 		a.log.Debug(msgApplied, "resource", r.String(), "action", r.Action)
 	}
 	return out, after, nil
+}
+
+// maxWaveGets is the most objects of a wave whose live state is read by
+// GET, each, rather than by listing their kinds: a list is a consistent
+// read that waits until the API server's cache of the kind has caught up
+// with etcd (up to its next progress notification, 100 ms, while other
+// kinds are written, as when a controller reacts to an edit that a
+// self-heal sync undoes), where a GET is read from etcd at once; a large
+// wave takes fewer requests listed.
+const maxWaveGets = 16
+
+// liveOf reads the live state of the objects to apply, keyed as getLive
+// looks them up: by GET for a small wave (an absent object has a nil
+// entry), else by listing the app's objects in their kinds. Objects not
+// mapped yet or without a name are left to getLive.
+func (a *Activities) liveOf(ctx context.Context, c *kube.Clients, t Target, objs []*object) (map[appspec.ResourceKey]liveObject, error) {
+	var named []*object
+	var kinds []kindRef
+	for _, o := range objs {
+		if o.mapping != nil { // the others are mapped when applied
+			kinds = append(kinds, refOf(o.mapping))
+			if o.obj.GetName() != "" {
+				named = append(named, o)
+			}
+		}
+	}
+	if len(named) > maxWaveGets {
+		tracked, err := a.listTracked(ctx, c, t, dedupe(kinds))
+		if err != nil {
+			return nil, err
+		}
+		return liveIndex(tracked), nil
+	}
+	lives := make([]*unstructured.Unstructured, len(named))
+	err := parallel(ctx, len(named), a.concurrency, func(ctx context.Context, i int) error {
+		return holding(ctx, a.reads, func() (err error) {
+			lives[i], err = getLive(ctx, c, named[i], nil)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx := make(map[appspec.ResourceKey]liveObject, len(named))
+	for i, o := range named {
+		idx[o.key()] = liveObject{obj: lives[i], kind: refOf(o.mapping)}
+	}
+	return idx, nil
 }
 
 func sameGroup(a, b *object) bool {
