@@ -57,8 +57,11 @@ type application struct {
 	// drifted says a drift refresh arrived since the last pass, and
 	// otherCause that something else asked for the next pass (another
 	// refresh, a spec change, a sync): a pass that only drift asked for
-	// compares with CompareInput.Drift.
+	// compares with CompareInput.Drift, which lists nothing, unless the
+	// last pass that listed (listedAt) is a refresh interval old (drift
+	// that never stops would keep the refresh timer from firing).
 	drifted, otherCause bool
+	listedAt            time.Time
 	// wakeAt is the earliest moment the loop must look again (a self-heal
 	// backoff or a sync window), zero when none.
 	wakeAt     time.Time
@@ -718,6 +721,16 @@ func (a *application) onRefresh(r RefreshRequest) {
 // deterministically from the workflow ID and the pass number so that apps
 // spread out without randomness in workflow code.
 func (a *application) refreshInterval(ctx workflow.Context) time.Duration {
+	base := a.refreshBase()
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID))
+	_, _ = h.Write([]byte{byte(a.passes), byte(a.passes >> 8)})
+	jitter := time.Duration(uint64(base/10) * uint64(h.Sum32()%1000) / 1000)
+	return base + jitter
+}
+
+// refreshBase is the app's refresh interval, without jitter.
+func (a *application) refreshBase() time.Duration {
 	secs := a.st.Spec.RefreshSeconds
 	if secs <= 0 {
 		secs = a.cfg.RefreshSeconds
@@ -725,12 +738,7 @@ func (a *application) refreshInterval(ctx workflow.Context) time.Duration {
 	if secs <= 0 {
 		secs = 180
 	}
-	base := time.Duration(secs) * time.Second
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID))
-	_, _ = h.Write([]byte{byte(a.passes), byte(a.passes >> 8)})
-	jitter := time.Duration(uint64(base/10) * uint64(h.Sum32()%1000) / 1000)
-	return base + jitter
+	return time.Duration(secs) * time.Second
 }
 
 // resolveSources resolves every source's revision; override replaces the
@@ -781,12 +789,16 @@ func (a *application) renderRequest(sources []render.SourceRequest) render.Reque
 func (a *application) reconcile(ctx workflow.Context) {
 	a.passes++
 	hard, fresh := a.hard, a.hard || a.fresh
-	drift := a.drifted && !a.otherCause && !a.timerFired && !hard
+	now := workflow.Now(ctx)
+	drift := a.drifted && !a.otherCause && !a.timerFired && !hard && now.Sub(a.listedAt) < a.refreshBase()
 	a.hard, a.fresh, a.drifted, a.otherCause = false, false, false, false
+	if !drift {
+		a.listedAt = now
+	}
 	spec := a.st.Spec
 	a.passSpec = spec
 	st := &a.st.Status
-	st.ReconciledAt = workflow.Now(ctx)
+	st.ReconciledAt = now
 	st.Revision = spec.AllSources()[0].Revision()
 	defer a.publish(ctx)
 	// Replay-safe: the SDK's workflow metrics handler drops what a replay

@@ -315,3 +315,23 @@ func (s *appSuite) TestDriftPassComparesWithDrift() {
 		})
 	}
 }
+
+// Drift that keeps coming keeps the refresh timer from firing: once the
+// last pass that listed is a refresh interval old, a drift pass lists too.
+func (s *appSuite) TestDriftPassesListOncePerInterval() {
+	drift := RefreshRequest{Reason: "drift: Deployment web/web changed", Live: true, Drift: true}
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced) // at the start: lists
+	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+		Return(source.ResolveOutput{SHA: sha1, Ref: "refs/heads/main"}, nil).Times(3)
+	byGet := cluster.CompareInput{Target: target(), Manifests: ref(sha1), Drift: true}
+	listing := cluster.CompareInput{Target: target(), Manifests: ref(sha1)}
+	s.env.OnActivity(cluster.CompareName, mock.Anything, byGet).Return(synced, nil).Twice()  // at 5 and 9 minutes
+	s.env.OnActivity(cluster.CompareName, mock.Anything, listing).Return(synced, nil).Once() // at 11
+	for _, at := range []time.Duration{5 * time.Minute, 9 * time.Minute, 11 * time.Minute} {
+		s.at(at, func() { s.env.SignalWorkflow(SignalRefresh, drift) })
+	}
+	s.cancelAt(12 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
+	s.env.AssertExpectations(s.T())
+}
