@@ -143,16 +143,18 @@ const maxWaveGets = 16
 // mapped yet or without a name are left to getLive.
 func (a *Activities) liveOf(ctx context.Context, c *kube.Clients, t Target, objs []*object) (map[appspec.ResourceKey]liveObject, error) {
 	var named []*object
-	var kinds []kindRef
 	for _, o := range objs {
-		if o.mapping != nil { // the others are mapped when applied
-			kinds = append(kinds, refOf(o.mapping))
-			if o.obj.GetName() != "" {
-				named = append(named, o)
-			}
+		if o.mapping != nil && o.obj.GetName() != "" { // the others are mapped when applied
+			named = append(named, o)
 		}
 	}
 	if len(named) > maxWaveGets {
+		var kinds []kindRef
+		for _, o := range objs {
+			if o.mapping != nil {
+				kinds = append(kinds, refOf(o.mapping))
+			}
+		}
 		tracked, err := a.listTracked(ctx, c, t, dedupe(kinds))
 		if err != nil {
 			return nil, err

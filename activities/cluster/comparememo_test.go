@@ -190,13 +190,21 @@ func TestCompareMemoMissListsSince(t *testing.T) {
 }
 
 // listRecorder records the options of the full lists of gvr; with refuse
-// it fails those that name a version.
+// it fails those that name a version, and with failGets (set under mu)
+// the GETs of gvr's namespaced objects.
 type listRecorder struct {
 	clusters
-	gvr    schema.GroupVersionResource
-	refuse bool
-	mu     sync.Mutex
-	lists  []metav1.ListOptions
+	gvr      schema.GroupVersionResource
+	refuse   bool
+	mu       sync.Mutex
+	lists    []metav1.ListOptions
+	failGets bool
+}
+
+func (r *listRecorder) setFailGets(fail bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failGets = fail
 }
 
 func (r *listRecorder) For(server string) (*kube.Clients, error) {
@@ -245,9 +253,29 @@ func (l recordingList) List(ctx context.Context, opts metav1.ListOptions) (*unst
 	return l.NamespaceableResourceInterface.List(ctx, opts)
 }
 
+func (l recordingList) Namespace(ns string) dynamic.ResourceInterface {
+	return failingGet{ResourceInterface: l.NamespaceableResourceInterface.Namespace(ns), r: l.r}
+}
+
+type failingGet struct {
+	dynamic.ResourceInterface
+	r *listRecorder
+}
+
+func (g failingGet) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	g.r.mu.Lock()
+	fail := g.r.failGets
+	g.r.mu.Unlock()
+	if fail {
+		return nil, errUnavailable
+	}
+	return g.ResourceInterface.Get(ctx, name, opts, sub...)
+}
+
 // A Drift compare (the watch saw another writer change a tracked object)
 // of an app the memo knows reads the app's known objects by GET, lists
-// nothing, and sees what changed them: an edit, a deletion. An object
+// nothing, and sees what changed them: an edit, a deletion; GETs that fail
+// leave the answer to the lists. An object
 // newly labelled for the app is not among them: the next listing compare
 // finds it. Without a memo entry a Drift compare lists as any other.
 func TestCompareDriftReadsKnownObjects(t *testing.T) {
@@ -286,7 +314,10 @@ func TestCompareDriftReadsKnownObjects(t *testing.T) {
 			return err
 		}},
 		{name: "unchanged since", drift: true, want: appspec.SyncOutOfSync, memo: true, stray: true},
+		{name: "GETs that fail leave the answer to the lists", drift: true, want: appspec.SyncOutOfSync, lists: true, stray: true,
+			change: func() error { rec.setFailGets(true); return nil }},
 		{name: "the ConfigMap deleted", drift: true, want: appspec.SyncOutOfSync, stray: true, change: func() error {
+			rec.setFailGets(false)
 			return cms.Delete(t.Context(), "guestbook-config", metav1.DeleteOptions{})
 		}},
 		{name: "no memo entry: lists", drift: true, want: appspec.SyncOutOfSync, lists: true, stray: true},
