@@ -313,6 +313,18 @@ func TestCluster(t *testing.T) {
 		if len(entries) != len(componentNames) {
 			t.Errorf("%d pids recorded, want %d", len(entries), len(componentNames))
 		}
+		procs, err := Processes(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(procs) != len(entries) {
+			t.Errorf("Processes: %d, want the %d recorded", len(procs), len(entries))
+		}
+		for i, p := range procs {
+			if i < len(entries) && (p.Name != entries[i].name || p.PID != entries[i].pid) {
+				t.Errorf("Processes[%d] = %+v, want %s %d", i, p, entries[i].name, entries[i].pid)
+			}
+		}
 		stopped = true
 		if err := c.Stop(); err != nil {
 			t.Fatal(err)
@@ -327,6 +339,9 @@ func TestCluster(t *testing.T) {
 		}
 		if _, err := LoadCluster(dir); err == nil {
 			t.Error("LoadCluster succeeded on a stopped cluster")
+		}
+		if procs, err := Processes(dir); err != nil || len(procs) != 0 {
+			t.Errorf("Processes after Stop = %v, %v; want none", procs, err)
 		}
 	})
 }

@@ -216,6 +216,34 @@ func StopDir(dir string) error {
 	return nil
 }
 
+// Processes is the executable name and pid of each process recorded in
+// <dir>/pids by StartCluster or StartRedis that still runs, in start
+// order: for a caller that measures them (the benchmarks read each one's
+// CPU time). A missing pids file is no processes.
+func Processes(dir string) ([]Process, error) {
+	entries, err := readPids(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pids: %w", err)
+	}
+	var out []Process
+	for _, e := range entries {
+		if running(e.name, e.pid) {
+			out = append(out, Process{Name: e.name, PID: e.pid})
+		}
+	}
+	return out, nil
+}
+
+// Process is a running process of a test bed: its executable's base name
+// and pid.
+type Process struct {
+	Name string
+	PID  int
+}
+
 // dirState reports how many of the processes recorded in <dir>/pids run.
 func dirState(dir string) (alive, total int, err error) {
 	entries, err := readPids(dir)

@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,8 +36,20 @@ type b1Run struct {
 	// test bed's API server, etcd, controllers and kwok, Redis, Git and
 	// the harness too): the machine's cores divided by it bound apps/s.
 	MachineCPUPerApp float64 `json:"machineCPUSecondsPerApp"`
-	WorkerRSSMiB     float64 `json:"workerRSSMiB"`
-	TemporalRSSMiB   float64 `json:"temporalRSSMiB"`
+	// BedCPUPerApp is the CPU-seconds per app of each of the test bed's
+	// processes (etcd, kube-apiserver, kube-controller-manager,
+	// kube-scheduler, kwok, redis-server) and of the harness with the Git
+	// server's CGI programs ("harness"); BedCPUTotal is their sum. The
+	// machine's CPU less Windlass, Temporal and these is everything else.
+	BedCPUPerApp map[string]float64 `json:"testBedCPUSecondsPerApp"`
+	BedCPUTotal  float64            `json:"testBedCPUSecondsPerAppTotal"`
+	// APIRequests is what the API server served per app, by verb and
+	// resource, from every client (its largest counts), and APIRequestsTotal
+	// all of them.
+	APIRequests      []apiCount `json:"apiRequestsPerApp,omitempty"`
+	APIRequestsTotal float64    `json:"apiRequestsPerAppTotal"`
+	WorkerRSSMiB     float64    `json:"workerRSSMiB"`
+	TemporalRSSMiB   float64    `json:"temporalRSSMiB"`
 	// Per app, counted from the histories of a sample of apps: the app
 	// workflow up to its first sync and that sync's workflow.
 	Sampled      int             `json:"sampledApps"`
@@ -93,6 +108,9 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 		fmt.Printf("# B1 N=%d run %d: %.1f s, %.2f apps/s, Windlass %.4f CPU-s/app, Temporal %.4f CPU-s/app, whole machine %.4f CPU-s/app, %d steps (%d billable) per first sync, load %s\n",
 			n, r+1, run.SyncedSeconds, run.AppsPerSecond, run.WindlassCPUPerApp, run.TemporalCPUPerApp, run.MachineCPUPerApp,
 			run.AppWorkflow.Steps()+run.SyncWorkflow.Steps(), run.AppWorkflow.Billable()+run.SyncWorkflow.Billable()-1, run.LoadAverage)
+		fmt.Printf("# B1 N=%d run %d: test bed %.4f CPU-s/app (%s), everything else %.4f\n", n, r+1, run.BedCPUTotal,
+			bedBreakdown(run.BedCPUPerApp), run.MachineCPUPerApp-run.WindlassCPUPerApp-run.TemporalCPUPerApp-run.BedCPUTotal)
+		fmt.Printf("# B1 N=%d run %d: the API server served %.1f requests/app: %s\n", n, r+1, run.APIRequestsTotal, apiBreakdown(run.APIRequests))
 	}
 	med := func(f func(b1Run) float64) float64 {
 		xs := make([]float64, len(all))
@@ -109,6 +127,13 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 	res.emit(id+".server_cpu_per_app", med(func(r b1Run) float64 { return r.ServerCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".temporal_cpu_per_app", med(func(r b1Run) float64 { return r.TemporalCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".machine_cpu_per_app", med(func(r b1Run) float64 { return r.MachineCPUPerApp }), "cpu-s/app", runs)
+	res.emit(id+".testbed_cpu_per_app", med(func(r b1Run) float64 { return r.BedCPUTotal }), "cpu-s/app", runs)
+	if len(all) > 0 {
+		for _, name := range slices.Sorted(maps.Keys(all[0].BedCPUPerApp)) {
+			res.emit(id+".testbed."+name+"_cpu_per_app", med(func(r b1Run) float64 { return r.BedCPUPerApp[name] }), "cpu-s/app", runs)
+		}
+	}
+	res.emit(id+".api_requests_per_app", med(func(r b1Run) float64 { return r.APIRequestsTotal }), "requests/app", runs)
 	res.emit(id+".actions_per_first_sync", med(func(r b1Run) float64 {
 		return float64(r.AppWorkflow.Steps() + r.SyncWorkflow.Steps())
 	}), "actions/app", runs)
@@ -155,13 +180,17 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 			profiled <- path
 		}()
 	}
-	cpu0, machine0 := e.cpuSeconds(), harness.MachineCPUSeconds()
+	req0, err := e.apiServerRequests(ctx)
+	if err != nil {
+		return run, err
+	}
+	cpu0, bed0, machine0 := e.cpuSeconds(), e.bedCPUSeconds(), harness.MachineCPUSeconds()
 	start := time.Now()
 	if err := e.createAll(ctx, names, 16, func(name string) map[string]any { return appBody(name, repoURL, false) }); err != nil {
 		return run, err
 	}
 	run.CreateSeconds = time.Since(start).Seconds()
-	err := e.waitFleet(ctx, prefix, n)
+	err = e.waitFleet(ctx, prefix, n)
 	if profiled != nil {
 		run.WorkerProfile = <-profiled
 	}
@@ -170,7 +199,7 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
-	cpu1, machine1 := e.cpuSeconds(), harness.MachineCPUSeconds()
+	cpu1, bed1, machine1 := e.cpuSeconds(), e.bedCPUSeconds(), harness.MachineCPUSeconds()
 	run.LoadAverage = loadAverage()
 	run.MachineCPUPerApp = (machine1 - machine0) / float64(n)
 	run.AppsPerSecond = float64(n) / run.SyncedSeconds
@@ -178,6 +207,16 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 	run.WorkerCPUPerApp = (cpu1[1] - cpu0[1]) / float64(n)
 	run.WindlassCPUPerApp = run.ServerCPUPerApp + run.WorkerCPUPerApp
 	run.TemporalCPUPerApp = (cpu1[2] - cpu0[2]) / float64(n)
+	req1, err := e.apiServerRequests(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.APIRequests, run.APIRequestsTotal = req1.perApp(req0, n, 20)
+	run.BedCPUPerApp = map[string]float64{}
+	for name, v := range bed1 {
+		run.BedCPUPerApp[name] = (v - bed0[name]) / float64(n)
+		run.BedCPUTotal += run.BedCPUPerApp[name]
+	}
 	_, run.WorkerRSSMiB = e.worker.RSSMiB()
 	_, run.TemporalRSSMiB = e.temporal.RSSMiB()
 
@@ -311,4 +350,23 @@ func writeSampleHistories(ctx context.Context, e *env, dir, name string) error {
 		}
 	}
 	return nil
+}
+
+// bedBreakdown prints per-process CPU-seconds per app, largest first.
+func bedBreakdown(m map[string]float64) string {
+	names := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(m[b], m[a]) })
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %.4f", name, m[name])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// apiBreakdown prints request counts per app.
+func apiBreakdown(top []apiCount) string {
+	parts := make([]string, len(top))
+	for i, c := range top {
+		parts[i] = fmt.Sprintf("%s %.2f", c.Request, c.PerApp)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -226,6 +226,9 @@ type env struct {
 	temporal, server, worker *harness.Proc
 	// workerOps is the worker's metrics listener (/metrics, /debug/pprof/).
 	workerOps string
+	// bed is the test bed's processes (etcd, the API server, the
+	// controllers, kwok, Redis), whose CPU time B1 reads.
+	bed []testbed.Process
 }
 
 func run(ctx context.Context, cfg config) (err error) {
@@ -317,6 +320,20 @@ func run(ctx context.Context, cfg config) (err error) {
 	return nil
 }
 
+// bedCPUSeconds is the CPU time so far of each of the test bed's
+// processes by name, and of this harness with the children it waited for
+// ("harness": the Git server's git http-backend, its git commands).
+func (e *env) bedCPUSeconds() map[string]float64 {
+	out := map[string]float64{harnessName: harness.PIDCPUSeconds(os.Getpid(), true)}
+	for _, p := range e.bed {
+		out[p.Name] += harness.PIDCPUSeconds(p.PID, false)
+	}
+	return out
+}
+
+// harnessName is bedCPUSeconds' key for the harness itself.
+const harnessName = "harness"
+
 // cpuSeconds is the CPU time so far of the server, the worker and
 // Temporal, in that order.
 func (e *env) cpuSeconds() [3]float64 {
@@ -375,6 +392,20 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	}
 	stops = append(stops, func() { _ = rds.Stop() })
 	e.redisAddr = rds.Addr()
+	for _, dir := range []string{e.cluster.Dir, filepath.Join(tmp, "redis")} {
+		procs, err := testbed.Processes(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.bed = append(e.bed, procs...)
+	}
+	for i := range e.bed {
+		// Debian's redis-server is a link to redis-check-rdb, the name
+		// its pid is recorded under.
+		if e.bed[i].Name == "redis-check-rdb" {
+			e.bed[i].Name = "redis-server"
+		}
+	}
 	if e.kube, err = kubernetes.NewForConfig(e.cluster.Config); err != nil {
 		return nil, nil, err
 	}

@@ -146,8 +146,14 @@ func (p *Proc) LogValue(ctx context.Context, marker, key string) (string, error)
 
 // CPUSeconds is the process's user+system CPU time so far, from
 // /proc/<pid>/stat (clock ticks of 1/100 s).
-func (p *Proc) CPUSeconds() float64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+func (p *Proc) CPUSeconds() float64 { return PIDCPUSeconds(p.PID(), false) }
+
+// PIDCPUSeconds is process pid's user+system CPU time so far, from
+// /proc/<pid>/stat (clock ticks of 1/100 s); with children, that of its
+// children it has waited for is added (a server's CGI programs). 0 when
+// the process is gone.
+func PIDCPUSeconds(pid int, children bool) float64 {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -156,12 +162,19 @@ func (p *Proc) CPUSeconds() float64 {
 		return 0
 	}
 	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return 0
 	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100
+	fields := []int{11, 12} // utime stime (the 14th and 15th fields of stat)
+	if children {
+		fields = append(fields, 13, 14) // cutime cstime
+	}
+	var ticks float64
+	for _, i := range fields {
+		v, _ := strconv.ParseFloat(f[i], 64)
+		ticks += v
+	}
+	return ticks / 100
 }
 
 // RSSMiB is the process's resident memory now and at its peak.

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -42,5 +44,28 @@ func TestProc(t *testing.T) {
 func TestStartProcBadBinary(t *testing.T) {
 	if _, err := StartProc(t.TempDir(), "/nonexistent/windlass", "x", nil); err == nil {
 		t.Fatal("no error for a missing binary")
+	}
+}
+
+// TestPIDCPUSeconds: a waited-for child's CPU time counts with children
+// and not without; a gone process is 0.
+func TestPIDCPUSeconds(t *testing.T) {
+	self := os.Getpid()
+	with0, without0 := PIDCPUSeconds(self, true), PIDCPUSeconds(self, false)
+	// A child that spins for about 0.3 s of CPU, then is waited for.
+	if out, err := exec.Command("/bin/sh", "-c",
+		`end=$(( $(date +%s%N) + 300000000 )); while [ $(date +%s%N) -lt $end ]; do :; done`).CombinedOutput(); err != nil {
+		t.Fatalf("child: %v: %s", err, out)
+	}
+	with1, without1 := PIDCPUSeconds(self, true), PIDCPUSeconds(self, false)
+	children := (with1 - without1) - (with0 - without0)
+	if children < 0.05 {
+		t.Errorf("children's CPU grew by %.2f s, want the child's (about 0.3 s)", children)
+	}
+	if without1 < without0 {
+		t.Errorf("own CPU went back: %.2f → %.2f", without0, without1)
+	}
+	if got := PIDCPUSeconds(1<<30, true); got != 0 {
+		t.Errorf("a pid that does not exist: %v, want 0", got)
 	}
 }
