@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -76,7 +77,7 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 
 // waitObjects watches objs until all are done or one fails.
 func (a *Activities) waitObjects(ctx context.Context, d *desired, t Target, objs []*object, prog *waveProgress) (WaveOutput, error) {
-	w := newWatchSet(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
+	w := newLiveWatch(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
 	for _, o := range objs {
 		if err := d.awaitKind(ctx, o); err != nil {
 			return WaveOutput{}, err
@@ -107,7 +108,7 @@ func (a *Activities) waitObjects(ctx context.Context, d *desired, t Target, objs
 
 // assess evaluates every object once; finished is true when all are done
 // or one failed.
-func (a *Activities) assess(objs []*object, w *watchSet, prog *waveProgress) (WaveOutput, bool) {
+func (a *Activities) assess(objs []*object, w *liveWatch, prog *waveProgress) (WaveOutput, bool) {
 	out := WaveOutput{Health: appspec.HealthHealthy, Resources: make([]ResourceResult, 0, len(objs))}
 	pending := false
 	for _, o := range objs {
@@ -183,7 +184,9 @@ func (a *Activities) hookHealth(live *unstructured.Unstructured) health.Result {
 }
 
 // watchSet keeps informers on the kinds and namespaces of the objects
-// waited for, selected by a label, and signals every change.
+// waited for, selected by a label, and signals every change. Its
+// informers list, then watch: a wait for deletions needs to know when it
+// has seen every object (a wave's wait does not: liveWatch).
 type watchSet struct {
 	c         *kube.Clients
 	selector  string
@@ -208,7 +211,7 @@ func (w *watchSet) add(gvr schema.GroupVersionResource, namespaced bool, ns stri
 	if _, ok := w.informers[k]; ok {
 		return
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.c.Dynamic, gvr, ns, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+	inf := dynamicinformer.NewFilteredDynamicInformer(listFirst{w.c.Dynamic}, gvr, ns, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
 		o.LabelSelector = w.selector
 	}).Informer()
 	notify := func() {
@@ -271,3 +274,14 @@ func (w *watchSet) get(gvr schema.GroupVersionResource, namespaced bool, ns, nam
 	u, _ := item.(*unstructured.Unstructured)
 	return u
 }
+
+// listFirst is a dynamic client whose informers list, then watch, without
+// first trying a streaming list (a watch with sendInitialEvents), which
+// client-go does by default and an API server without the WatchList
+// feature refuses (1.33's default: "sendInitialEvents is forbidden for
+// watch unless the WatchList feature gate is enabled"): an informer of a
+// few objects paid a refused request and its round trip before its list.
+type listFirst struct{ dynamic.Interface }
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
+func (listFirst) IsWatchListSemanticsUnSupported() bool { return true }

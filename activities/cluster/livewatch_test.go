@@ -1,0 +1,241 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/kube"
+)
+
+// A wave's wait reads the objects' state from one watch per kind and
+// namespace, started without a version (its first events are the current
+// state), and lists nothing; a watch that ends is opened again from the
+// last version it saw, and one whose version has expired, from the
+// current state. The wait still sees the Deployment become available.
+func TestWaitWaveWatchesWithoutListing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// cut ends every watch after this many events (0: never).
+		cut int
+		// expire answers a watch opened from a version with "expired".
+		expire bool
+	}{
+		{name: "one watch per kind"},
+		{name: "watches that end are opened again", cut: 1},
+		{name: "an expired version starts from the current state", cut: 1, expire: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			rec := &watchRecorder{clusters: h.a.clusters.(clusters), cut: tc.cut, expire: tc.expire}
+			h.a.clusters = rec
+			tg := h.target("livewatch")
+			in := WaveInput{Target: tg, Manifests: h.put(h.fixture("guestbook.yaml")...), Operation: SyncOperation{SyncID: "w1"}, Step: Step{Phase: PhaseSync}}
+			if out := must[WaveOutput](h, ApplyWaveName, in); out.Settled {
+				t.Fatalf("the new Deployment's wave is settled by its apply: %+v", out)
+			}
+			rec.reset()
+			// A wait that never sees the Deployment available fails here
+			// rather than at the test binary's timeout.
+			type result struct {
+				out WaveOutput
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				out, err := run[WaveOutput](h, WaitWaveName, in)
+				done <- result{out, err}
+			}()
+			var out WaveOutput
+			select {
+			case r := <-done:
+				if r.err != nil {
+					t.Fatalf("wait: %v", r.err)
+				}
+				out = r.out
+			case <-time.After(time.Minute):
+				t.Fatal("the wait did not end in a minute")
+			}
+			if out.Health != appspec.HealthHealthy || len(out.Resources) != 3 {
+				t.Fatalf("wait = %s, %+v", out.Health, out.Resources)
+			}
+			lists, watches := rec.take()
+			if lists != 0 {
+				t.Errorf("the wait listed %d times, want none", lists)
+			}
+			fresh := 0
+			for _, w := range watches {
+				if w.SendInitialEvents != nil || w.LabelSelector == "" {
+					t.Errorf("watch options %+v: want a label selector and no streaming list", w)
+				}
+				if w.ResourceVersion == "" {
+					fresh++
+				}
+			}
+			// A ConfigMap, a Service and a Deployment: three kinds.
+			switch {
+			case tc.cut == 0 && (len(watches) != 3 || fresh != 3):
+				t.Errorf("%d watches (%d without a version), want 3 without", len(watches), fresh)
+			case tc.cut > 0 && !tc.expire && len(watches) <= fresh:
+				t.Errorf("%d watches, %d of them without a version: none opened again from a version", len(watches), fresh)
+			case tc.expire && (fresh <= 3 || !rec.expired()):
+				t.Errorf("%d watches without a version (expired %v): none started again from the current state", fresh, rec.expired())
+			}
+		})
+	}
+}
+
+// watchRecorder counts the lists and records the watches of every
+// resource, and can end each watch after cut events and answer a watch
+// opened from a version with an expired-version error.
+type watchRecorder struct {
+	clusters
+	cut     int
+	expire  bool
+	mu      sync.Mutex
+	lists   int
+	watches []metav1.ListOptions
+	expires int
+}
+
+func (r *watchRecorder) For(server string) (*kube.Clients, error) {
+	c, err := r.clusters.For(server)
+	if err != nil {
+		return nil, err
+	}
+	cp := *c
+	cp.Dynamic = recordedDynamic{Interface: c.Dynamic, r: r}
+	return &cp, nil
+}
+
+func (r *watchRecorder) reset() { r.take() }
+
+func (r *watchRecorder) take() (int, []metav1.ListOptions) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lists, watches := r.lists, r.watches
+	r.lists, r.watches = 0, nil
+	return lists, watches
+}
+
+func (r *watchRecorder) expired() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.expires > 0
+}
+
+func (r *watchRecorder) list() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lists++
+}
+
+func (r *watchRecorder) watch(ctx context.Context, opts metav1.ListOptions, open func(context.Context, metav1.ListOptions) (watch.Interface, error)) (watch.Interface, error) {
+	r.mu.Lock()
+	r.watches = append(r.watches, opts)
+	expire := r.expire && opts.ResourceVersion != ""
+	if expire {
+		r.expires++
+	}
+	r.mu.Unlock()
+	if expire {
+		st := apierrors.NewResourceExpired("too old resource version").ErrStatus
+		return forward(watch.NewFake(), 1, watch.Event{Type: watch.Error, Object: &st}), nil
+	}
+	w, err := open(ctx, opts)
+	if err != nil || r.cut == 0 {
+		return w, err
+	}
+	return forward(w, r.cut), nil
+}
+
+// forward is a watch that sends first, then at most n of w's events, and
+// ends.
+func forward(w watch.Interface, n int, first ...watch.Event) watch.Interface {
+	out := make(chan watch.Event)
+	pw := watch.NewProxyWatcher(out)
+	go func() {
+		defer close(out)
+		defer w.Stop()
+		send := func(ev watch.Event) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-pw.StopChan():
+				return false
+			}
+		}
+		for _, ev := range first {
+			if !send(ev) {
+				return
+			}
+		}
+		if len(first) > 0 {
+			return
+		}
+		for sent := 0; sent < n; {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok || !send(ev) {
+					return
+				}
+				if ev.Type != watch.Bookmark {
+					sent++
+				}
+			case <-pw.StopChan():
+				return
+			}
+		}
+	}()
+	return pw
+}
+
+type recordedDynamic struct {
+	dynamic.Interface
+	r *watchRecorder
+}
+
+func (d recordedDynamic) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return recordedResource{NamespaceableResourceInterface: d.Interface.Resource(gvr), r: d.r}
+}
+
+type recordedResource struct {
+	dynamic.NamespaceableResourceInterface
+	r *watchRecorder
+}
+
+func (l recordedResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l.r.list()
+	return l.NamespaceableResourceInterface.List(ctx, opts)
+}
+
+func (l recordedResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return l.r.watch(ctx, opts, l.NamespaceableResourceInterface.Watch)
+}
+
+func (l recordedResource) Namespace(ns string) dynamic.ResourceInterface {
+	return recordedNamespace{ResourceInterface: l.NamespaceableResourceInterface.Namespace(ns), r: l.r}
+}
+
+type recordedNamespace struct {
+	dynamic.ResourceInterface
+	r *watchRecorder
+}
+
+func (n recordedNamespace) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	n.r.list()
+	return n.ResourceInterface.List(ctx, opts)
+}
+
+func (n recordedNamespace) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return n.r.watch(ctx, opts, n.ResourceInterface.Watch)
+}
