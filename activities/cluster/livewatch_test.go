@@ -213,13 +213,13 @@ type recordedResource struct {
 	r *watchRecorder
 }
 
+// List and Watch of every namespace are recorded as a namespace's are.
 func (l recordedResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	l.r.list()
-	return l.NamespaceableResourceInterface.List(ctx, opts)
+	return recordedNamespace{ResourceInterface: l.NamespaceableResourceInterface, r: l.r}.List(ctx, opts)
 }
 
 func (l recordedResource) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	return l.r.watch(ctx, opts, l.NamespaceableResourceInterface.Watch)
+	return recordedNamespace{ResourceInterface: l.NamespaceableResourceInterface, r: l.r}.Watch(ctx, opts)
 }
 
 func (l recordedResource) Namespace(ns string) dynamic.ResourceInterface {
