@@ -327,6 +327,24 @@ func (e *env) deleteAll(ctx context.Context, names []string) {
 	for _, name := range names {
 		_ = e.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	}
+	// The namespaces' contents (the ReplicaSets and Pods the controllers
+	// made) are deleted by the controllers: wait, so that the next run
+	// does not pay for this one's teardown.
+	if err := poll(ctx, 5*time.Minute, time.Second, "the apps' namespaces deleted", func() (bool, string, error) {
+		list, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		left := 0
+		for _, ns := range list.Items {
+			if slices.Contains(names, ns.Name) {
+				left++
+			}
+		}
+		return left == 0, fmt.Sprintf("%d left", left), nil
+	}); err != nil {
+		slog.Warn("B1 cleanup", "err", err)
+	}
 }
 
 // writeSampleHistories writes the histories of app name's workflow and of
