@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -75,6 +76,7 @@ type Activities struct {
 	dryRuns     *dryRunCache
 	memo        *compareMemo
 	metrics     Metrics
+	settleWait  time.Duration
 }
 
 // Option configures Activities.
@@ -131,6 +133,25 @@ func WithMaxReads(n int) Option {
 	}
 }
 
+// WithSettleWait is how long ApplyWave watches a wave that its apply did
+// not leave healthy for it to become so (default DefaultSettleWait; 0: it
+// does not). A wave that settles within it needs no WaitWave: a sync of
+// one wave of a Deployment is one activity and one workflow task fewer.
+// One that does not is waited for by WaitWave as before, which has lost
+// nothing: the wave could not be done sooner.
+func WithSettleWait(d time.Duration) Option {
+	return func(a *Activities) {
+		if d >= 0 {
+			a.settleWait = d
+		}
+	}
+}
+
+// DefaultSettleWait is WithSettleWait's default: long enough for a small
+// Deployment's pods to become ready on a quiet cluster, short against the
+// apply's timeouts.
+const DefaultSettleWait = 5 * time.Second
+
 // Defaults of WithMaxWrites and WithMaxReads.
 const (
 	DefaultMaxWrites = 64
@@ -148,6 +169,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
 		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), reads: make(chan struct{}, DefaultMaxReads), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{}, memo: &compareMemo{},
+		settleWait: DefaultSettleWait,
 	}
 	for _, o := range opts {
 		o(a)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,7 +61,7 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
 	} else {
 		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
-		if len(objs) > 0 && a.settled(after) {
+		if len(objs) > 0 && (a.settled(after) || a.settles(ctx, d, in.Target, objs, after)) {
 			out.Settled, out.Health = true, appspec.HealthHealthy
 		}
 	}
@@ -82,6 +83,57 @@ func (a *Activities) settled(after []*unstructured.Unstructured) bool {
 		}
 	}
 	return true
+}
+
+// settles watches the objects that their apply (after) left neither
+// healthy nor suspended for up to the settle wait, and says whether all
+// became so. A wave with a hook, a dry run or a failed apply (a nil in
+// after) never settles, nor does one with an object that degrades: its
+// WaitWave reports that.
+func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured) bool {
+	if a.settleWait <= 0 || slices.Contains(after, nil) {
+		return false
+	}
+	var pending []*object
+	for i, obj := range after {
+		switch a.health.Assess(obj).Status {
+		case appspec.HealthHealthy, appspec.HealthSuspended:
+		default:
+			if objs[i].mapping == nil {
+				return false
+			}
+			pending = append(pending, objs[i])
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.settleWait)
+	defer cancel()
+	w := newLiveWatch(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
+	for _, o := range pending {
+		w.add(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace())
+	}
+	if err := w.start(ctx); err != nil {
+		return false
+	}
+	for {
+		done := true
+		for _, o := range pending {
+			switch a.health.Assess(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName())).Status {
+			case appspec.HealthHealthy, appspec.HealthSuspended:
+			case appspec.HealthDegraded:
+				return false
+			default:
+				done = false
+			}
+		}
+		if done {
+			return true
+		}
+		select {
+		case <-w.changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // applyObjects applies sorted objects: objects of one kind in parallel,

@@ -113,10 +113,10 @@ type WaveInput struct {
 type WaveOutput struct {
 	Resources []ResourceResult     `json:"resources"`
 	Health    appspec.HealthStatus `json:"health,omitempty"`
-	// Settled (ApplyWave) says that every object of the wave, as its apply
-	// left it, is healthy or suspended: WaitWave would find the wave done
-	// at its first look, so the sync need not run it. Health is then
-	// Healthy.
+	// Settled (ApplyWave) says that every object of the wave is healthy
+	// or suspended, as its apply left it or within a few seconds after
+	// (WithSettleWait): WaitWave would find the wave done at its first
+	// look, so the sync need not run it. Health is then Healthy.
 	Settled bool `json:"settled,omitempty"`
 	// Failed names the resource that failed the wave, with Message.
 	Failed  *appspec.ResourceKey `json:"failed,omitempty"`

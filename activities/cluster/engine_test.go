@@ -209,7 +209,8 @@ func TestRetriedApplyWaveCreatesNoDuplicateHook(t *testing.T) {
 
 // TestApplyWaveSettled: ApplyWave says a wave is settled when every
 // object, as its apply left it, is healthy or suspended (the sync then
-// skips the wave's wait); anything else leaves the wait to WaitWave.
+// skips the wave's wait); a dry run and a hook never are, even with the
+// settle wait (TestApplyWaveSettleWait), and leave the wait to WaitWave.
 func TestApplyWaveSettled(t *testing.T) {
 	h := newHarness(t)
 	guestbook := h.fixture("guestbook.yaml")
@@ -231,7 +232,7 @@ func TestApplyWaveSettled(t *testing.T) {
 		want      bool
 	}{
 		{"a ConfigMap and a Service created", "plain", refPlain, SyncOperation{SyncID: "p1"}, syncWave, false, true},
-		{"a new Deployment is progressing", "guestbook", refGuestbook, SyncOperation{SyncID: "g1"}, syncWave, false, false},
+		{"a new Deployment, available within the settle wait", "guestbook", refGuestbook, SyncOperation{SyncID: "g1"}, syncWave, false, true},
 		{"the same apply once it is available", "guestbook", refGuestbook, SyncOperation{SyncID: "g2"}, syncWave, true, true},
 		{"a dry run", "plain", refPlain, SyncOperation{SyncID: "p2", DryRun: true}, syncWave, false, false},
 		{"a hook", "hooks", refHooks, SyncOperation{SyncID: "h1"}, Step{Phase: PhasePreSync}, false, false},
@@ -246,6 +247,52 @@ func TestApplyWaveSettled(t *testing.T) {
 		if got.Settled != tc.want || (tc.want && got.Health != appspec.HealthHealthy) {
 			t.Errorf("%s: settled %v, health %q; want settled %v", tc.name, got.Settled, got.Health, tc.want)
 		}
+	}
+}
+
+// TestApplyWaveSettleWait: a wave that its apply did not leave healthy
+// is watched for the settle wait, and is settled if it becomes healthy
+// within it (a new Deployment whose pod starts); one that does not (a
+// Deployment whose pod no node takes) is left to WaitWave.
+func TestApplyWaveSettleWait(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		settle time.Duration
+		stuck  bool
+		want   bool
+	}{
+		{name: "a new Deployment settles within the wait", settle: DefaultSettleWait, want: true},
+		{name: "without the wait it is not settled", settle: 0},
+		{name: "a Deployment that does not become available", settle: time.Second, stuck: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, WithSettleWait(tc.settle))
+			objs := h.fixture("guestbook.yaml")
+			if tc.stuck {
+				for _, o := range objs {
+					if o.GetKind() == "Deployment" {
+						if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"windlass.dev/no-such-node": "true"}, "spec", "template", "spec", "nodeSelector"); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			in := WaveInput{Target: h.target("settle"), Manifests: h.put(objs...), Operation: SyncOperation{SyncID: "s1"}, Step: Step{Phase: PhaseSync}}
+			got := must[WaveOutput](h, ApplyWaveName, in)
+			if got.Settled != tc.want || (tc.want && got.Health != appspec.HealthHealthy) {
+				t.Fatalf("settled %v, health %q; want settled %v", got.Settled, got.Health, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			dep, err := h.kc.AppsV1().Deployments(h.ns).Get(t.Context(), "guestbook-ui", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dep.Status.AvailableReplicas < 1 {
+				t.Errorf("settled, but the Deployment has %d available replicas", dep.Status.AvailableReplicas)
+			}
+		})
 	}
 }
 

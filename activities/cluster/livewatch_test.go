@@ -35,7 +35,7 @@ func TestWaitWaveWatchesWithoutListing(t *testing.T) {
 		{name: "an expired version starts from the current state", cut: 1, expire: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
+			h := newHarness(t, WithSettleWait(0)) // the wait, not the apply, waits
 			rec := &watchRecorder{clusters: h.a.clusters.(clusters), cut: tc.cut, expire: tc.expire}
 			h.a.clusters = rec
 			tg := h.target("livewatch")
