@@ -138,7 +138,8 @@ func WithMaxReads(n int) Option {
 // does not). A wave that settles within it needs no WaitWave: a sync of
 // one wave of a Deployment is one activity and one workflow task fewer.
 // One that does not is waited for by WaitWave as before, which has lost
-// nothing: the wave could not be done sooner.
+// nothing: the wave could not be done sooner. The sync's wait timeout
+// bounds WaitWave, so a wave may wait up to the settle wait longer in all.
 func WithSettleWait(d time.Duration) Option {
 	return func(a *Activities) {
 		if d >= 0 {
@@ -147,10 +148,11 @@ func WithSettleWait(d time.Duration) Option {
 	}
 }
 
-// DefaultSettleWait is WithSettleWait's default: long enough for a small
-// Deployment's pods to become ready on a quiet cluster, short against the
-// apply's timeouts.
-const DefaultSettleWait = 5 * time.Second
+// DefaultSettleWait is WithSettleWait's default: long enough for a
+// Deployment's pods to become ready on a busy cluster (at B1's 1000 apps
+// most took longer than 5 s), short against the apply's timeout (5 min;
+// the wait heartbeats).
+const DefaultSettleWait = 30 * time.Second
 
 // Defaults of WithMaxWrites and WithMaxReads.
 const (

@@ -128,6 +128,7 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 		if done {
 			return true
 		}
+		heartbeat(ctx, len(objs)) // all applied; the SDK sends at most one per interval
 		select {
 		case <-w.changed:
 		case <-ctx.Done():
