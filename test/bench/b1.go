@@ -167,6 +167,7 @@ type b1Options struct {
 }
 
 func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, opts b1Options) (b1Run, error) {
+	e.awaitTeardown(ctx)
 	run := b1Run{Apps: n}
 	names := appNames(prefix, n)
 	var profiled chan string
@@ -327,24 +328,34 @@ func (e *env) deleteAll(ctx context.Context, names []string) {
 	for _, name := range names {
 		_ = e.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	}
-	// The namespaces' contents (the ReplicaSets and Pods the controllers
-	// made) are deleted by the controllers: wait, so that the next run
-	// does not pay for this one's teardown.
-	if err := poll(ctx, 5*time.Minute, time.Second, "the apps' namespaces deleted", func() (bool, string, error) {
+	// The controllers delete the namespaces' contents (the ReplicaSets
+	// and Pods they made) in the background: the next B1 run waits for
+	// that first (awaitTeardown), so that it does not pay for this one's.
+	e.tearingDown = append(e.tearingDown, names...)
+}
+
+// awaitTeardown waits until the namespaces that deleteAll deleted are
+// gone.
+func (e *env) awaitTeardown(ctx context.Context) {
+	if len(e.tearingDown) == 0 {
+		return
+	}
+	if err := poll(ctx, 5*time.Minute, time.Second, "the deleted apps' namespaces gone", func() (bool, string, error) {
 		list, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		left := 0
 		for _, ns := range list.Items {
-			if slices.Contains(names, ns.Name) {
+			if slices.Contains(e.tearingDown, ns.Name) {
 				left++
 			}
 		}
 		return left == 0, fmt.Sprintf("%d left", left), nil
 	}); err != nil {
-		slog.Warn("B1 cleanup", "err", err)
+		slog.Warn("B1 teardown", "err", err)
 	}
+	e.tearingDown = nil
 }
 
 // writeSampleHistories writes the histories of app name's workflow and of

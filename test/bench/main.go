@@ -229,6 +229,9 @@ type env struct {
 	// bed is the test bed's processes (etcd, the API server, the
 	// controllers, kwok, Redis), whose CPU time B1 reads.
 	bed []testbed.Process
+	// tearingDown is the namespaces deleteAll deleted that B1 waits to
+	// be gone before its next run.
+	tearingDown []string
 }
 
 func run(ctx context.Context, cfg config) (err error) {
