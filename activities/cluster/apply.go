@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,6 +115,10 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 	if err := w.start(ctx); err != nil {
 		return false
 	}
+	// Heartbeat while nothing changes too: the apply's heartbeat timeout
+	// (1 min) is no longer than the wait.
+	tick := time.NewTicker(heartbeatEvery)
+	defer tick.Stop()
 	for {
 		done := true
 		for _, o := range pending {
@@ -128,9 +133,10 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 		if done {
 			return true
 		}
-		heartbeat(ctx, len(objs)) // all applied; the SDK sends at most one per interval
+		heartbeat(ctx, len(objs)) // all applied
 		select {
 		case <-w.changed:
+		case <-tick.C:
 		case <-ctx.Done():
 			return false
 		}
