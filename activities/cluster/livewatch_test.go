@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
@@ -21,25 +22,47 @@ import (
 // namespace, started without a version (its first events are the current
 // state), and lists nothing; a watch that ends is opened again from the
 // last version it saw, and one whose version has expired, from the
-// current state. The wait still sees the Deployment become available.
+// current state. The wait still sees the Deployment become available:
+// its pod has no node to run on until the watches have done what the case
+// is about, then the test lets it run.
 func TestWaitWaveWatchesWithoutListing(t *testing.T) {
+	fresh := func(ws []metav1.ListOptions) int {
+		n := 0
+		for _, w := range ws {
+			if w.ResourceVersion == "" {
+				n++
+			}
+		}
+		return n
+	}
 	for _, tc := range []struct {
 		name string
 		// cut ends every watch after this many events (0: never).
 		cut int
 		// expire answers a watch opened from a version with "expired".
 		expire bool
+		// ready says when the watches have done what the case is about.
+		ready func(watches []metav1.ListOptions, expired int) bool
 	}{
-		{name: "one watch per kind"},
-		{name: "watches that end are opened again", cut: 1},
-		{name: "an expired version starts from the current state", cut: 1, expire: true},
+		{name: "one watch per kind", ready: func(ws []metav1.ListOptions, _ int) bool { return len(ws) >= 3 }},
+		{name: "watches that end are opened again", cut: 1, ready: func(ws []metav1.ListOptions, _ int) bool { return fresh(ws) < len(ws) }},
+		{name: "an expired version starts from the current state", cut: 1, expire: true,
+			ready: func(ws []metav1.ListOptions, expired int) bool { return expired > 0 && fresh(ws) > 3 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, WithSettleWait(0)) // the wait, not the apply, waits
 			rec := &watchRecorder{clusters: h.a.clusters.(clusters), cut: tc.cut, expire: tc.expire}
 			h.a.clusters = rec
 			tg := h.target("livewatch")
-			in := WaveInput{Target: tg, Manifests: h.put(h.fixture("guestbook.yaml")...), Operation: SyncOperation{SyncID: "w1"}, Step: Step{Phase: PhaseSync}}
+			objs := h.fixture("guestbook.yaml")
+			for _, o := range objs {
+				if o.GetKind() == "Deployment" {
+					if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"windlass.dev/no-such-node": "true"}, "spec", "template", "spec", "nodeSelector"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			in := WaveInput{Target: tg, Manifests: h.put(objs...), Operation: SyncOperation{SyncID: "w1"}, Step: Step{Phase: PhaseSync}}
 			if out := must[WaveOutput](h, ApplyWaveName, in); out.Settled {
 				t.Fatalf("the new Deployment's wave is settled by its apply: %+v", out)
 			}
@@ -55,6 +78,18 @@ func TestWaitWaveWatchesWithoutListing(t *testing.T) {
 				out, err := run[WaveOutput](h, WaitWaveName, in)
 				done <- result{out, err}
 			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for !rec.seen(tc.ready) {
+				if time.Now().After(deadline) {
+					_, ws := rec.take()
+					t.Fatalf("the watches did not get there: %d watches, %d of them without a version", len(ws), fresh(ws))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			unstick := []byte(`{"spec":{"template":{"spec":{"nodeSelector":null}}}}`)
+			if _, err := h.kc.AppsV1().Deployments(h.ns).Patch(t.Context(), "guestbook-ui", types.MergePatchType, unstick, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			var out WaveOutput
 			select {
 			case r := <-done:
@@ -72,23 +107,15 @@ func TestWaitWaveWatchesWithoutListing(t *testing.T) {
 			if lists != 0 {
 				t.Errorf("the wait listed %d times, want none", lists)
 			}
-			fresh := 0
 			for _, w := range watches {
 				if w.SendInitialEvents != nil || w.LabelSelector == "" {
 					t.Errorf("watch options %+v: want a label selector and no streaming list", w)
 				}
-				if w.ResourceVersion == "" {
-					fresh++
-				}
 			}
-			// A ConfigMap, a Service and a Deployment: three kinds.
-			switch {
-			case tc.cut == 0 && (len(watches) != 3 || fresh != 3):
-				t.Errorf("%d watches (%d without a version), want 3 without", len(watches), fresh)
-			case tc.cut > 0 && !tc.expire && len(watches) <= fresh:
-				t.Errorf("%d watches, %d of them without a version: none opened again from a version", len(watches), fresh)
-			case tc.expire && (fresh <= 3 || !rec.expired()):
-				t.Errorf("%d watches without a version (expired %v): none started again from the current state", fresh, rec.expired())
+			// A ConfigMap, a Service and a Deployment: three kinds, each
+			// watched once while none of them ended.
+			if n := fresh(watches); tc.cut == 0 && (len(watches) != 3 || n != 3) {
+				t.Errorf("%d watches (%d without a version), want 3 without", len(watches), n)
 			}
 		})
 	}
@@ -127,10 +154,11 @@ func (r *watchRecorder) take() (int, []metav1.ListOptions) {
 	return lists, watches
 }
 
-func (r *watchRecorder) expired() bool {
+// seen reports cond over the watches so far and the expired answers.
+func (r *watchRecorder) seen(cond func([]metav1.ListOptions, int) bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.expires > 0
+	return cond(r.watches, r.expires)
 }
 
 func (r *watchRecorder) list() {
