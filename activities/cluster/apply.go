@@ -62,49 +62,34 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
 	} else {
 		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
-		if len(objs) > 0 && (a.settled(after) || a.settles(ctx, d, in.Target, objs, after)) {
+		if a.settles(ctx, d, in.Target, objs, after) {
 			out.Settled, out.Health = true, appspec.HealthHealthy
 		}
 	}
 	return out, failure.Activity(err)
 }
 
-// settled says whether every applied object is done as it stands after
-// its apply: healthy or suspended, as WaitWave's first look at it would
-// find (a hook, a dry run or a failed apply has no such state).
-func (a *Activities) settled(after []*unstructured.Unstructured) bool {
-	for _, obj := range after {
-		if obj == nil {
-			return false
-		}
-		switch a.health.Assess(obj).Status {
-		case appspec.HealthHealthy, appspec.HealthSuspended:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// settles watches the objects that their apply (after) left neither
-// healthy nor suspended for up to the settle wait, and says whether all
-// became so. A wave with a hook, a dry run or a failed apply (a nil in
-// after) never settles, nor does one with an object that degrades: its
-// WaitWave reports that.
+// settles says whether every applied object is done: healthy or
+// suspended, as WaitWave's first look at it would find, as its apply
+// (after) left it or within the settle wait, for which it watches the
+// others. A wave with a hook, a dry run or a failed apply (a nil in
+// after: no such state) never settles, nor does one with an object that
+// degrades: its WaitWave reports that.
 func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured) bool {
-	if a.settleWait <= 0 || slices.Contains(after, nil) {
+	if len(objs) == 0 || slices.Contains(after, nil) {
 		return false
 	}
 	var pending []*object
 	for i, obj := range after {
-		switch a.health.Assess(obj).Status {
-		case appspec.HealthHealthy, appspec.HealthSuspended:
-		default:
-			if objs[i].mapping == nil {
-				return false
-			}
+		if !done(a.health.Assess(obj).Status) {
 			pending = append(pending, objs[i])
 		}
+	}
+	switch {
+	case len(pending) == 0:
+		return true
+	case a.settleWait <= 0 || slices.ContainsFunc(pending, func(o *object) bool { return o.mapping == nil }):
+		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.settleWait)
 	defer cancel()
@@ -120,17 +105,15 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 	tick := time.NewTicker(heartbeatEvery)
 	defer tick.Stop()
 	for {
-		done := true
+		all := true
 		for _, o := range pending {
-			switch a.health.Assess(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName())).Status {
-			case appspec.HealthHealthy, appspec.HealthSuspended:
-			case appspec.HealthDegraded:
+			st := a.health.Assess(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName())).Status
+			if st == appspec.HealthDegraded {
 				return false
-			default:
-				done = false
 			}
+			all = all && done(st)
 		}
-		if done {
+		if all {
 			return true
 		}
 		heartbeat(ctx, len(objs)) // all applied
@@ -519,4 +502,9 @@ func ensureNamespace(ctx context.Context, c *kube.Clients, name string, md *apps
 		return apiError(fmt.Errorf("create namespace %s: %w", name, err))
 	}
 	return nil
+}
+
+// done says whether a wave need not wait for an object of this health.
+func done(s appspec.HealthStatus) bool {
+	return s == appspec.HealthHealthy || s == appspec.HealthSuspended
 }
