@@ -27,6 +27,7 @@ func TestLoadConfig(t *testing.T) {
 		{"temporal port zero, no UI", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "127.0.0.1:0", "--ui-address", "off"}, ""},
 		{"temporal bad address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "7233"}, "address"},
 		{"temporal bad ui address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--ui-address", "8233"}, "ui-address"},
+		{"temporal bad debug address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--debug-address", "6060"}, "debug-address"},
 		{"temporal empty data dir", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--data-dir", ""}, "data-dir is required"},
 		{"temporal worker flag", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--redis-address", "r:1"}, "flag provided but not defined"},
 	}

@@ -49,8 +49,9 @@ func readiness(c client.Client, rdb redis.UniversalClient, extra map[string]prob
 }
 
 const (
-	msgOpsListening = "serving metrics and probes"
-	msgOpsFailed    = "metrics and probes listener failed"
+	msgOpsListening   = "serving metrics and probes"
+	msgOpsFailed      = "metrics, probes or profiles listener failed"
+	msgDebugListening = "serving profiles"
 )
 
 // serveOps serves /metrics, /healthz, /readyz and the Go profiles under
@@ -60,10 +61,31 @@ func serveOps(ctx context.Context, log *slog.Logger, addr string, p *probe.Probe
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: probe.Handler(p, m.Handler(), debugHandler()), ReadHeaderTimeout: 10 * time.Second}
+	serveUntil(ctx, log, ln, probe.Handler(p, m.Handler(), debugHandler()))
+	log.Info(msgOpsListening, "address", ln.Addr().String())
+	return ln.Addr(), nil
+}
+
+// serveDebug serves only the Go profiles under /debug/pprof/ on addr until
+// ctx ends: `windlass temporal`'s --debug-address, a process without
+// metrics or probes of its own.
+func serveDebug(ctx context.Context, log *slog.Logger, addr string) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for profiles on %s: %w", addr, err)
+	}
+	serveUntil(ctx, log, ln, debugHandler())
+	log.Info(msgDebugListening, "address", ln.Addr().String())
+	return ln.Addr(), nil
+}
+
+// serveUntil serves h on ln until ctx ends, then shuts the server down,
+// giving requests in flight 5 s.
+func serveUntil(ctx context.Context, log *slog.Logger, ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error(msgOpsFailed, "error", err)
+			log.Error(msgOpsFailed, "address", ln.Addr().String(), "error", err)
 		}
 	}()
 	go func() {
@@ -72,8 +94,6 @@ func serveOps(ctx context.Context, log *slog.Logger, addr string, p *probe.Probe
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info(msgOpsListening, "address", ln.Addr().String())
-	return ln.Addr(), nil
 }
 
 // debugHandler serves net/http/pprof's profiles under /debug/pprof/ (a

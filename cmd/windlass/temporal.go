@@ -23,6 +23,9 @@ type temporalConfig struct {
 	UIAddress string
 	Namespace string
 	LogLevel  string
+	// DebugAddress serves the process's Go profiles under /debug/pprof/
+	// (the server's own CPU, in a benchmark); empty: off.
+	DebugAddress string
 }
 
 func loadTemporalConfig(args []string) (temporalConfig, error) {
@@ -33,6 +36,7 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 	fs.StringVar(&c.UIAddress, "ui-address", env("TEMPORAL_UI_ADDRESS", "127.0.0.1:8233"), `Temporal UI listen address ("off" disables it)`)
 	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "namespace registered at start (env WINDLASS_NAMESPACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env WINDLASS_LOG_LEVEL)")
+	fs.StringVar(&c.DebugAddress, "debug-address", env("TEMPORAL_DEBUG_ADDRESS", ""), "listen address for the Go profiles under /debug/pprof/ (default off; env WINDLASS_TEMPORAL_DEBUG_ADDRESS)")
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -46,6 +50,11 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 	if c.UIAddress != "off" && c.UIAddress != "" {
 		if _, _, err := net.SplitHostPort(c.UIAddress); err != nil {
 			errs = append(errs, fmt.Errorf("ui-address %q: %w", c.UIAddress, err))
+		}
+	}
+	if c.DebugAddress != "" {
+		if _, _, err := net.SplitHostPort(c.DebugAddress); err != nil {
+			errs = append(errs, fmt.Errorf("debug-address %q: %w", c.DebugAddress, err))
 		}
 	}
 	if c.Namespace == "" {
@@ -73,6 +82,14 @@ func runTemporal(ctx context.Context, cfg temporalConfig, stdout io.Writer) erro
 		return err
 	}
 	log.Info(msgStarting, "component", "temporal", "data_dir", dir)
+	var profiles string
+	if cfg.DebugAddress != "" {
+		addr, err := serveDebug(ctx, log, cfg.DebugAddress)
+		if err != nil {
+			return fmt.Errorf("start temporal: %w", err)
+		}
+		profiles = "http://" + addr.String() + "/debug/pprof/"
+	}
 	srv, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
 		DataDir: dir, Namespace: cfg.Namespace, FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress,
 		SearchAttributes: worker.SearchAttributes(), Logger: log,
@@ -80,8 +97,8 @@ func runTemporal(ctx context.Context, cfg temporalConfig, stdout io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("start temporal: %w", err)
 	}
-	fmt.Fprintf(stdout, "Temporal is running.\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n",
-		srv.FrontendAddr(), srv.Namespace(), orNone(srv.UIURL()), filepath.Join(dir, "temporal.db"))
+	fmt.Fprintf(stdout, "Temporal is running.\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n  Profiles:     %s\n",
+		srv.FrontendAddr(), srv.Namespace(), orNone(srv.UIURL()), filepath.Join(dir, "temporal.db"), orNone(profiles))
 	log.Info(msgReady, "temporal", srv.FrontendAddr(), "temporal_ui", srv.UIURL())
 	<-ctx.Done()
 	log.Info(msgShuttingDown)

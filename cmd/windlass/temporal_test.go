@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,9 +16,10 @@ import (
 )
 
 // The temporal role serves a frontend that clients can dial, prints its
-// address, and stops when its context ends.
+// address and that of its profiles (--debug-address), and stops when its
+// context ends.
 func TestRunTemporal(t *testing.T) {
-	cfg, err := loadTemporalConfig([]string{"--data-dir", t.TempDir(), "--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn"})
+	cfg, err := loadTemporalConfig([]string{"--data-dir", t.TempDir(), "--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn", "--debug-address", "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +27,7 @@ func TestRunTemporal(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runTemporal(ctx, cfg, &out) }()
-	var addr string
+	var addr, profiles string
 	deadline := time.Now().Add(2 * time.Minute)
 	for addr == "" {
 		if time.Now().After(deadline) {
@@ -39,6 +42,9 @@ func TestRunTemporal(t *testing.T) {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Frontend:"); ok {
 				addr = strings.TrimSpace(v)
 			}
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Profiles:"); ok {
+				profiles = strings.TrimSpace(v)
+			}
 		}
 	}
 	c, err := temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: addr, Namespace: cfg.Namespace})
@@ -46,6 +52,26 @@ func TestRunTemporal(t *testing.T) {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	c.Close()
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"goroutine?debug=1", http.StatusOK},
+		{"cmdline", http.StatusNotFound}, // flags may carry secrets
+	} {
+		resp, err := http.Get(profiles + tc.path)
+		if err != nil {
+			t.Fatalf("profiles at %q: %v", profiles, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET %s%s: %d, want %d: %.200q", profiles, tc.path, resp.StatusCode, tc.want, body)
+		}
+		if tc.want == http.StatusOK && !strings.Contains(string(body), "go.temporal.io/server") {
+			t.Errorf("GET %s%s: the server's goroutines not listed: %.300q", profiles, tc.path, body)
+		}
+	}
 	if !strings.Contains(out.String(), filepath.Join(cfg.DataDir, "temporal.db")) {
 		t.Fatalf("database not named: %q", out.String())
 	}

@@ -56,8 +56,11 @@ type b1Run struct {
 	AppWorkflow  harness.Actions `json:"appWorkflowPerApp"`
 	SyncWorkflow harness.Actions `json:"syncWorkflowPerApp"`
 	LoadAverage  string          `json:"loadAverage"`
-	// WorkerProfile is the CPU profile taken during the run (-profile).
-	WorkerProfile string `json:"workerProfile,omitempty"`
+	// WorkerProfile and TemporalProfile are the CPU profiles of the worker
+	// and of the Temporal server taken over the same window of the run
+	// (-profile).
+	WorkerProfile   string `json:"workerProfile,omitempty"`
+	TemporalProfile string `json:"temporalProfile,omitempty"`
 }
 
 // fleet is a set of synced apps that B1 leaves running for B4.
@@ -70,7 +73,7 @@ type fleet struct {
 // from the first create until the list shows them all Synced and Healthy.
 // With keep, the last run's apps are not deleted but returned (for B4),
 // when that run converged. With cfg.profile, the first run takes a CPU
-// profile of the worker.
+// profile of the worker and one of the Temporal server.
 func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int, keep bool) (*fleet, error) {
 	runs := cfg.runs
 	repoURL, _, err := e.newRepo(ctx, fmt.Sprintf("b1-%d", n))
@@ -170,16 +173,18 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 	e.awaitTeardown(ctx)
 	run := b1Run{Apps: n}
 	names := appNames(prefix, n)
-	var profiled chan string
+	var profiles [2]chan string
 	if opts.profileDir != "" {
-		profiled = make(chan string, 1)
-		go func() {
-			path, err := e.profileWorker(ctx, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileSeconds)
-			if err != nil {
-				slog.Warn("B1 worker profile", "err", err)
-			}
-			profiled <- path
-		}()
+		for i, p := range []profiled{e.workerProc(), e.temporalProc()} {
+			profiles[i] = make(chan string, 1)
+			go func() {
+				path, err := e.profile(ctx, p, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileSeconds)
+				if err != nil {
+					slog.Warn("B1 profile", "process", p.name, "err", err)
+				}
+				profiles[i] <- path
+			}()
+		}
 	}
 	req0, err := e.apiServerRequests(ctx)
 	if err != nil {
@@ -192,8 +197,8 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 	}
 	run.CreateSeconds = time.Since(start).Seconds()
 	err = e.waitFleet(ctx, prefix, n)
-	if profiled != nil {
-		run.WorkerProfile = <-profiled
+	if profiles[0] != nil {
+		run.WorkerProfile, run.TemporalProfile = <-profiles[0], <-profiles[1]
 	}
 	if err != nil {
 		e.deleteAll(ctx, names)

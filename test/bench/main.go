@@ -5,10 +5,11 @@
 // `windlass worker` as processes, then runs the benchmarks B1-B7 of
 // docs/benchmarks.md. Each figure is printed as `BENCH <name> <value>
 // <unit>`; everything, each run included, goes to bench-results.json with
-// the machine, commit, date and load average. With -profile, a 30 s CPU
-// profile of the worker is taken during the first run of each B1 size
-// (from /debug/pprof/ on its metrics listener) and its top functions are
-// printed.
+// the machine, commit, date and load average. With -profile, 30 s CPU
+// profiles of the worker and of the Temporal server are taken during the
+// first run of each B1 size (from /debug/pprof/ on the worker's metrics
+// listener and on `windlass temporal`'s --debug-address) and their top
+// functions are printed.
 //
 // It is a program, not a test: `go test ./...` never runs it.
 package main
@@ -57,8 +58,8 @@ type config struct {
 	// B4: apps, how long they idle, and the wait before measuring.
 	idleApps            int
 	idleFor, idleSettle time.Duration
-	// profile takes a CPU profile of the worker during B1, into
-	// profileDir.
+	// profile takes CPU profiles of the worker and Temporal during B1 and
+	// of the worker in B4, into profileDir.
 	profile    bool
 	profileDir string
 	// histories, when set, is where B1, B2 and B3 write the histories of
@@ -84,7 +85,7 @@ func main() {
 	flag.IntVar(&cfg.idleApps, "idle-apps", 1000, "B4: synced applications in the idle fleet")
 	flag.DurationVar(&cfg.idleFor, "idle-duration", 10*time.Minute, "B4: how long the fleet idles while measured")
 	flag.DurationVar(&cfg.idleSettle, "idle-settle", time.Minute, "B4: wait between the fleet being ready and the measurement")
-	flag.BoolVar(&cfg.profile, "profile", false, "take a 30 s CPU profile of the worker during the first run of each B1 size, and a heap profile at the end of B4")
+	flag.BoolVar(&cfg.profile, "profile", false, "take 30 s CPU profiles of the worker and the Temporal server during the first run of each B1 size, the worker's over B4's first 200 s, and a heap profile of the worker at the end of B4")
 	flag.StringVar(&cfg.profileDir, "profile-dir", ".cache/bench", "where -profile writes the profiles")
 	flag.StringVar(&cfg.histories, "histories", "", "B1, B2, B3: write the histories of one app's workflow and its latest sync (JSON) into this directory")
 	flag.Parse()
@@ -224,8 +225,9 @@ type env struct {
 	mgmtNS        string
 	// procs: temporal, server, worker.
 	temporal, server, worker *harness.Proc
-	// workerOps is the worker's metrics listener (/metrics, /debug/pprof/).
-	workerOps string
+	// workerOps is the worker's metrics listener (/metrics, /debug/pprof/),
+	// temporalDebug the Temporal server's profiles listener.
+	workerOps, temporalDebug string
 	// bed is the test bed's processes (etcd, the API server, the
 	// controllers, kwok, Redis), whose CPU time B1 reads.
 	bed []testbed.Process
@@ -425,13 +427,18 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	}
 	logs := filepath.Join(tmp, "logs")
 	if e.temporal, err = harness.StartProc(logs, e.fullBin, "temporal", nil, "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
-		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn"); err != nil {
+		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn", "--debug-address", "127.0.0.1:0"); err != nil {
 		return nil, nil, err
 	}
 	stops = append(stops, e.temporal.Stop)
 	if e.temporalAddr, err = e.temporal.WaitLine(ctx, "Frontend:"); err != nil {
 		return nil, nil, err
 	}
+	profiles, err := e.temporal.WaitLine(ctx, "Profiles:")
+	if err != nil {
+		return nil, nil, err
+	}
+	e.temporalDebug = strings.TrimSuffix(strings.TrimPrefix(profiles, "http://"), "/debug/pprof/")
 	if e.tc, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: e.temporalAddr, Namespace: "default"}); err != nil {
 		return nil, nil, err
 	}
