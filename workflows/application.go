@@ -37,6 +37,8 @@ var (
 type application struct {
 	cfg AppConfig
 	st  AppState
+	// v tells which versioned changes this run has.
+	v versions
 	// project is the app's project as of the last reconcile.
 	project *appspec.Project
 
@@ -113,6 +115,7 @@ func ApplicationWorkflow(ctx workflow.Context, in AppInput) error {
 
 func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	a := &application{
+		v:           readVersions(ctx), // before any handler can ask for a change
 		cfg:         in.Config,
 		refresh:     workflow.GetSignalChannel(ctx, SignalRefresh),
 		syncSig:     workflow.GetSignalChannel(ctx, SignalSync),
@@ -212,7 +215,7 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 // setSpec checks the spec against its project, then stores it.
 func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (AppView, error) {
 	spec = spec.Defaulted()
-	if workflow.GetVersion(ctx, versionLocalSpecCheck, workflow.DefaultVersion, 1) == 1 {
+	if a.v.has(ctx, versionLocalSpecCheck) {
 		ctx = withLocalSteps(ctx) // the project lookup is a cheap step
 	}
 	proj, err := getProject(ctx, spec.Project)
@@ -486,7 +489,7 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
 	out, err := deleteApp(a.onCluster(ctx, false), in)
 	if err == nil && len(out.AwaitingApproval) > 0 &&
-		workflow.GetVersion(ctx, versionDeleteApproval, workflow.DefaultVersion, 1) == 1 {
+		a.v.has(ctx, versionDeleteApproval) {
 		out, err = a.awaitDeleteApproval(ctx, in, out)
 	}
 	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources}, true
@@ -580,10 +583,10 @@ func repoKeys(spec appspec.Application) []string {
 // --- the loop -------------------------------------------------------------
 
 func (a *application) run(ctx workflow.Context) error {
-	if workflow.GetVersion(ctx, versionLeanReconcile, workflow.DefaultVersion, 1) == 1 {
+	if a.v.has(ctx, versionLeanReconcile) {
 		a.lean = true
 		ctx = withLocalSteps(ctx)
-		a.quiet = workflow.GetVersion(ctx, versionQuietWait, workflow.DefaultVersion, 1) == 1
+		a.quiet = a.v.has(ctx, versionQuietWait)
 	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
@@ -872,7 +875,7 @@ func (a *application) localCompare(ctx workflow.Context) bool {
 	if !a.quiet || clusterQueue(ctx) != "" {
 		return false
 	}
-	return workflow.GetVersion(ctx, versionLocalCompare, workflow.DefaultVersion, 1) == 1
+	return a.v.has(ctx, versionLocalCompare)
 }
 
 // versionLocalCompare marks workflows whose passes compare locally (see
@@ -1024,7 +1027,7 @@ func (a *application) autoSync(ctx workflow.Context) {
 // when refresh is set; a failed resolution keeps the last queue of the
 // same server (none: the default queue) and is retried on the next call.
 func (a *application) onCluster(ctx workflow.Context, refresh bool) workflow.Context {
-	if workflow.GetVersion(ctx, versionClusterQueue, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !a.v.has(ctx, versionClusterQueue) {
 		return ctx
 	}
 	server := a.st.Spec.Destination.Server

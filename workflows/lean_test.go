@@ -98,6 +98,7 @@ func (s *appSuite) TestLeanFirstSync() {
 // A workflow that began on the quiet path before versionLocalCompare
 // keeps comparing with a regular activity.
 func (s *appSuite) TestLocalCompareIsVersioned() {
+	beforeBaseline(s.env)
 	s.env.OnGetVersion(versionLocalCompare, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	l := s.leanRun()
 	s.Equal(3, l.regular[cluster.CompareName])
@@ -110,6 +111,7 @@ func (s *appSuite) TestLocalCompareIsVersioned() {
 // every step a regular activity, a render in every pass and in the sync,
 // and an upsert of both in every pass.
 func (s *appSuite) TestLeanPathIsVersioned() {
+	beforeBaseline(s.env)
 	s.env.OnGetVersion(versionLeanReconcile, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	s.env.OnGetVersion(versionLocalPlan, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(4)
@@ -176,6 +178,7 @@ func (s *appSuite) TestStaleWakeCostsNoPass() {
 		s.Run(tc.name, func() {
 			s.SetupTest()
 			if tc.oldPath {
+				beforeBaseline(s.env)
 				s.env.OnGetVersion(versionQuietWait, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
 			l := s.recordSteps()
@@ -213,6 +216,7 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 		s.Run(tc.name, func() {
 			s.SetupTest()
 			if tc.oldPath {
+				beforeBaseline(s.env)
 				s.env.OnGetVersion(versionQuietOneStep, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
 			op := s.expectManualSyncPlan(tc.steps)

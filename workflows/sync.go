@@ -30,6 +30,8 @@ const (
 
 // syncRun is one SyncWorkflow execution.
 type syncRun struct {
+	// v tells which versioned changes this sync has.
+	v      versions
 	in     SyncInput
 	res    SyncResult
 	target cluster.Target
@@ -59,15 +61,16 @@ type syncRun struct {
 // SyncResult, so the Temporal UI shows it as failed and the parent still
 // gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
+	v := readVersions(ctx)
 	ctx = withClusterQueue(ctx, in.TaskQueue)
 	// The plan reads the manifests and the cluster's kinds: a cheap step,
 	// local when the cluster's activities run on the workflow's own queue
 	// (a worker of that queue can reach the cluster).
-	if in.TaskQueue == "" && workflow.GetVersion(ctx, versionLocalPlan, workflow.DefaultVersion, 1) == 1 {
+	if in.TaskQueue == "" && v.has(ctx, versionLocalPlan) {
 		ctx = withLocalSteps(ctx)
 	}
-	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
-	s.quietOneStep = workflow.GetVersion(ctx, versionQuietOneStep, workflow.DefaultVersion, 1) == 1
+	s := &syncRun{v: v, in: in, target: clusterTarget(in.Spec)}
+	s.quietOneStep = v.has(ctx, versionQuietOneStep)
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
 		s.in.Operation.SyncID = in.ID
@@ -116,7 +119,7 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	} else {
 		s.res.Message = "successfully synced"
 	}
-	if s.madeHooks() && workflow.GetVersion(ctx, versionHookCleanupOnSuccess, workflow.DefaultVersion, 1) == 1 {
+	if s.madeHooks() && s.v.has(ctx, versionHookCleanupOnSuccess) {
 		if err := deleteHooks(ctx, cluster.HookCleanupInput{Target: s.target, SyncID: s.in.Operation.SyncID, Outcome: cluster.OutcomeSucceeded}); err != nil {
 			s.res.Message += "; hook cleanup failed: " + errorMessage(err)
 		}
@@ -278,7 +281,7 @@ func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass stri
 	if len(out.AwaitingApproval) == 0 || op.DryRun {
 		return nil
 	}
-	if workflow.GetVersion(ctx, versionPruneApproval, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !s.v.has(ctx, versionPruneApproval) {
 		return nil // before approvals, such resources were kept
 	}
 	s.awaiting = out.AwaitingApproval
@@ -324,7 +327,7 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 		return nil
 	}
 	// A wave that its apply left healthy is done: no wait activity.
-	if applied.Settled && workflow.GetVersion(ctx, versionSettledApply, workflow.DefaultVersion, 1) == 1 {
+	if applied.Settled && s.v.has(ctx, versionSettledApply) {
 		s.res.Health = worseHealth(s.res.Health, applied.Health)
 		return nil
 	}

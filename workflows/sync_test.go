@@ -298,6 +298,16 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 	}
 }
 
+// expectOneStepPlan expects in's render and a plan of syncStep alone, and
+// returns that step's wave input.
+func expectOneStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) cluster.WaveInput {
+	tgt := target()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
+	return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+}
+
 // A wave whose apply left every object healthy (WaveOutput.Settled) is not
 // waited for; another is. Before versionSettledApply, both were.
 func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
@@ -314,14 +324,11 @@ func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := syncEnv(t)
 			if tc.oldPath {
+				beforeBaseline(env)
 				env.OnGetVersion(versionSettledApply, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
 			in := syncInput(nil)
-			tgt := target()
-			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
-			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
-			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			wi := expectOneStepPlan(env, in)
 			applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"},
 				Action: cluster.ActionConfigured, Phase: cluster.PhaseSync}}}
 			if tc.settled {
