@@ -171,10 +171,9 @@ func rememberLive[T any](a *Activities, t Target, live []T, kind func(T) kindRef
 
 // getKnown reads the objects known from the app's last lists by GET, in
 // parallel, keeping those still there and still the app's. It finds no
-// object that the lists did not: a Drift compare, which the watch asks
-// for when a tracked object changed, leaves a newly labelled one to the
-// next listing compare (the refresh timer's), as the watch signals no
-// creation.
+// object that the lists did not: the watch asks for a Drift compare when
+// a tracked object changed or went, and for a listing one when another
+// writer created (or labelled) an object for the app.
 func (a *Activities) getKnown(ctx context.Context, c *kube.Clients, t Target, known []knownObject) ([]liveObject, error) {
 	found := make([]*unstructured.Unstructured, len(known))
 	err := parallel(ctx, len(known), a.concurrency, func(ctx context.Context, i int) error {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,7 +140,7 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 	if beat <= 0 {
 		beat = 5 * time.Second
 	}
-	d := newDebouncer(debounce, func(app, reason string) { a.signal(ctx, app, reason) })
+	d := newDebouncer(debounce, func(app, reason string, list bool) { a.signal(ctx, app, reason, list) })
 	defer d.stop()
 	// Only the objects Windlass manages (those carrying the app label,
 	// by which compares list them too), and of each only what drift
@@ -179,9 +180,29 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 }
 
 // handler turns informer events on tracked objects into debounced
-// refreshes. The initial list is not drift.
+// refreshes. The initial list is not drift. A change or deletion of an
+// object the app has asks for a drift refresh (CompareInput.Drift, which
+// reads the app's known objects); an object that another writer created
+// with the app's tracking asks for a refresh that lists, which finds it
+// (Argo CD shows such an object as one to prune). Windlass's own creations
+// (its applies and hooks) are neither.
 func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
+			n, ok := obj.(*unstructured.Unstructured)
+			if !ok || isInInitialList {
+				return
+			}
+			app := manifest.OwnerApp(n)
+			if app == "" || !ownTracking(app, n) {
+				return
+			}
+			if changedWriter(&unstructured.Unstructured{Object: map[string]any{}}, n, a.fieldManager) == "" {
+				a.log.Debug(msgNotDrift, "app", app, "kind", n.GetKind(), "name", n.GetName())
+				return
+			}
+			d.touch(app, "drift: "+n.GetKind()+" "+n.GetNamespace()+"/"+n.GetName()+" created", true)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, ok1 := oldObj.(*unstructured.Unstructured)
 			n, ok2 := newObj.(*unstructured.Unstructured)
@@ -196,7 +217,7 @@ func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 				a.log.Debug(msgNotDrift, "app", app, "kind", n.GetKind(), "name", n.GetName())
 				return
 			}
-			d.touch(app, "drift: "+n.GetKind()+" "+n.GetNamespace()+"/"+n.GetName()+" changed")
+			d.touch(app, "drift: "+n.GetKind()+" "+n.GetNamespace()+"/"+n.GetName()+" changed", false)
 		},
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -207,10 +228,18 @@ func (a *Activities) handler(d *debouncer) cache.ResourceEventHandler {
 				return
 			}
 			if app := manifest.OwnerApp(o); app != "" {
-				d.touch(app, "drift: "+o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()+" deleted")
+				d.touch(app, "drift: "+o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName()+" deleted", false)
 			}
 		},
 	}
+}
+
+// ownTracking says n's tracking annotation names app ("<project>/<name>")
+// and n itself, not another object it was copied from (as a Deployment's
+// annotations are onto its ReplicaSets).
+func ownTracking(app string, n *unstructured.Unstructured) bool {
+	project, name, ok := strings.Cut(app, "/")
+	return ok && manifest.OwnedBy(project, name, n)
 }
 
 // isDrift reports whether the change from o to n (slim objects) touched
@@ -329,10 +358,11 @@ func changedWriter(o, n *unstructured.Unstructured, self string) string {
 	return ""
 }
 
-// signal sends one refresh to app ("<project>/<name>").
-func (a *Activities) signal(ctx context.Context, app, reason string) {
-	a.log.Info(msgDrift, "app", app, "reason", reason)
-	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason, Live: true, Drift: true})
+// signal sends one refresh to app ("<project>/<name>"): a drift refresh,
+// or with list one whose compare lists the app's kinds.
+func (a *Activities) signal(ctx context.Context, app, reason string, list bool) {
+	a.log.Info(msgDrift, "app", app, "reason", reason, "list", list)
+	err := a.temporal.SignalWorkflow(ctx, appIDPrefix+app, "", refreshSignal, RefreshRequest{Reason: reason, Live: true, Drift: !list})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn(msgSignalError, "app", app, "err", err)
 	}
@@ -342,11 +372,12 @@ func (a *Activities) signal(ctx context.Context, app, reason string) {
 // refreshes: the first event signals at once (drift is healed without
 // waiting), and the events that arrive in the next delay are gathered into
 // one more signal at its end, so the refresh after a burst sees its last
-// change. A quiet delay closes the app's window.
+// change. A quiet delay closes the app's window. A signal lists (see
+// Activities.signal) when any event it gathers asked to.
 type debouncer struct {
 	mu       sync.Mutex
 	delay    time.Duration
-	send     func(app, reason string)
+	send     func(app, reason string, list bool)
 	windows  map[string]*window
 	nEvents  int64
 	nSignals int64
@@ -354,17 +385,19 @@ type debouncer struct {
 }
 
 // window is an app's open debounce window: reason is set when an event
-// arrived after the window's last signal.
+// arrived after the window's last signal, list when one of those asked to
+// list.
 type window struct {
 	timer  *time.Timer
 	reason string
+	list   bool
 }
 
-func newDebouncer(delay time.Duration, send func(app, reason string)) *debouncer {
+func newDebouncer(delay time.Duration, send func(app, reason string, list bool)) *debouncer {
 	return &debouncer{delay: delay, send: send, windows: map[string]*window{}}
 }
 
-func (d *debouncer) touch(app, reason string) {
+func (d *debouncer) touch(app, reason string, list bool) {
 	d.mu.Lock()
 	d.nEvents++
 	if d.stopped {
@@ -373,6 +406,7 @@ func (d *debouncer) touch(app, reason string) {
 	}
 	if w := d.windows[app]; w != nil {
 		w.reason = reason
+		w.list = w.list || list
 		d.mu.Unlock()
 		return
 	}
@@ -383,7 +417,7 @@ func (d *debouncer) touch(app, reason string) {
 	d.mu.Unlock()
 	// Not on the informer's goroutine: a burst of events for many apps
 	// must not wait for each other's signals.
-	go d.send(app, reason)
+	go d.send(app, reason, list)
 }
 
 // close ends w's delay: it signals the events gathered meanwhile and keeps
@@ -394,17 +428,17 @@ func (d *debouncer) close(app string, w *window) {
 		d.mu.Unlock()
 		return
 	}
-	reason := w.reason
+	reason, list := w.reason, w.list
 	if reason == "" {
 		delete(d.windows, app)
 		d.mu.Unlock()
 		return
 	}
-	w.reason = ""
+	w.reason, w.list = "", false
 	d.nSignals++
 	w.timer = time.AfterFunc(d.delay, func() { d.close(app, w) })
 	d.mu.Unlock()
-	d.send(app, reason)
+	d.send(app, reason, list)
 }
 
 func (d *debouncer) stop() {

@@ -11,9 +11,13 @@ func sortedCopy(s []string) []string { c := slices.Clone(s); slices.Sort(c); ret
 
 // TestDebouncer checks the leading and trailing edges: the first event of
 // a quiet app is signalled at once, a burst adds exactly one more signal
-// with its last reason, and nothing more is sent after stop.
+// with its last reason, and nothing more is sent after stop. A signal
+// lists when an event it gathers asked to.
 func TestDebouncer(t *testing.T) {
-	type touch struct{ app, reason string }
+	type touch struct {
+		app, reason string
+		list        bool
+	}
 	tests := []struct {
 		name    string
 		touches []touch
@@ -21,13 +25,19 @@ func TestDebouncer(t *testing.T) {
 		first   []string // signals sent when the touches have returned
 		final   []string // signals sent once every window has closed
 	}{
-		{name: "one event", touches: []touch{{"p/a", "r1"}},
+		{name: "one event", touches: []touch{{"p/a", "r1", false}},
 			first: []string{"p/a r1"}, final: []string{"p/a r1"}},
-		{name: "a burst", touches: []touch{{"p/a", "r1"}, {"p/a", "r2"}, {"p/a", "r3"}},
+		{name: "a burst", touches: []touch{{"p/a", "r1", false}, {"p/a", "r2", false}, {"p/a", "r3", false}},
 			first: []string{"p/a r1"}, final: []string{"p/a r1", "p/a r3"}},
-		{name: "two apps", touches: []touch{{"p/a", "r1"}, {"p/b", "r2"}, {"p/b", "r3"}},
+		{name: "a creation", touches: []touch{{"p/a", "r1", true}},
+			first: []string{"p/a r1 list"}, final: []string{"p/a r1 list"}},
+		{name: "a creation in a burst", touches: []touch{{"p/a", "r1", false}, {"p/a", "r2", true}, {"p/a", "r3", false}},
+			first: []string{"p/a r1"}, final: []string{"p/a r1", "p/a r3 list"}},
+		{name: "a creation first, then a burst", touches: []touch{{"p/a", "r1", true}, {"p/a", "r2", false}},
+			first: []string{"p/a r1 list"}, final: []string{"p/a r1 list", "p/a r2"}},
+		{name: "two apps", touches: []touch{{"p/a", "r1", false}, {"p/b", "r2", false}, {"p/b", "r3", false}},
 			first: []string{"p/a r1", "p/b r2"}, final: []string{"p/a r1", "p/b r2", "p/b r3"}},
-		{name: "stopped", touches: []touch{{"p/a", "r1"}, {"p/a", "r2"}}, stop: true,
+		{name: "stopped", touches: []touch{{"p/a", "r1", false}, {"p/a", "r2", false}}, stop: true,
 			first: []string{"p/a r1"}, final: []string{"p/a r1"}},
 	}
 	for _, tc := range tests {
@@ -36,13 +46,17 @@ func TestDebouncer(t *testing.T) {
 				mu   sync.Mutex
 				sent []string
 			)
-			d := newDebouncer(500*time.Millisecond, func(app, reason string) {
+			d := newDebouncer(500*time.Millisecond, func(app, reason string, list bool) {
 				mu.Lock()
 				defer mu.Unlock()
-				sent = append(sent, app+" "+reason)
+				s := app + " " + reason
+				if list {
+					s += " list"
+				}
+				sent = append(sent, s)
 			})
 			for _, to := range tc.touches {
-				d.touch(to.app, to.reason)
+				d.touch(to.app, to.reason, to.list)
 			}
 			snapshot := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(sent) }
 			// The leading signals go out at once, each on a goroutine of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +136,39 @@ func TestWatchSignalsDrift(t *testing.T) {
 	})
 	if got := ft.got(); len(got) != 1 || got[0] != "app/default/web refresh drift: ConfigMap "+ns+"/cfg changed [drift]" {
 		t.Fatalf("signals = %q", got)
+	}
+
+	// Objects created with an app's tracking: by Windlass (app own), not
+	// drift; by another writer with an annotation copied from another
+	// object (app copy), not the app's; by another writer for app web, a
+	// refresh that lists (not a drift compare, which reads only the
+	// objects the app knows).
+	create := func(name, app, manager string, mutate func(*unstructured.Unstructured)) {
+		t.Helper()
+		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": ns}, "data": map[string]any{"k": "v"}}}
+		manifest.SetTracking("default", app, o)
+		if mutate != nil {
+			mutate(o)
+		}
+		if _, err := cmRes.Create(t.Context(), o, metav1.CreateOptions{FieldManager: manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("cfg-own", "own", "windlass", nil)
+	create("cfg-copy", "copy", "kubectl-create", func(o *unstructured.Unstructured) {
+		o.SetAnnotations(map[string]string{manifest.TrackingAnnotation: manifest.TrackingID("default", "copy", cm)})
+	})
+	create("cfg-extra", "web", "kubectl-create", nil)
+	want := "app/default/web refresh drift: ConfigMap " + ns + "/cfg-extra created"
+	waitFor(t, func() bool { return slices.Contains(ft.got(), want) })
+	// The informer handled the two creations before this one; their
+	// signals, had they been sent, went out on goroutines of their own.
+	time.Sleep(500 * time.Millisecond)
+	for _, s := range ft.got() {
+		if strings.Contains(s, "app/default/own ") || strings.Contains(s, "app/default/copy ") {
+			t.Errorf("signal %q: not a creation by another writer for that app", s)
+		}
 	}
 	_ = autoscalingv1.Scale{}
 }

@@ -10,12 +10,15 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -50,14 +53,15 @@ func image(t *testing.T, ns string) string {
 	return d.Spec.Template.Spec.Containers[0].Image
 }
 
-// A `kubectl scale` of a self-healing app is noticed by the cluster watch
-// and healed without any refresh call.
-func TestDriftHealedByWatch(t *testing.T) {
-	ns, name := uniq("drift"), uniq("heal")
+// createAutomatedGuestbook creates app name of the guestbook in ns with
+// the automated policy automated, waits until it is Synced and Healthy,
+// and returns how many syncs its history holds then.
+func createAutomatedGuestbook(t *testing.T, ns, name string, automated map[string]any) int {
+	t.Helper()
 	repoURL, work := newRepo(t, name)
 	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
 	body := appBody(name, repoURL, "guestbook", ns)
-	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"selfHeal": true}
+	body["syncPolicy"].(map[string]any)["automated"] = automated
 	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: status %d", code)
 	}
@@ -65,7 +69,14 @@ func TestDriftHealedByWatch(t *testing.T) {
 		v := appView(t, name)
 		return v.Status.Sync == appspec.SyncSynced && v.Status.Health == appspec.HealthHealthy, string(v.Status.Sync) + "/" + string(v.Status.Health)
 	})
-	before := len(appView(t, name).History)
+	return len(appView(t, name).History)
+}
+
+// A `kubectl scale` of a self-healing app is noticed by the cluster watch
+// and healed without any refresh call.
+func TestDriftHealedByWatch(t *testing.T) {
+	ns, name := uniq("drift"), uniq("heal")
+	before := createAutomatedGuestbook(t, ns, name, map[string]any{"selfHeal": true})
 	// What `kubectl scale --replicas=3` does: an update of the scale
 	// subresource by another field manager.
 	_, err := bed.kube.AppsV1().Deployments(ns).UpdateScale(t.Context(), "guestbook-ui",
@@ -85,6 +96,34 @@ func TestDriftHealedByWatch(t *testing.T) {
 	h := appView(t, name).History[0]
 	if h.Initiator != workflows.InitiatorAutomated || h.Phase != workflows.PhaseSucceeded {
 		t.Fatalf("healing sync = %+v, want an automated success", h)
+	}
+}
+
+// An object that another writer creates with a self-healing, pruning
+// app's tracking (a kind the app has) is noticed by the cluster watch,
+// shown by a listing refresh as one to prune, and pruned by an automated
+// sync, long before the refresh timer (600 s here) would list again.
+func TestStrayObjectPrunedByWatch(t *testing.T) {
+	ns, name := uniq("stray"), uniq("prune")
+	before := createAutomatedGuestbook(t, ns, name, map[string]any{"selfHeal": true, "prune": true})
+	stray := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "stray", "namespace": ns}}}
+	manifest.SetTracking("default", name, stray)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: ns, Labels: stray.GetLabels(), Annotations: stray.GetAnnotations()},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if _, err := bed.kube.CoreV1().Services(ns).Create(t.Context(), svc, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the stray Service pruned by an automated sync", func() (bool, string) {
+		_, err := bed.kube.CoreV1().Services(ns).Get(t.Context(), "stray", metav1.GetOptions{})
+		v := appView(t, name)
+		return apierrors.IsNotFound(err) && len(v.History) > before, fmt.Sprintf("get: %v, syncs %d", err, len(v.History))
+	})
+	h := appView(t, name).History[0]
+	if h.Initiator != workflows.InitiatorAutomated || h.Phase != workflows.PhaseSucceeded {
+		t.Fatalf("pruning sync = %+v, want an automated success", h)
 	}
 }
 
