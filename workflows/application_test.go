@@ -156,7 +156,7 @@ func (s *appSuite) expectSync(n int, sha string, applyErr error) {
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Maybe()
 	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha), Operation: op, Project: ptr(s.proj)}
 	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha), Operation: op, Step: syncStep}
+	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha), Operation: op, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 	applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: service, Action: cluster.ActionCreated}}}
 	if applyErr != nil {
 		applied.Failed = &service
@@ -425,7 +425,7 @@ func (s *appSuite) TestRollback() {
 // hooks and records Terminated.
 func (s *appSuite) TestTerminateDuringWave() {
 	op := s.expectManualSyncPlan([]cluster.Step{syncStep})
-	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: syncStep}
+	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 	// A wave that does not become healthy for 10 minutes.
 	s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).

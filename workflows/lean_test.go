@@ -221,7 +221,7 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 			}
 			op := s.expectManualSyncPlan(tc.steps)
 			for i, step := range tc.steps {
-				wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: step}
+				wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: step, SettleMillis: defaultWaveWait.Milliseconds()}
 				s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 				wait := s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi)
 				if i == len(tc.steps)-1 {

@@ -316,8 +316,15 @@ const (
 
 // runStep applies one wave and, unless this is a dry run, waits for it.
 func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
-	wi := cluster.WaveInput{Target: s.target, Manifests: s.ref, Operation: s.in.Operation, Step: step}
+	wait := time.Duration(s.in.WaitSeconds) * time.Second
+	if wait <= 0 {
+		wait = defaultWaveWait
+	}
+	// The wave's wait timeout bounds its apply's settle wait and its
+	// WaitWave together.
+	wi := cluster.WaveInput{Target: s.target, Manifests: s.ref, Operation: s.in.Operation, Step: step, SettleMillis: wait.Milliseconds()}
 	s.created = s.created || !s.in.Operation.DryRun
+	start := workflow.Now(ctx)
 	applied, err := applyWave(ctx, wi)
 	s.res.Resources = append(s.res.Resources, applied.Resources...)
 	if err != nil {
@@ -331,11 +338,7 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 		s.res.Health = worseHealth(s.res.Health, applied.Health)
 		return nil
 	}
-	wait := time.Duration(s.in.WaitSeconds) * time.Second
-	if wait <= 0 {
-		wait = 5 * time.Minute
-	}
-	waited, err := waitWave(ctx, wi, wait)
+	waited, err := waitWave(ctx, wi, max(wait-workflow.Now(ctx).Sub(start), time.Second))
 	// The log keeps what happened: hook outcomes, not every health check.
 	for _, r := range waited.Resources {
 		if r.Action != cluster.ActionWaited {
@@ -355,6 +358,10 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 	}
 	return nil
 }
+
+// defaultWaveWait is a wave's wait timeout when SyncInput.WaitSeconds is
+// not set.
+const defaultWaveWait = 5 * time.Minute
 
 func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
 	if a == "" {

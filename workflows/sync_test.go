@@ -1,12 +1,14 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -54,7 +56,7 @@ func TestSyncRetryFollowsBackoff(t *testing.T) {
 	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(3)
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Times(3)
-	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 	var applies []time.Time
 	conflict := errors.New("the object has been modified") // retryable
 	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, conflict).Run(func(mock.Arguments) {
@@ -105,7 +107,7 @@ func TestSyncDegradedWaveRunsSyncFail(t *testing.T) {
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Twice()
 	wave := func(st cluster.Step) cluster.WaveInput {
-		return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st}
+		return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st, SettleMillis: defaultWaveWait.Milliseconds()}
 	}
 	migrate := appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "migrate"}
 	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wave(pre)).
@@ -134,7 +136,7 @@ func TestSyncTimeoutTerminates(t *testing.T) {
 	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 	env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).Return(cluster.WaveOutput{}, temporal.NewCanceledError()).Once()
 	env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: tgt, SyncID: in.ID, Outcome: cluster.OutcomeTerminated}).Return(nil).Once()
@@ -162,7 +164,7 @@ func pruningSync(t *testing.T, plan cluster.PlanOutput) (*testsuite.TestWorkflow
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Once()
 	order := &[]string{}
 	for _, st := range plan.Steps {
-		wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st}
+		wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st, SettleMillis: defaultWaveWait.Milliseconds()}
 		env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) { *order = append(*order, "apply "+st.Phase) }).Once()
 		env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 	}
@@ -249,7 +251,7 @@ func TestSyncSuccessCleansUpHooks(t *testing.T) {
 			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: tt.applied}, nil).Once()
 			if !tt.dryRun {
 				env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
@@ -288,7 +290,7 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 				Return(ref(sha1), nil).Run(func(mock.Arguments) { renders++ }).Maybe()
 			pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation}
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-			wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+			wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 			env.ExecuteWorkflow(SyncWorkflowName, in)
@@ -305,7 +307,7 @@ func expectOneStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) clu
 	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-	return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep}
+	return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 }
 
 // A wave whose apply left every object healthy (WaveOutput.Settled) is not
@@ -345,6 +347,37 @@ func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
 			require.Equal(t, PhaseSucceeded, res.Phase)
 			require.Equal(t, appspec.HealthHealthy, res.Health)
 			require.Equal(t, tc.wantWaits, waits)
+		})
+	}
+}
+
+// A wave's wait timeout bounds its apply's settle wait (SettleMillis) and
+// its WaitWave together: WaitWave gets what the apply left of it, at least
+// a second.
+func TestWaveWaitTimeoutBoundsSettleAndWait(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		applying time.Duration
+		want     time.Duration
+	}{
+		{name: "apply settles for 50 s", applying: 50 * time.Second, want: 70 * time.Second},
+		{name: "apply outlasts the timeout", applying: 3 * time.Minute, want: time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := syncEnv(t)
+			in := syncInput(nil)
+			in.WaitSeconds = 120
+			wi := expectOneStepPlan(env, in)
+			wi.SettleMillis = 120_000
+			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).After(tc.applying).Once()
+			var got time.Duration
+			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(func(ctx context.Context, _ cluster.WaveInput) (cluster.WaveOutput, error) {
+				got = activity.GetInfo(ctx).StartToCloseTimeout
+				return cluster.WaveOutput{Health: appspec.HealthHealthy}, nil
+			}).Once()
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			require.Equal(t, tc.want, got)
 		})
 	}
 }

@@ -138,8 +138,9 @@ func WithMaxReads(n int) Option {
 // does not). A wave that settles within it needs no WaitWave: a sync of
 // one wave of a Deployment is one activity and one workflow task fewer.
 // One that does not is waited for by WaitWave as before, which has lost
-// nothing: the wave could not be done sooner. The sync's wait timeout
-// bounds WaitWave, so a wave may wait up to the settle wait longer in all.
+// nothing: the wave could not be done sooner. A sync bounds the settle
+// wait by its wait timeout (WaveInput.SettleMillis) and gives WaitWave
+// what is left of it.
 func WithSettleWait(d time.Duration) Option {
 	return func(a *Activities) {
 		if d >= 0 {

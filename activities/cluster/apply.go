@@ -62,11 +62,20 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
 	} else {
 		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
-		if a.settles(ctx, d, in.Target, objs, after) {
+		if a.settles(ctx, d, in.Target, objs, after, a.settleFor(in)) {
 			out.Settled, out.Health = true, appspec.HealthHealthy
 		}
 	}
 	return out, failure.Activity(err)
+}
+
+// settleFor is how long ApplyWave watches in's wave settle: the settle
+// wait, no longer than in.SettleMillis when that is set.
+func (a *Activities) settleFor(in WaveInput) time.Duration {
+	if in.SettleMillis > 0 {
+		return min(a.settleWait, time.Duration(in.SettleMillis)*time.Millisecond)
+	}
+	return a.settleWait
 }
 
 // settles says whether every applied object is done: healthy or
@@ -75,7 +84,7 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 // others. A wave with a hook, a dry run or a failed apply (a nil in
 // after: no such state) never settles, nor does one with an object that
 // degrades: its WaitWave reports that.
-func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured) bool {
+func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured, wait time.Duration) bool {
 	if len(objs) == 0 || slices.Contains(after, nil) {
 		return false
 	}
@@ -88,10 +97,10 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 	switch {
 	case len(pending) == 0:
 		return true
-	case a.settleWait <= 0 || slices.ContainsFunc(pending, func(o *object) bool { return o.mapping == nil }):
+	case wait <= 0 || slices.ContainsFunc(pending, func(o *object) bool { return o.mapping == nil }):
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.settleWait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	w := newLiveWatch(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
 	for _, o := range pending {

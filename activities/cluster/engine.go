@@ -107,6 +107,10 @@ type WaveInput struct {
 	Step      Step               `json:"step"`
 	// PollMillis is not used: WaitWave watches instead of polling.
 	PollMillis int `json:"pollMillis,omitempty"`
+	// SettleMillis bounds ApplyWave's settle wait (WithSettleWait): the
+	// sync's wait timeout, which then bounds the wave's settling and its
+	// WaitWave together. 0: the worker's settle wait alone.
+	SettleMillis int64 `json:"settleMillis,omitempty"`
 }
 
 // WaveOutput is what a wave did, and its health once it is waited for.

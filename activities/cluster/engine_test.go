@@ -296,6 +296,26 @@ func TestApplyWaveSettleWait(t *testing.T) {
 	}
 }
 
+// TestSettleFor: a sync's wait timeout (WaveInput.SettleMillis) bounds the
+// settle wait; without one the worker's settle wait stands.
+func TestSettleFor(t *testing.T) {
+	for _, tc := range []struct {
+		settle time.Duration
+		millis int64
+		want   time.Duration
+	}{
+		{settle: time.Minute, want: time.Minute},
+		{settle: time.Minute, millis: 30_000, want: 30 * time.Second},
+		{settle: time.Minute, millis: 300_000, want: time.Minute},
+		{settle: 0, millis: 30_000, want: 0},
+	} {
+		a := &Activities{settleWait: tc.settle}
+		if got := a.settleFor(WaveInput{SettleMillis: tc.millis}); got != tc.want {
+			t.Errorf("settle wait %v, SettleMillis %d: %v, want %v", tc.settle, tc.millis, got, tc.want)
+		}
+	}
+}
+
 func TestWaitWaveResumesFromHeartbeat(t *testing.T) {
 	h := newHarness(t)
 	tg := h.target("resume")
