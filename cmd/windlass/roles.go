@@ -98,6 +98,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
+	watchProjects(ctx, store, sets, log)
 	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
@@ -238,10 +239,11 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	if err != nil {
 		return err
 	}
-	_, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
+	store, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
 	if err != nil {
 		return err
 	}
+	watchProjects(ctx, store, sets, log)
 	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
@@ -252,6 +254,15 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	<-ctx.Done()
 	log.Info(msgShuttingDown)
 	return nil
+}
+
+// watchProjects keeps the projects of a Kubernetes secret store in memory
+// (settings.Store.WatchProjects) until ctx ends: every pass of every app
+// reads its project.
+func watchProjects(ctx context.Context, store secretstore.Store, sets *settings.Store, log *slog.Logger) {
+	if k, ok := store.(*secretstore.Kubernetes); ok {
+		sets.WatchProjects(ctx, k.Secrets(), log)
+	}
 }
 
 func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string, sets *settings.Store) (func(), error) {

@@ -10,12 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // Labels on every Secret the Kubernetes store writes.
 const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
-	managedBy      = "windlass"
+	ManagedBy      = "windlass"
 )
 
 // Kubernetes keeps each secret as a Secret of the same name in one
@@ -37,6 +38,10 @@ func NewKubernetes(c kubernetes.Interface, ns string) (*Kubernetes, error) {
 	return &Kubernetes{c: c, ns: ns}, nil
 }
 
+// Secrets is the client of the namespace's Secrets; the store's own carry
+// the label LabelManagedBy=ManagedBy.
+func (k *Kubernetes) Secrets() typedcorev1.SecretInterface { return k.c.CoreV1().Secrets(k.ns) }
+
 // Get implements Store.
 func (k *Kubernetes) Get(ctx context.Context, name string) (map[string][]byte, error) {
 	s, err := k.c.CoreV1().Secrets(k.ns).Get(ctx, name, metav1.GetOptions{})
@@ -57,7 +62,7 @@ func (k *Kubernetes) Put(ctx context.Context, name string, data map[string][]byt
 		switch {
 		case apierrors.IsNotFound(err):
 			s := &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: map[string]string{LabelManagedBy: managedBy}},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: map[string]string{LabelManagedBy: ManagedBy}},
 				Type:       corev1.SecretTypeOpaque, Data: data,
 			}
 			_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
@@ -72,7 +77,7 @@ func (k *Kubernetes) Put(ctx context.Context, name string, data map[string][]byt
 			if cur.Labels == nil {
 				cur.Labels = map[string]string{}
 			}
-			cur.Labels[LabelManagedBy] = managedBy
+			cur.Labels[LabelManagedBy] = ManagedBy
 			_, err = secrets.Update(ctx, cur, metav1.UpdateOptions{})
 		}
 		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
@@ -107,7 +112,7 @@ func (k *Kubernetes) Delete(ctx context.Context, name string) error {
 
 // List implements Store.
 func (k *Kubernetes) List(ctx context.Context, prefix string) ([]string, error) {
-	list, err := k.c.CoreV1().Secrets(k.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + managedBy})
+	list, err := k.c.CoreV1().Secrets(k.ns).List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -37,6 +38,8 @@ type Store struct {
 	s secretstore.Store
 	// files are the projects of the projects file: read-only.
 	files map[string]appspec.Project
+	// cache, when set (WatchProjects), answers Project from memory.
+	cache atomic.Pointer[projectCache]
 }
 
 // New makes a store on s; fileProjects are read-only.
@@ -61,6 +64,11 @@ var _ project.Store = (*Store)(nil)
 func (s *Store) Project(ctx context.Context, name string) (appspec.Project, error) {
 	if p, ok := s.files[name]; ok {
 		return p, nil
+	}
+	if c := s.cache.Load(); c != nil {
+		if p, ok := c.get(name); ok {
+			return p, nil
+		}
 	}
 	data, err := s.s.Get(ctx, prefixProject+name)
 	switch {
