@@ -32,7 +32,9 @@ type projectCache struct {
 }
 
 // get returns a cached project. A project it does not hold (not listed
-// yet, created a moment ago, or none) is for the caller to read.
+// yet, created a moment ago, or none) is for the caller to read, but for
+// the built-in default project once the first list is in: a default
+// without a Secret of its own is the built-in one.
 func (c *projectCache) get(name string) (appspec.Project, bool) {
 	if !c.synced() {
 		return appspec.Project{}, false
@@ -40,6 +42,9 @@ func (c *projectCache) get(name string) (appspec.Project, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p, ok := c.projects[name]
+	if !ok && name == appspec.DefaultProject {
+		return appspec.DefaultProjectSpec(), true
+	}
 	return p, ok
 }
 

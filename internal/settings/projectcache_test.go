@@ -66,8 +66,13 @@ func TestWatchProjects(t *testing.T) {
 	if err != nil || p.SourceRepos[0] != teamA.SourceRepos[0] {
 		t.Fatalf("project = %+v, %v", p, err)
 	}
+	// The built-in default project has no Secret: once listed, the
+	// cache knows that too.
+	if p, err := s.Project(ctx, appspec.DefaultProject); err != nil || p.Name != appspec.DefaultProject {
+		t.Fatalf("default project = %+v, %v", p, err)
+	}
 	if n := counted.gets.Load() - before; n != 0 {
-		t.Fatalf("a cached project read its Secret %d times", n)
+		t.Fatalf("cached projects read their Secrets %d times", n)
 	}
 
 	teamA.SourceRepos = []string{"https://git.example.com/b/*"}
