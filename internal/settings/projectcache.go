@@ -75,7 +75,10 @@ func (c *projectCache) drop(s *corev1.Secret) {
 	delete(c.projects, name)
 }
 
-const msgProjectUndecodable = "project secret cannot be decoded; reading it on each use"
+const (
+	msgProjectUndecodable = "project secret cannot be decoded; reading it on each use"
+	msgProjectWatch       = "cannot watch the project secrets; reading them on each use"
+)
 
 // WatchProjects makes Project answer from memory: it watches secrets, the
 // Secrets of the store's namespace (secretstore.Kubernetes.Secrets; the
@@ -104,8 +107,8 @@ func (s *Store) WatchProjects(ctx context.Context, secrets typedcorev1.SecretInt
 		}
 		return obj, nil
 	})
-	c := &projectCache{projects: map[string]appspec.Project{}, synced: inf.HasSynced, objects: inf.GetStore().List}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	c := &projectCache{projects: map[string]appspec.Project{}, objects: inf.GetStore().List}
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onSecret(obj, log) },
 		UpdateFunc: func(_, obj any) { c.onSecret(obj, log) },
 		DeleteFunc: func(obj any) {
@@ -117,6 +120,13 @@ func (s *Store) WatchProjects(ctx context.Context, secrets typedcorev1.SecretInt
 			}
 		},
 	})
+	if err != nil { // only for an informer already stopped
+		log.Warn(msgProjectWatch, "error", err)
+		return
+	}
+	// Synced once the handler, not just the informer, has taken the first
+	// list: a default project stored as a Secret is then in the cache.
+	c.synced = reg.HasSynced
 	s.cache.Store(c)
 	go inf.RunWithContext(ctx)
 }
