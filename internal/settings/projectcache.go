@@ -26,7 +26,11 @@ import (
 type projectCache struct {
 	mu       sync.RWMutex
 	projects map[string]appspec.Project // by project name
-	synced   func() bool
+	// undecodable names the projects whose Secret does not decode: Project
+	// reads those itself and reports the error (the default project's
+	// too, rather than the built-in one).
+	undecodable map[string]bool
+	synced      func() bool
 	// objects lists what the informer holds (for tests).
 	objects func() []any
 }
@@ -42,7 +46,7 @@ func (c *projectCache) get(name string) (appspec.Project, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p, ok := c.projects[name]
-	if !ok && name == appspec.DefaultProject {
+	if !ok && name == appspec.DefaultProject && !c.undecodable[name] {
 		return appspec.DefaultProjectSpec(), true
 	}
 	return p, ok
@@ -54,15 +58,19 @@ func (c *projectCache) put(s *corev1.Secret, log *slog.Logger) {
 		return
 	}
 	var p appspec.Project
-	if err := json.Unmarshal(s.Data["spec"], &p); err != nil {
-		// Project reads the Secret itself and reports this.
+	err := json.Unmarshal(s.Data["spec"], &p)
+	if err != nil {
 		log.Warn(msgProjectUndecodable, "project", name, "error", err)
-		c.drop(s)
-		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil {
+		delete(c.projects, name)
+		c.undecodable[name] = true
+		return
+	}
 	c.projects[name] = p
+	delete(c.undecodable, name)
 }
 
 func (c *projectCache) drop(s *corev1.Secret) {
@@ -73,6 +81,7 @@ func (c *projectCache) drop(s *corev1.Secret) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.projects, name)
+	delete(c.undecodable, name)
 }
 
 const (
@@ -107,7 +116,7 @@ func (s *Store) WatchProjects(ctx context.Context, secrets typedcorev1.SecretInt
 		}
 		return obj, nil
 	})
-	c := &projectCache{projects: map[string]appspec.Project{}, objects: inf.GetStore().List}
+	c := &projectCache{projects: map[string]appspec.Project{}, undecodable: map[string]bool{}, objects: inf.GetStore().List}
 	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { c.onSecret(obj, log) },
 		UpdateFunc: func(_, obj any) { c.onSecret(obj, log) },

@@ -88,6 +88,18 @@ func TestWatchProjects(t *testing.T) {
 		t.Fatalf("deleted project: %v", err)
 	}
 
+	// A project Secret that does not decode is an error, the default
+	// project's too (not the built-in default, which allows everything).
+	for _, name := range []string{"broken", appspec.DefaultProject} {
+		if err := k.Put(ctx, prefixProject+name, map[string][]byte{"spec": []byte("{not json")}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, name+" seen as undecodable", func() bool {
+			_, err := s.Project(ctx, name)
+			return err != nil && strings.Contains(err.Error(), "decode project "+name)
+		})
+	}
+
 	for _, obj := range c.objects() {
 		if sec := obj.(*corev1.Secret); !strings.HasPrefix(sec.Name, prefixProject) && len(sec.Data) > 0 {
 			t.Errorf("the informer holds the data of Secret %s", sec.Name)
