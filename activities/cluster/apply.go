@@ -143,12 +143,17 @@ func (a *Activities) applyObjects(ctx context.Context, d *desired, t Target, op 
 	if len(objs) == 0 {
 		return nil, nil, nil
 	}
+	var created string
 	if d.opts.True(optCreateNamespace) && t.Destination.Namespace != "" && !op.DryRun {
-		if err := ensureNamespace(ctx, d.c, t.Destination.Namespace, t.ManagedNamespaceMetadata); err != nil {
+		fresh, err := ensureNamespace(ctx, d.c, t.Destination.Namespace, t.ManagedNamespaceMetadata)
+		if err != nil {
 			return nil, nil, err
 		}
+		if fresh {
+			created = t.Destination.Namespace
+		}
 	}
-	idx, err := a.liveOf(ctx, d.c, t, objs)
+	idx, err := a.liveOf(ctx, d.c, t, objs, created)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,26 +196,40 @@ const maxWaveGets = 16
 // liveOf reads the live state of the objects to apply, keyed as getLive
 // looks them up: by GET for a small wave (an absent object has a nil
 // entry), else by listing the app's objects in their kinds. Objects not
-// mapped yet or without a name are left to getLive.
-func (a *Activities) liveOf(ctx context.Context, c *kube.Clients, t Target, objs []*object) (map[appspec.ResourceKey]liveObject, error) {
-	var named []*object
+// mapped yet or without a name are left to getLive. The objects in
+// namespace created, which this apply has just created, are absent
+// without a GET: nothing could be in it before (someone creating one in
+// the moment since is the race any read before a write has).
+func (a *Activities) liveOf(ctx context.Context, c *kube.Clients, t Target, objs []*object, created string) (map[appspec.ResourceKey]liveObject, error) {
+	var named, absent []*object
 	for _, o := range objs {
-		if o.mapping != nil && o.obj.GetName() != "" { // the others are mapped when applied
+		switch {
+		case o.mapping == nil || o.obj.GetName() == "": // mapped when applied
+		case created != "" && o.namespaced() && o.obj.GetNamespace() == created:
+			absent = append(absent, o)
+		default:
 			named = append(named, o)
 		}
 	}
+	idx := make(map[appspec.ResourceKey]liveObject, len(named)+len(absent))
+	for _, o := range absent {
+		idx[o.key()] = liveObject{kind: refOf(o.mapping)}
+	}
 	if len(named) > maxWaveGets {
 		var kinds []kindRef
-		for _, o := range objs {
-			if o.mapping != nil {
-				kinds = append(kinds, refOf(o.mapping))
-			}
+		for _, o := range named {
+			kinds = append(kinds, refOf(o.mapping))
 		}
 		tracked, err := a.listTracked(ctx, c, t, dedupe(kinds))
 		if err != nil {
 			return nil, err
 		}
-		return liveIndex(tracked), nil
+		for _, l := range tracked {
+			if _, ok := idx[l.key()]; !ok {
+				idx[l.key()] = l
+			}
+		}
+		return idx, nil
 	}
 	lives := make([]*unstructured.Unstructured, len(named))
 	err := parallel(ctx, len(named), a.concurrency, func(ctx context.Context, i int) error {
@@ -222,7 +241,6 @@ func (a *Activities) liveOf(ctx context.Context, c *kube.Clients, t Target, objs
 	if err != nil {
 		return nil, err
 	}
-	idx := make(map[appspec.ResourceKey]liveObject, len(named))
 	for i, o := range named {
 		idx[o.key()] = liveObject{obj: lives[i], kind: refOf(o.mapping)}
 	}
@@ -488,16 +506,25 @@ func waitGone(ctx context.Context, rc dynamic.ResourceInterface, name string, ui
 	}
 }
 
+// namespacesGVR is the Namespaces' resource.
+var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
 // ensureNamespace creates the destination namespace when it is missing and
-// applies the managed namespace metadata to it.
-func ensureNamespace(ctx context.Context, c *kube.Clients, name string, md *appspec.ManagedNamespaceMetadata) error {
-	nsRes := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
+// applies the managed namespace metadata to it. It says whether it found
+// the namespace missing (only known when there is no metadata to apply,
+// which is applied without a look first).
+func ensureNamespace(ctx context.Context, c *kube.Clients, name string, md *appspec.ManagedNamespaceMetadata) (bool, error) {
+	nsRes := c.Dynamic.Resource(namespacesGVR)
+	missing := false
 	if md == nil || len(md.Labels)+len(md.Annotations) == 0 {
-		if _, err := nsRes.Get(ctx, name, metav1.GetOptions{}); err == nil {
-			return nil
-		} else if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("get namespace %s: %w", name, err)
+		_, err := nsRes.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			return false, nil
+		case !apierrors.IsNotFound(err):
+			return false, fmt.Errorf("get namespace %s: %w", name, err)
 		}
+		missing = true
 	}
 	ns := &unstructured.Unstructured{}
 	ns.SetAPIVersion("v1")
@@ -508,9 +535,9 @@ func ensureNamespace(ctx context.Context, c *kube.Clients, name string, md *apps
 		ns.SetAnnotations(maps.Clone(md.Annotations))
 	}
 	if _, err := nsRes.Apply(ctx, name, ns, metav1.ApplyOptions{FieldManager: FieldManager}); err != nil {
-		return apiError(fmt.Errorf("create namespace %s: %w", name, err))
+		return false, apiError(fmt.Errorf("create namespace %s: %w", name, err))
 	}
-	return nil
+	return missing, nil
 }
 
 // done says whether a wave need not wait for an object of this health.

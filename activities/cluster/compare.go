@@ -109,6 +109,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 			memo = false // found by a GET, or not at all: see compareMemo
 		}
 	}
+	a.absentInNewNamespace(ctx, d, t, res, idx)
 	statuses := make([]appspec.ResourceStatus, len(res))
 	lives := make([]*unstructured.Unstructured, len(res))
 	err = parallel(ctx, len(res), a.concurrency, func(ctx context.Context, i int) error {
@@ -157,6 +158,38 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		a.memo.forget(appKey(t))
 	}
 	return out, nil
+}
+
+// absentInNewNamespace spares the GETs of the desired objects the lists
+// did not find when the destination namespace is one CreateNamespace has
+// yet to create, as before an app's first sync: where two or more of them
+// are in it, it reads the namespace instead, and when that is missing it
+// adds them to idx as absent. Any other answer (forbidden, say) leaves
+// them to their GETs.
+func (a *Activities) absentInNewNamespace(ctx context.Context, d *desired, t Target, res []*object, idx map[appspec.ResourceKey]liveObject) {
+	ns := t.Destination.Namespace
+	if ns == "" || !d.opts.True(optCreateNamespace) {
+		return
+	}
+	var unfound []*object
+	for _, o := range res {
+		if _, ok := idx[o.key()]; !ok && o.mapping != nil && o.namespaced() && o.obj.GetNamespace() == ns {
+			unfound = append(unfound, o)
+		}
+	}
+	if len(unfound) < 2 {
+		return
+	}
+	err := holding(ctx, a.reads, func() error {
+		_, err := d.c.Dynamic.Resource(namespacesGVR).Get(ctx, ns, metav1.GetOptions{})
+		return err
+	})
+	if !apierrors.IsNotFound(err) {
+		return
+	}
+	for _, o := range unfound {
+		idx[o.key()] = liveObject{kind: refOf(o.mapping)}
+	}
 }
 
 // rememberLive adds the kinds of the app's live objects (full or

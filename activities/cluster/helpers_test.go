@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -99,7 +100,12 @@ type harness struct {
 
 func newHarness(t testing.TB, opts ...Option) *harness {
 	t.Helper()
-	cfg := bed.Cluster.Config
+	return newHarnessFor(t, bed.Cluster.Config, opts...)
+}
+
+// newHarnessFor is newHarness whose activities reach the test bed with cfg.
+func newHarnessFor(t testing.TB, cfg *rest.Config, opts ...Option) *harness {
+	t.Helper()
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,7 @@ func newHarness(t testing.TB, opts ...Option) *harness {
 	env := s.NewTestActivityEnvironment()
 	env.SetTestTimeout(2 * time.Minute)
 	a.Register(env)
-	h := &harness{t: t, a: a, env: env, loader: loader, kc: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+	h := &harness{t: t, a: a, env: env, loader: loader, kc: kubernetes.NewForConfigOrDie(bed.Cluster.Config), dyn: dynamic.NewForConfigOrDie(bed.Cluster.Config)}
 	h.ns = h.namespace()
 	return h
 }
