@@ -84,6 +84,11 @@ type application struct {
 	// publishedSA and publishedMemo are what the last upserts wrote.
 	publishedSA   string
 	publishedMemo map[string]any
+	// coalesce is the path of versionCoalescedPublish: a pass leaves its
+	// status unpublished (unpublished), and the loop publishes it before
+	// it waits, unless a sync that starts in the same workflow task has
+	// published it already with its operation.
+	coalesce, unpublished bool
 	// quiet is the path of versionQuietWait: the loop waits without a
 	// timer when work is already queued, a stale wake-up does not cost a
 	// pass, and the cluster watch is told the app's kinds without waiting
@@ -587,6 +592,7 @@ func (a *application) run(ctx workflow.Context) error {
 		a.lean = true
 		ctx = withLocalSteps(ctx)
 		a.quiet = a.v.has(ctx, versionQuietWait)
+		a.coalesce = a.v.has(ctx, versionCoalescedPublish)
 	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
@@ -610,6 +616,9 @@ func (a *application) run(ctx workflow.Context) error {
 			a.pending = a.pending[1:]
 			a.runSync(ctx, p)
 			a.reconcile(ctx)
+		}
+		if a.unpublished {
+			a.publish(ctx)
 		}
 		if a.deleting == nil && a.shouldContinueAsNew(ctx) {
 			return a.continueAsNew(ctx)
@@ -707,6 +716,12 @@ func (a *application) queuedWork(ctx workflow.Context) bool {
 // versionQuietWait marks workflows on the path of application.quiet.
 const versionQuietWait = "quiet-wait"
 
+// versionCoalescedPublish marks workflows on the path of
+// application.coalesce: a pass followed by a sync in the same workflow
+// task upserts the memo once, not twice (each upsert is a history event
+// and a visibility write).
+const versionCoalescedPublish = "coalesced-publish"
+
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
@@ -803,7 +818,13 @@ func (a *application) reconcile(ctx workflow.Context) {
 	st := &a.st.Status
 	st.ReconciledAt = now
 	st.Revision = spec.AllSources()[0].Revision()
-	defer a.publish(ctx)
+	defer func() {
+		if a.coalesce {
+			a.unpublished = true
+			return
+		}
+		a.publish(ctx)
+	}()
 	// Replay-safe: the SDK's workflow metrics handler drops what a replay
 	// records. No command, so no version marker.
 	defer func(start time.Time) {
@@ -1180,6 +1201,7 @@ func (a *application) record(res SyncResult) {
 // publish writes the status into search attributes and the memo, so that
 // listing apps needs no query per app.
 func (a *application) publish(ctx workflow.Context) {
+	a.unpublished = false
 	spec, st := a.st.Spec, a.st.Status
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
 		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}

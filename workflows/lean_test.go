@@ -28,6 +28,8 @@ type stepLog struct {
 	regular, local  map[string]int
 	saUps, memoUps  int
 	upsAt5m, memo5m int
+	// memoOps is each memo upsert's operation phase, in order.
+	memoOps []string
 }
 
 func (s *appSuite) recordSteps() *stepLog {
@@ -43,7 +45,14 @@ func (s *appSuite) recordSteps() *stepLog {
 		l.local[info.ActivityType.Name]++
 	})
 	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(mock.Arguments) { l.mu.Lock(); l.saUps++; l.mu.Unlock() })
-	s.env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(mock.Arguments) { l.mu.Lock(); l.memoUps++; l.mu.Unlock() })
+	s.env.OnUpsertMemo(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.memoUps++
+		memo, _ := args.Get(0).(map[string]any)
+		op, _ := memo["operation"].(string)
+		l.memoOps = append(l.memoOps, op)
+	})
 	return l
 }
 
@@ -93,6 +102,26 @@ func (s *appSuite) TestLeanFirstSync() {
 	s.Positive(l.memo5m)
 	s.Equal(l.upsAt5m, l.saUps, "search attributes upserted by a pass that changed nothing")
 	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
+}
+
+// A pass whose automated sync starts in the same workflow task leaves its
+// status to the sync's publish (versionCoalescedPublish): the first sync
+// upserts the memo twice, as the sync starts and after the pass that
+// follows it, where a run from before the change (at baseline level 1,
+// which asks for it on its own) upserts it three times. The search
+// attributes are upserted alike.
+func (s *appSuite) TestPublishCoalesced() {
+	l := s.leanRun()
+	s.Equal([]string{PhaseRunning, ""}, l.memoOps[:l.memo5m])
+	s.Equal(2, l.upsAt5m)
+}
+
+func (s *appSuite) TestPublishCoalescingIsVersioned() {
+	atBaseline(s.env, 1)
+	s.env.OnGetVersion(versionCoalescedPublish, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	l := s.leanRun()
+	s.Equal([]string{"", PhaseRunning, ""}, l.memoOps[:l.memo5m])
+	s.Equal(2, l.upsAt5m)
 }
 
 // A workflow that began on the quiet path before versionLocalCompare

@@ -7,7 +7,7 @@ import (
 )
 
 // versionBaseline marks an ApplicationWorkflow run or a SyncWorkflow
-// started on code that has every change of baselineChanges. Such a
+// started on code that has the changes of baselineChanges. Such a
 // workflow asks for this one version instead of one for each change it
 // meets: every workflow.GetVersion that records its marker also upserts
 // the TemporalChangeVersion search attribute (the SDK does), and each
@@ -19,37 +19,49 @@ import (
 // A workflow started before the baseline has no such marker: replaying
 // it, or going on with it, this reads workflow.DefaultVersion and every
 // change is asked for as before.
+//
+// The marker's version is the baseline's level: a run started at level n
+// has the changes of baselineChanges[1] to [n]. A new level is cut by
+// raising the maximum that readVersions asks for and adding its changes;
+// a run started at a lower level asks for those on its own.
 const versionBaseline = "baseline-1"
 
-// baselineChanges are the changes versionBaseline stands for: all that
-// were versioned when it was cut, each of them at version 1. A change
-// made later must not join this list (a workflow started with the
-// baseline did not have it); it is asked for on its own, or a new
-// baseline is cut.
-var baselineChanges = []string{
-	versionLocalSpecCheck, versionDeleteApproval, versionLeanReconcile, versionQuietWait, versionLocalCompare,
-	versionClusterQueue,
-	versionHookCleanupOnSuccess, versionSettledApply, versionLocalPlan, versionQuietOneStep, versionPruneApproval,
+// baselineChanges are, by level, the changes versionBaseline stands for,
+// each at version 1: level 1 holds all that were versioned when the
+// baseline was cut, level 2 the coalesced status publish. A change made
+// after a level was cut must not join it (a workflow started at that level
+// did not have it); it is asked for on its own, or joins a new level.
+var baselineChanges = [][]string{
+	1: {
+		versionLocalSpecCheck, versionDeleteApproval, versionLeanReconcile, versionQuietWait, versionLocalCompare,
+		versionClusterQueue,
+		versionHookCleanupOnSuccess, versionSettledApply, versionLocalPlan, versionQuietOneStep, versionPruneApproval,
+	},
+	2: {versionCoalescedPublish},
 }
+
+// baselineLevel is the level a new run starts at.
+const baselineLevel = 2
 
 // versions answers which changes a workflow has. It is read once, at the
 // start of a run, before any handler can ask for a change.
 type versions struct {
-	baseline bool
+	baseline workflow.Version
 }
 
 // readVersions reads versionBaseline: the first command of a new run.
 func readVersions(ctx workflow.Context) versions {
-	return versions{baseline: workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) == 1}
+	return versions{baseline: workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, baselineLevel)}
 }
 
 // has says whether the workflow takes change (versioned 1 against
-// workflow.DefaultVersion): from the baseline when the run started with
-// it and change is one of baselineChanges, else from a version of its
-// own.
+// workflow.DefaultVersion): from the baseline when the run started at a
+// level that holds change, else from a version of its own.
 func (v versions) has(ctx workflow.Context, change string) bool {
-	if v.baseline && slices.Contains(baselineChanges, change) {
-		return true
+	for level := workflow.Version(1); level <= v.baseline && int(level) < len(baselineChanges); level++ {
+		if slices.Contains(baselineChanges[level], change) {
+			return true
+		}
 	}
 	return workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
 }

@@ -17,7 +17,13 @@ import (
 // beforeBaseline makes env's workflows runs that began before
 // versionBaseline: each change is asked for on its own.
 func beforeBaseline(env *testsuite.TestWorkflowEnvironment) {
-	env.OnGetVersion(versionBaseline, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	atBaseline(env, workflow.DefaultVersion)
+}
+
+// atBaseline makes env's workflows runs that began at the baseline's
+// level: the changes of later levels are asked for on their own.
+func atBaseline(env *testsuite.TestWorkflowEnvironment, level workflow.Version) {
+	env.OnGetVersion(versionBaseline, workflow.DefaultVersion, workflow.Version(baselineLevel)).Return(level)
 }
 
 // askedVersions records the change IDs env's workflows ask for, each
@@ -27,11 +33,13 @@ func askedVersions(env *testsuite.TestWorkflowEnvironment) func() []string {
 		mu    sync.Mutex
 		asked []string
 	)
-	env.OnGetVersion(mock.Anything, workflow.DefaultVersion, 1).Run(func(args mock.Arguments) {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, args.String(0))
-	}).Return(workflow.Version(1))
+	for _, newest := range []workflow.Version{1, baselineLevel} {
+		env.OnGetVersion(mock.Anything, workflow.DefaultVersion, newest).Run(func(args mock.Arguments) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, args.String(0))
+		}).Return(newest).Maybe()
+	}
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -61,25 +69,44 @@ func TestNewSyncAsksForTheBaselineOnly(t *testing.T) {
 	require.Equal(t, []string{versionBaseline}, asked(), "settled-apply, local-plan and quiet-one-step came from the baseline")
 }
 
-// A change that is not one of baselineChanges is asked for on its own,
-// with or without the baseline.
+// A change that is not in the levels of a run's baseline is asked for on
+// its own: a later change at every level, a level-2 change at level 1,
+// every change before the baseline.
 func TestVersionsOutsideTheBaseline(t *testing.T) {
-	for _, baseline := range []bool{true, false} {
+	for _, tc := range []struct {
+		level workflow.Version
+		want  []string
+	}{
+		{level: baselineLevel, want: []string{"a-later-change"}},
+		{level: 1, want: []string{"a-later-change", versionCoalescedPublish}},
+		{level: workflow.DefaultVersion, want: []string{"a-later-change", versionCoalescedPublish, versionSettledApply}},
+	} {
 		var ts testsuite.WorkflowTestSuite
 		env := ts.NewTestWorkflowEnvironment()
 		asked := askedVersions(env)
 		env.ExecuteWorkflow(func(ctx workflow.Context) (bool, error) {
-			v := versions{baseline: baseline}
-			return v.has(ctx, "a-later-change") && v.has(ctx, versionSettledApply), nil
+			v := versions{baseline: tc.level}
+			return v.has(ctx, "a-later-change") && v.has(ctx, versionCoalescedPublish) && v.has(ctx, versionSettledApply), nil
 		})
 		require.NoError(t, env.GetWorkflowError())
 		var has bool
 		require.NoError(t, env.GetWorkflowResult(&has))
 		require.True(t, has)
-		want := []string{"a-later-change"}
-		if !baseline {
-			want = append(want, versionSettledApply)
+		require.Equal(t, tc.want, asked(), "level %d", tc.level)
+	}
+}
+
+// The levels hold distinct changes, and the newest is the one new runs
+// start at.
+func TestBaselineLevels(t *testing.T) {
+	require.Len(t, baselineChanges, baselineLevel+1)
+	require.Empty(t, baselineChanges[0])
+	seen := map[string]bool{}
+	for level, changes := range baselineChanges[1:] {
+		require.NotEmpty(t, changes, "level %d", level+1)
+		for _, c := range changes {
+			require.False(t, seen[c], "%s in two levels", c)
+			seen[c] = true
 		}
-		require.Equal(t, want, asked(), "baseline %v", baseline)
 	}
 }
