@@ -112,7 +112,11 @@ type Input struct {
 
 // Progress is the heartbeat detail of Watch.
 type Progress struct {
-	Kinds   int   `json:"kinds"`
+	Kinds int `json:"kinds"`
+	// Synced is how many of the kinds have been listed: one that cannot
+	// be (forbidden, say) is retried with a backoff and logged, while the
+	// others are watched.
+	Synced  int   `json:"synced"`
 	Events  int64 `json:"events"`
 	Signals int64 `json:"signals"`
 }
@@ -122,6 +126,7 @@ const (
 	msgDrift       = "drift detected"
 	msgSignalError = "refresh signal failed"
 	msgKindSkipped = "kind not served, not watched"
+	msgKindFailing = "cannot list or watch a kind; retrying"
 	msgNotDrift    = "tracked object changed by windlass or in status only"
 )
 
@@ -147,7 +152,7 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 	// detection reads: an idle fleet's informers cost little memory.
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.Dynamic, 0, metav1.NamespaceAll,
 		func(o *metav1.ListOptions) { o.LabelSelector = manifest.AppLabel })
-	watched := 0
+	var informers []cache.SharedIndexInformer
 	for _, gk := range in.Kinds {
 		m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
 		if err != nil {
@@ -161,16 +166,34 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 		if _, err := inf.AddEventHandler(a.handler(d)); err != nil {
 			return fmt.Errorf("watch %s: %w", m.Resource, err)
 		}
-		watched++
+		res := m.Resource.GroupResource().String()
+		if err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			a.log.Warn(msgKindFailing, "server", in.Server, "resource", res, "err", err)
+		}); err != nil {
+			return fmt.Errorf("watch %s: %w", m.Resource, err)
+		}
+		informers = append(informers, inf)
 	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	factory.WaitForCacheSync(ctx.Done())
-	a.log.Info(msgWatching, "server", in.Server, "kinds", watched)
+	// Heartbeat from the start: a kind that cannot be listed never syncs,
+	// and waiting for it would let the heartbeat time out while the
+	// other kinds' informers went on.
+	logged := false
 	t := time.NewTicker(beat)
 	defer t.Stop()
 	for {
-		activity.RecordHeartbeat(ctx, Progress{Kinds: watched, Events: d.events(), Signals: d.signals()})
+		synced := 0
+		for _, inf := range informers {
+			if inf.HasSynced() {
+				synced++
+			}
+		}
+		if synced == len(informers) && !logged {
+			logged = true
+			a.log.Info(msgWatching, "server", in.Server, "kinds", len(informers))
+		}
+		activity.RecordHeartbeat(ctx, Progress{Kinds: len(informers), Synced: synced, Events: d.events(), Signals: d.signals()})
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

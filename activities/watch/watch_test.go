@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,15 +14,20 @@ import (
 
 	workflowservice "go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/manifest"
+	"github.com/windlass-cd/windlass/internal/syncbuf"
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
@@ -300,5 +306,126 @@ func TestDriftOnSlimManagedFields(t *testing.T) {
 	}
 	if v, err := slim("not an object"); err != nil || v != "not an object" {
 		t.Fatalf("slim of another value = %v, %v", v, err)
+	}
+}
+
+// A kind the watch may not list (here Secrets, for a user allowed
+// ConfigMaps only) does not stall the others: the activity heartbeats
+// from the start, logs the kind that fails, and signals drift on the
+// kinds it can watch. Before, it waited for every kind to be listed
+// and never heartbeat, so its heartbeat timed out while its informers
+// went on, and each retry started another set.
+func TestWatchHeartbeatsWithAForbiddenKind(t *testing.T) {
+	env, cleanup, err := testbed.Shared(t.Context(), "watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "watch-forbidden-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	user := ns + "-watcher"
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(t.Context(), role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+		_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{"k": "v"}}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracked := &unstructured.Unstructured{Object: u}
+	tracked.SetAPIVersion("v1")
+	tracked.SetKind("ConfigMap")
+	manifest.SetTracking("default", "limited", tracked)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name: "cfg", Namespace: ns, Labels: tracked.GetLabels(), Annotations: tracked.GetAnnotations()}, Data: cm.Data},
+		metav1.CreateOptions{FieldManager: "windlass"}); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := rest.CopyConfig(env.Cluster.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	ft := &fakeTemporal{}
+	var logs syncbuf.Buffer
+	a, err := New(kube.NewFactory(cfg, kube.Options{}), ft, "default", "windlass", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		beats []Progress
+	)
+	var ts testsuite.WorkflowTestSuite
+	aenv := ts.NewTestActivityEnvironment()
+	aenv.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var p Progress
+		if details.Get(&p) == nil {
+			mu.Lock()
+			beats = append(beats, p)
+			mu.Unlock()
+		}
+	})
+	aenv.RegisterActivityWithOptions(a.Watch, activityOpts(WatchName))
+	aenv.SetTestTimeout(time.Minute)
+	go func() {
+		_, _ = aenv.ExecuteActivity(WatchName, Input{Server: "in-cluster", Kinds: []GroupKind{{Kind: "ConfigMap"}, {Kind: "Secret"}}, DebounceMillis: 100, HeartbeatMillis: 100})
+	}()
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(beats, func(p Progress) bool { return p.Kinds == 2 })
+	})
+	waitFor(t, func() bool {
+		return strings.Contains(logs.String(), msgKindFailing) && strings.Contains(logs.String(), "resource=secrets")
+	})
+	// Drift on the kind it can watch is still signalled.
+	n := 0
+	waitFor(t, func() bool {
+		if len(ft.got()) > 0 {
+			return true
+		}
+		n++
+		live, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "cfg", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		live.Data["k"] = "edited-" + strconv.Itoa(n)
+		if _, err := cs.CoreV1().ConfigMaps(ns).Update(t.Context(), live, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		return false
+	})
+	if got := ft.got(); !strings.HasPrefix(got[0], "app/default/limited refresh drift: ConfigMap "+ns+"/cfg changed") {
+		t.Fatalf("signals = %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, b := range beats {
+		if b.Synced == 2 {
+			t.Fatalf("heartbeat %+v: the forbidden kind counted as listed", b)
+		}
+	}
+	if strings.Contains(logs.String(), msgWatching) {
+		t.Fatalf("logged %q with a kind not listed:\n%s", msgWatching, logs.String())
 	}
 }
