@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/syncbuf"
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
@@ -78,24 +78,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// syncBuffer collects log output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // Test accounts and their passwords.
 const (
 	alicePassword = "alice-correct-horse"
@@ -119,7 +101,7 @@ type env struct {
 	store         *secretstore.Memory
 	e             *echo.Echo
 	clock         *clock
-	logs          *syncBuffer
+	logs          *syncbuf.Buffer
 	adminPassword string
 }
 
@@ -146,7 +128,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 // newEnvOn builds an env on store, as another replica would.
 func newEnvOn(t *testing.T, store *secretstore.Memory, cfg Config, rev Revocations) *env {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	s, err := New(cfg, store, rev, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package sso
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/dexserver"
 	"github.com/windlass-cd/windlass/internal/dexserver/dextest"
+	"github.com/windlass-cd/windlass/internal/syncbuf"
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
@@ -100,24 +100,6 @@ func (f *fakeSessions) issued() []issued {
 	return append([]issued(nil), f.calls...)
 }
 
-// syncBuffer collects log output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // bed is an HTTP server with a real Dex at /api/dex (static users jane
 // and bob, approval screen on) and the Handler's routes at /api/v1, as
 // the API serves them, on the test Redis.
@@ -128,7 +110,7 @@ type bed struct {
 	h        *Handler
 	sessions *fakeSessions
 	flows    RedisFlows
-	logs     *syncBuffer
+	logs     *syncbuf.Buffer
 }
 
 func newBed(t *testing.T, mods ...func(*Config)) *bed {
@@ -136,7 +118,7 @@ func newBed(t *testing.T, mods ...func(*Config)) *bed {
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
 	skip := false
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d, err := dexserver.New(t.Context(), dexserver.Config{
 		StaticPasswords: []dexserver.Password{
