@@ -51,7 +51,9 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 		{"healthy deployment", []string{"--object", deploy}, "", map[string]string{"status": "Healthy", "message": ""}, ""},
 		{"degraded is not an error", []string{"--object", crash}, "", map[string]string{"status": "Degraded", "message": "back-off restarting"}, ""},
 		{"lua script", []string{"--customizations", scripts, "--object", widget}, "", map[string]string{"status": "Degraded", "message": "widget w is not ready"}, ""},
-		{"script limits", []string{"--customizations", scripts, "--object", loop, "--timeout", "100ms"}, "", map[string]string{"status": "Unknown", "message": "health script example.com/Loop/health.lua: timed out after 100ms"}, ""},
+		// The time limit, 1 ms, ends the loop long before the instruction
+		// budget (10 million, tens of milliseconds on a fast machine) would.
+		{"script limits", []string{"--customizations", scripts, "--object", loop, "--timeout", "1ms"}, "", map[string]string{"status": "Unknown", "message": "health script example.com/Loop/health.lua: timed out after 1ms"}, ""},
 		{"stdin", []string{"--object", "-"}, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nstatus: {phase: Lost}\n", map[string]string{"status": "Degraded", "message": "the claim lost its volume"}, ""},
 		{"missing object flag", nil, "", nil, "usage"},
 		{"stray argument", []string{"--object", deploy, "extra"}, "", nil, "usage"},
