@@ -21,7 +21,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -61,20 +60,7 @@ func (f *fakeTemporal) got() []string {
 // A change by another field manager to a tracked object is drift and
 // signals its app once (debounced); Windlass's own apply is not drift.
 func TestWatchSignalsDrift(t *testing.T) {
-	env, cleanup, err := testbed.Shared(t.Context(), "watch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "watch-" + time.Now().Format("150405.000")
-	ns = "watch-" + ns[len(ns)-3:] + "x"
-	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env, cs, ns := watchBed(t)
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "cfg", "namespace": ns}, "data": map[string]any{"k": "v"}}}
 	manifest.SetTracking("default", "web", cm)
@@ -177,6 +163,27 @@ func TestWatchSignalsDrift(t *testing.T) {
 		}
 	}
 	_ = autoscalingv1.Scale{}
+}
+
+// watchBed returns the shared test bed, a clientset of it and a new
+// namespace, deleted after the test.
+func watchBed(t *testing.T) (*testbed.Env, kubernetes.Interface, string) {
+	t.Helper()
+	env, cleanup, err := testbed.Shared(t.Context(), "watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "watch-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return env, cs, ns
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -316,20 +323,7 @@ func TestDriftOnSlimManagedFields(t *testing.T) {
 // and never heartbeat, so its heartbeat timed out while its informers
 // went on, and each retry started another set.
 func TestWatchHeartbeatsWithAForbiddenKind(t *testing.T) {
-	env, cleanup, err := testbed.Shared(t.Context(), "watch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	cs, err := kubernetes.NewForConfig(env.Cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "watch-forbidden-" + strconv.FormatInt(time.Now().UnixNano()%1e6, 10)
-	if _, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	env, cs, ns := watchBed(t)
 	user := ns + "-watcher"
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
@@ -347,17 +341,11 @@ func TestWatchHeartbeatsWithAForbiddenKind(t *testing.T) {
 		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
 		_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), user, metav1.DeleteOptions{})
 	})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: ns}, Data: map[string]string{"k": "v"}}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tracked := &unstructured.Unstructured{Object: u}
-	tracked.SetAPIVersion("v1")
-	tracked.SetKind("ConfigMap")
+	tracked := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cfg", "namespace": ns}}}
 	manifest.SetTracking("default", "limited", tracked)
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Name: "cfg", Namespace: ns, Labels: tracked.GetLabels(), Annotations: tracked.GetAnnotations()}, Data: cm.Data},
+		Name: "cfg", Namespace: ns, Labels: tracked.GetLabels(), Annotations: tracked.GetAnnotations()}, Data: map[string]string{"k": "v"}},
 		metav1.CreateOptions{FieldManager: "windlass"}); err != nil {
 		t.Fatal(err)
 	}
