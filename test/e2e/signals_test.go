@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -33,6 +34,12 @@ func TestTenThousandRefreshes(t *testing.T) {
 		signals   = 10000
 		threshold = 1500
 		queue     = signalsQueue
+		// passSlack bounds the events a run records itself (all but the
+		// signals) once its history reaches the threshold: the rest of
+		// the pass it was in and the next one, which continues as new,
+		// plus a workflow task or two that the server fails because
+		// signals arrived while it ran (a pass is 10 to 15 events).
+		passSlack = 60
 	)
 	w := sdkworker.New(bed.temporal, queue, sdkworker.Options{})
 	workflows.Register(w)
@@ -103,11 +110,32 @@ func TestTenThousandRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range resp.Executions {
-		// A run ends at the first pass after the threshold; one pass adds
-		// at most the signals that queued up meanwhile plus its commands.
-		if e.GetHistoryLength() > 2*threshold {
-			t.Fatalf("run %s has %d history events; the threshold is %d", e.GetExecution().GetRunId(), e.GetHistoryLength(), threshold)
+		run := e.GetExecution().GetRunId()
+		if n := ownEventsPastThreshold(t, id, run, threshold); n > passSlack {
+			t.Fatalf("run %s recorded %d events of its own after its history reached %d; it should have continued as new within a pass (%d)", run, n, threshold, passSlack)
 		}
 	}
 	t.Logf("%d signals, %d runs, %d executions listed", signals, view.Runs, len(resp.Executions))
+}
+
+// ownEventsPastThreshold counts the events of one run after its history
+// reached threshold events, but for the signals. The signals that arrive
+// while a pass runs are the senders' doing and depend on the machine's
+// speed: 8 senders can deliver more than a threshold's worth during one
+// workflow task on a slow machine.
+func ownEventsPastThreshold(t *testing.T, id, run string, threshold int) int {
+	t.Helper()
+	it := bed.temporal.GetWorkflowHistory(t.Context(), id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	n, own := 0, 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of run %s: %v", run, err)
+		}
+		n++
+		if n > threshold && ev.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED {
+			own++
+		}
+	}
+	return own
 }
