@@ -20,6 +20,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/activities/watch"
@@ -193,6 +194,10 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := reconcile.New(proj, src, cl, log)
+	if err != nil {
+		return nil, err
+	}
 	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log)
 	if err != nil {
 		return nil, err
@@ -220,6 +225,7 @@ func New(cfg Config) (*Worker, error) {
 		rnd.Register(w)
 		cl.Register(w)
 		proj.Register(w)
+		rec.Register(w)
 		wat.Register(w)
 		plc.Register(w)
 		ws = append(ws, w)
