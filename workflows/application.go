@@ -13,6 +13,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/activities/watch"
@@ -94,6 +95,9 @@ type application struct {
 	// pass, and the cluster watch is told the app's kinds without waiting
 	// for the signal to land.
 	quiet bool
+	// quick is the path of versionQuickPass: a pass's cheap steps run as
+	// one local activity (application.quickPass).
+	quick bool
 	// passSpec is the spec the last reconcile pass read.
 	passSpec appspec.Application
 }
@@ -593,6 +597,7 @@ func (a *application) run(ctx workflow.Context) error {
 		ctx = withLocalSteps(ctx)
 		a.quiet = a.v.has(ctx, versionQuietWait)
 		a.coalesce = a.v.has(ctx, versionCoalescedPublish)
+		a.quick = a.quiet && a.v.has(ctx, versionQuickPass)
 	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
@@ -763,32 +768,36 @@ func (a *application) refreshBase() time.Duration {
 // revision of the first source that renders. It returns the revision shown
 // for the app.
 func (a *application) resolveSources(ctx workflow.Context, spec appspec.Application, override string, hard bool) (string, []render.SourceRequest, error) {
+	return buildSources(spec, override, func(_ int, s appspec.Source, rev string) (string, error) {
+		if s.Chart != "" {
+			// A chart from a Helm repository: the "SHA" is its version.
+			v, err := resolveChart(ctx, render.ResolveChartInput{RepoURL: s.RepoURL, Chart: s.Chart, Version: rev})
+			return v.Version, err
+		}
+		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
+		return resolved.SHA, err
+	})
+}
+
+// buildSources makes the render sources of spec's sources, each at the
+// SHA that sha answers for it (its index, the source and the revision to
+// resolve), and returns the revision shown for the app.
+func buildSources(spec appspec.Application, override string, sha func(int, appspec.Source, string) (string, error)) (string, []render.SourceRequest, error) {
 	var (
 		shown string
 		out   []render.SourceRequest
 	)
-	for _, s := range spec.AllSources() {
+	for i, s := range spec.AllSources() {
 		rev := s.Revision()
 		if override != "" && shown == "" && s.Ref == "" {
 			rev = override
 		}
-		var sha string
-		if s.Chart != "" {
-			// A chart from a Helm repository: the "SHA" is its version.
-			v, err := resolveChart(ctx, render.ResolveChartInput{RepoURL: s.RepoURL, Chart: s.Chart, Version: rev})
-			if err != nil {
-				return "", nil, err
-			}
-			sha = v.Version
-		} else {
-			resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
-			if err != nil {
-				return "", nil, err
-			}
-			sha = resolved.SHA
+		resolved, err := sha(i, s, rev)
+		if err != nil {
+			return "", nil, err
 		}
 		s.TargetRevision = rev
-		out = append(out, render.SourceRequest{Source: s, SHA: sha})
+		out = append(out, render.SourceRequest{Source: s, SHA: resolved})
 		if shown == "" && (s.Ref == "" || s.Path != "") {
 			shown = rev
 		}
@@ -831,17 +840,41 @@ func (a *application) reconcile(ctx workflow.Context) {
 		workflow.GetMetricsHandler(ctx).Timer(MetricReconcileDuration).Record(workflow.Now(ctx).Sub(start))
 	}(st.ReconciledAt)
 
-	proj, err := getProject(ctx, spec.Project)
-	if err != nil {
-		a.unknown(ctx, "project", err)
-		return
+	// The quick pass, when it runs, has done the steps it answers for;
+	// the pass runs the rest itself.
+	var (
+		q        reconcile.PassOutput
+		compared *render.ManifestRef
+	)
+	cctx, quick := ctx, a.quick && !hard && gitSourcesOnly(spec)
+	if quick {
+		cctx = a.onCluster(ctx, hard)
+		q, compared = a.quickPass(ctx, cctx, spec, fresh, drift)
 	}
-	a.project = &proj
+	proj := q.Project
+	if proj == nil {
+		p, err := getProject(ctx, spec.Project)
+		if err != nil {
+			a.unknown(ctx, "project", err)
+			return
+		}
+		proj = &p
+	}
+	a.project = proj
 	if err := proj.CheckApp(spec); err != nil {
 		a.unknown(ctx, "project", err)
 		return
 	}
-	rev, sources, err := a.resolveSources(ctx, spec, "", fresh)
+	var (
+		rev     string
+		sources []render.SourceRequest
+		err     error
+	)
+	if q.Resolved != nil {
+		rev, sources, err = buildSources(spec, "", func(i int, _ appspec.Source, _ string) (string, error) { return q.Resolved[i].SHA, nil })
+	} else {
+		rev, sources, err = a.resolveSources(ctx, spec, "", fresh)
+	}
 	if err != nil {
 		a.unknown(ctx, "resolve revision", err)
 		return
@@ -851,9 +884,13 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "render", err)
 		return
 	}
-	cctx := a.onCluster(ctx, hard)
-	cmp, err := compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard, Drift: drift}, a.localCompare(cctx))
-	if err != nil {
+	if !quick {
+		cctx = a.onCluster(ctx, hard)
+	}
+	var cmp cluster.CompareOutput
+	if q.Compare != nil && compared != nil && sameJSON(*compared, ref) {
+		cmp = *q.Compare
+	} else if cmp, err = compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard, Drift: drift}, a.localCompare(cctx)); err != nil {
 		a.unknown(ctx, "compare", err)
 		return
 	}
@@ -872,6 +909,71 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.st.SelfHeal = SelfHealState{} // quiet for a whole interval: drift is over
 	}
 }
+
+// quickPass runs the pass's cheap steps as one local activity: the
+// project, the ls-remote of every source and, when the cluster's
+// activities run in this worker and every source resolving to the SHA it
+// was last rendered at would render the same request again, the compare
+// of those manifests (which it returns as compared). The pass runs each
+// step the quick pass did not answer for, as before: the quick pass
+// stops at a step that fails, and a quick pass that fails as a whole
+// (it is not retried) answers for none.
+func (a *application) quickPass(ctx, cctx workflow.Context, spec appspec.Application, fresh, drift bool) (reconcile.PassOutput, *render.ManifestRef) {
+	in := reconcile.PassInput{Project: spec.Project, App: spec}
+	for _, s := range spec.AllSources() {
+		in.Sources = append(in.Sources, source.ResolveInput{RepoURL: s.RepoURL, Revision: s.Revision(), Hard: fresh})
+	}
+	var compared *render.ManifestRef
+	if expect := a.unmovedSHAs(spec); expect != nil && a.localCompare(cctx) {
+		compared = a.st.Manifests
+		in.Expect = expect
+		in.Compare = &cluster.CompareInput{Target: clusterTarget(spec), Manifests: *compared, Drift: drift}
+	}
+	var out reconcile.PassOutput
+	if err := workflow.ExecuteLocalActivity(quickPassOptions(ctx), reconcile.QuickPassName, in).Get(ctx, &out); err != nil {
+		workflow.GetLogger(ctx).Warn(msgQuickPassFailed, "error", errorMessage(err))
+		return reconcile.PassOutput{}, nil
+	}
+	if len(out.Resolved) != len(in.Sources) {
+		out.Resolved = nil
+	}
+	return out, compared
+}
+
+// unmovedSHAs are the SHAs the app's sources were last rendered at, when
+// rendering spec's sources at them again is the request last rendered
+// (so the pass would reuse its manifests, application.render); else nil.
+func (a *application) unmovedSHAs(spec appspec.Application) []string {
+	if a.st.Manifests == nil || len(a.st.Sources) != len(spec.AllSources()) {
+		return nil
+	}
+	_, sources, _ := buildSources(spec, "", func(i int, _ appspec.Source, _ string) (string, error) { return a.st.Sources[i].SHA, nil })
+	if !sameJSON(a.st.Manifests.Request, a.renderRequest(sources)) {
+		return nil
+	}
+	shas := make([]string, len(sources))
+	for i, s := range sources {
+		shas[i] = s.SHA
+	}
+	return shas
+}
+
+// gitSourcesOnly says whether every source of spec comes from Git: a
+// chart from a Helm repository resolves by an activity of its own.
+func gitSourcesOnly(spec appspec.Application) bool {
+	for _, s := range spec.AllSources() {
+		if s.Chart != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// versionQuickPass marks workflows whose passes run their cheap steps as
+// one local activity (application.quickPass).
+const versionQuickPass = "quick-pass"
+
+const msgQuickPassFailed = "quick pass failed; the pass runs its steps one by one"
 
 // render renders the sources, unless (on the lean path) the request is
 // exactly the one last rendered and no hard refresh was asked for: the

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -27,6 +29,10 @@ type appSuite struct {
 	testsuite.WorkflowTestSuite
 	env  *testsuite.TestWorkflowEnvironment
 	proj appspec.Project
+	// steps answers a pass's project, resolve and compare steps, whether
+	// the workflow runs them as activities of their own or the quick pass
+	// (the real reconcile.Activities, registered over steps) runs them.
+	steps *stepMock
 	// rendered is the SHA the app workflow rendered last: on the lean
 	// path a reconcile renders only another request.
 	rendered string
@@ -67,8 +73,15 @@ func placeholder[I, O any](env *testsuite.TestWorkflowEnvironment, name string) 
 
 func registerPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[source.ResolveInput, source.ResolveOutput](env, source.ResolveRevisionName)
-	placeholder[render.RenderInput, render.ManifestRef](env, render.RenderName)
 	placeholder[cluster.CompareInput, cluster.CompareOutput](env, cluster.CompareName)
+	placeholder[project.GetInput, appspec.Project](env, project.GetName)
+	registerOtherPlaceholders(env)
+}
+
+// registerOtherPlaceholders registers the placeholders of every activity
+// but a pass's steps (project, resolve, compare).
+func registerOtherPlaceholders(env *testsuite.TestWorkflowEnvironment) {
+	placeholder[render.RenderInput, render.ManifestRef](env, render.RenderName)
 	placeholder[cluster.PlanInput, cluster.PlanOutput](env, cluster.PlanName)
 	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.ApplyWaveName)
 	placeholder[cluster.WaveInput, cluster.WaveOutput](env, cluster.WaitWaveName)
@@ -77,7 +90,6 @@ func registerPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 		return errors.New("unexpected call of " + cluster.DeleteHooksName)
 	}, activity.RegisterOptions{Name: cluster.DeleteHooksName})
 	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
-	placeholder[project.GetInput, appspec.Project](env, project.GetName)
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
 	// No cluster has a task queue of its own unless a test says so.
 	noQueues, _ := placement.New(placement.None{})
@@ -88,11 +100,83 @@ func (s *appSuite) SetupTest() {
 	s.rendered = ""
 	s.env = s.NewTestWorkflowEnvironment()
 	Register(s.env)
-	registerPlaceholders(s.env)
+	registerOtherPlaceholders(s.env)
+	s.steps = registerSteps(s.env)
 	s.env.SetStartTime(time.Date(2026, 1, 10, 10, 0, 0, 0, time.UTC))
 }
 
-func (s *appSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+func (s *appSuite) AfterTest(_, _ string) { s.assertExpectations() }
+
+// assertExpectations checks that every expected activity and step ran.
+func (s *appSuite) assertExpectations() {
+	s.env.AssertExpectations(s.T())
+	s.steps.AssertExpectations(s.T())
+}
+
+// stepCalls counts the calls of a pass's step, by the quick pass or not.
+func (s *appSuite) stepCalls(step string) int {
+	n := 0
+	for _, c := range s.steps.Calls {
+		if c.Method == step {
+			n++
+		}
+	}
+	return n
+}
+
+// stepMock is the mock of a pass's steps: a test expects each step with
+// steps.On(name, input), and the step's activity and the quick pass both
+// answer from it, so one expectation holds whichever runs the step. An
+// unexpected call fails the step.
+type stepMock struct{ mock.Mock }
+
+func registerSteps(env *testsuite.TestWorkflowEnvironment) *stepMock {
+	m := &stepMock{}
+	env.RegisterActivityWithOptions(m.Get, activity.RegisterOptions{Name: project.GetName})
+	env.RegisterActivityWithOptions(m.ResolveRevision, activity.RegisterOptions{Name: source.ResolveRevisionName})
+	env.RegisterActivityWithOptions(m.Compare, activity.RegisterOptions{Name: cluster.CompareName})
+	quick, err := reconcile.New(m, m, m, nil)
+	if err != nil {
+		panic(err)
+	}
+	quick.Register(env)
+	return m
+}
+
+// called answers the call of step with input in, or fails it when no test
+// expected it.
+func (m *stepMock) called(step string, in any) (args mock.Arguments, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unexpected call of %s(%+v)", step, in)
+		}
+	}()
+	return m.MethodCalled(step, in), nil
+}
+
+func (m *stepMock) Get(_ context.Context, in project.GetInput) (appspec.Project, error) {
+	args, err := m.called(project.GetName, in)
+	if err != nil {
+		return appspec.Project{}, err
+	}
+	return args.Get(0).(appspec.Project), args.Error(1)
+}
+
+func (m *stepMock) ResolveRevision(_ context.Context, in source.ResolveInput) (source.ResolveOutput, error) {
+	args, err := m.called(source.ResolveRevisionName, in)
+	if err != nil {
+		return source.ResolveOutput{}, err
+	}
+	return args.Get(0).(source.ResolveOutput), args.Error(1)
+}
+
+func (m *stepMock) Compare(_ context.Context, in cluster.CompareInput) (cluster.CompareOutput, error) {
+	args, err := m.called(cluster.CompareName, in)
+	if err != nil {
+		return cluster.CompareOutput{}, err
+	}
+	return args.Get(0).(cluster.CompareOutput), args.Error(1)
+}
 
 func sources(sha string) []render.SourceRequest {
 	return []render.SourceRequest{{Source: appspec.Source{RepoURL: repo, Path: "guestbook", TargetRevision: "main"}, SHA: sha}}
@@ -117,13 +201,13 @@ var (
 // expectProject answers project lookups with p, as often as asked.
 func (s *appSuite) expectProject(p appspec.Project) {
 	s.proj = p
-	s.env.OnActivity(project.GetName, mock.Anything, project.GetInput{Name: "default"}).Return(p, nil)
+	s.steps.On(project.GetName, project.GetInput{Name: "default"}).Return(p, nil)
 }
 
 // expectResolve expects the revision resolved; fresh (a requested refresh
 // or a manual sync) bypasses the ls-remote cache.
 func (s *appSuite) expectResolve(sha string, fresh bool) {
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
 		Return(source.ResolveOutput{SHA: sha, Ref: "refs/heads/main"}, nil).Once()
 }
 
@@ -139,7 +223,7 @@ func (s *appSuite) expectReconcileF(sha string, out cluster.CompareOutput, fresh
 		s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
 		s.rendered = sha
 	}
-	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: ref(sha)}).Return(out, nil).Once()
+	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: target(), Manifests: ref(sha)}).Return(out, nil).Once()
 }
 
 // syncOp is the operation the app workflow hands its n-th sync.
@@ -289,7 +373,7 @@ func (s *appSuite) TestManualSyncUpdate() {
 func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, synced)
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "nope", Hard: true}).
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "nope", Hard: true}).
 		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision nope not found", "RevisionNotFound", nil)).Once()
 	s.at(time.Second, func() { s.env.SignalWorkflow(SignalSync, SyncRequest{Revision: "nope", Initiator: "ops"}) })
 	s.expectReconcile(sha1, synced) // the pass after the signal
@@ -306,8 +390,10 @@ func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
 // with the reason, and the workflow keeps running.
 func (s *appSuite) TestUnknownOnResolveError() {
 	s.expectProject(appspec.DefaultProjectSpec())
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
-		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision not found", "RevisionNotFound", nil)).Once()
+	// The quick pass stops at the error, and the pass's own step meets it
+	// again (not retried: non-retryable) and reports it.
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+		Return(source.ResolveOutput{}, temporal.NewNonRetryableApplicationError("revision not found", "RevisionNotFound", nil)).Twice()
 	var view AppView
 	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
@@ -581,7 +667,7 @@ func (s *appSuite) TestChartSourceResolvesVersion() {
 	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: []render.SourceRequest{{Source: spec.Source, SHA: "1.2.7"}}}
 	r := render.ManifestRef{Key: req.Key(), SHA: "1.2.7", Count: 1, Request: req}
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: req}).Return(r, nil).Once()
-	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: r}).Return(synced, nil).Once()
+	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: target(), Manifests: r}).Return(synced, nil).Once()
 	var view AppView
 	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: spec})

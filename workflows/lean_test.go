@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -85,23 +88,78 @@ func (s *appSuite) leanRun() *stepLog {
 // On the lean path (versionLeanReconcile, versionLocalPlan) the first sync renders once, in
 // the first reconcile: the sync gets the manifests, and later passes at
 // the same SHA reuse them. The cheap steps are local activities, and a
-// pass that changes nothing upserts nothing.
+// pass that changes nothing upserts nothing. Each pass's project and
+// ls-remote run in one local activity, the quick pass (versionQuickPass),
+// and so does its compare when no source moved: the first pass, which
+// renders, compares on its own; the pass after the sync and the timer's
+// are one local activity each.
 func (s *appSuite) TestLeanFirstSync() {
 	l := s.leanRun()
 	s.Equal(map[string]int{
 		render.RenderName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
 	}, l.regular)
 	s.Equal(map[string]int{
-		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
+		reconcile.QuickPassName: 3, placement.TaskQueueName: 2,
 		// The cluster has no queue of its own: the sync's plan
-		// (versionLocalPlan) and each pass's compare (versionLocalCompare)
-		// run in the workflow's worker.
-		cluster.PlanName: 1, cluster.CompareName: 3,
+		// (versionLocalPlan) and the first pass's compare
+		// (versionLocalCompare) run in the workflow's worker.
+		cluster.PlanName: 1, cluster.CompareName: 1,
 	}, l.local)
+	s.Equal(3, s.stepCalls(project.GetName))
+	s.Equal(3, s.stepCalls(source.ResolveRevisionName))
+	s.Equal(3, s.stepCalls(cluster.CompareName))
 	s.Positive(l.upsAt5m)
 	s.Positive(l.memo5m)
 	s.Equal(l.upsAt5m, l.saUps, "search attributes upserted by a pass that changed nothing")
 	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
+}
+
+// stepsOneByOne are the local activities of leanRun when every pass runs
+// its steps one by one: before versionQuickPass, or when the quick pass
+// fails.
+var stepsOneByOne = map[string]int{
+	project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
+	cluster.PlanName: 1, cluster.CompareName: 3,
+}
+
+// A run that began at baseline level 2 asks for versionQuickPass on its
+// own; without it, each pass runs its steps one by one.
+func (s *appSuite) TestQuickPassIsVersioned() {
+	atBaseline(s.env, 2)
+	s.env.OnGetVersion(versionQuickPass, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	l := s.leanRun()
+	s.Equal(stepsOneByOne, l.local)
+}
+
+// A quick pass that fails as a whole (it is not retried) answers for no
+// step: the pass runs them all, with the same outcome.
+func (s *appSuite) TestQuickPassFailureRunsTheSteps() {
+	s.env.OnActivity(reconcile.QuickPassName, mock.Anything, mock.Anything).Return(reconcile.PassOutput{}, errors.New("worker shutting down")).Times(3)
+	l := s.leanRun()
+	want := maps.Clone(stepsOneByOne)
+	want[reconcile.QuickPassName] = 3
+	s.Equal(want, l.local)
+}
+
+// A quick pass whose compare fails answers for the project and the
+// revision: the pass compares on its own, with the compare's retries.
+func (s *appSuite) TestQuickPassCompareErrorComparesAgain() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	s.expectResolve(sha1, false)
+	in := cluster.CompareInput{Target: target(), Manifests: ref(sha1)}
+	s.steps.On(cluster.CompareName, in).Return(cluster.CompareOutput{}, errors.New("connection refused")).Once()
+	s.steps.On(cluster.CompareName, in).Return(outOfSync, nil).Once()
+	l := s.recordSteps()
+	var view AppView
+	s.at(90*time.Second, func() { view = s.status() })
+	s.cancelAt(2 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 60}})
+	s.Equal(appspec.SyncOutOfSync, view.Status.Sync)
+	s.Equal(2, l.local[reconcile.QuickPassName], "the first pass's and the timer's")
+	s.Equal(2, l.local[cluster.CompareName], "the first pass's, which rendered, and the timer's again")
+	s.Zero(l.local[source.ResolveRevisionName])
+	s.Zero(l.local[project.GetName])
 }
 
 // A pass whose automated sync starts in the same workflow task leaves its
@@ -220,9 +278,9 @@ func (s *appSuite) TestStaleWakeCostsNoPass() {
 			s.cancelAt(5 * time.Minute)
 			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
 			s.Require().NoError(set.err)
-			s.Equal(tc.compares, l.regular[cluster.CompareName]+l.local[cluster.CompareName])
+			s.Equal(tc.compares, s.stepCalls(cluster.CompareName))
 			s.Zero(l.regular[project.GetName], "setSpec looks the project up locally")
-			s.env.AssertExpectations(s.T())
+			s.assertExpectations()
 		})
 	}
 }
@@ -274,7 +332,7 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 				s.Equal(len(tc.steps)-1, during.StepIndex)
 				s.Equal(len(tc.steps), during.Steps)
 			}
-			s.env.AssertExpectations(s.T())
+			s.assertExpectations()
 		})
 	}
 }
@@ -299,7 +357,7 @@ func (s *appSuite) TestLiveRefreshUsesTheRevisionCache() {
 			s.at(time.Minute, func() { s.env.SignalWorkflow(SignalRefresh, tc.req) })
 			s.cancelAt(2 * time.Minute)
 			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
-			s.env.AssertExpectations(s.T())
+			s.assertExpectations()
 		})
 	}
 }
@@ -330,11 +388,11 @@ func (s *appSuite) TestDriftPassComparesWithDrift() {
 			s.expectResolve(sha1, tc.fresh)
 			in := cluster.CompareInput{Target: target(), Manifests: ref(sha1), Drift: tc.drift}
 			if tc.heal {
-				s.env.OnActivity(cluster.CompareName, mock.Anything, in).Return(outOfSync, nil).Once()
+				s.steps.On(cluster.CompareName, in).Return(outOfSync, nil).Once()
 				s.expectSync(1, sha1, nil)
 				s.expectReconcile(sha1, synced)
 			} else {
-				s.env.OnActivity(cluster.CompareName, mock.Anything, in).Return(synced, nil).Once()
+				s.steps.On(cluster.CompareName, in).Return(synced, nil).Once()
 			}
 			refresh := 600
 			if tc.signal == nil {
@@ -344,7 +402,7 @@ func (s *appSuite) TestDriftPassComparesWithDrift() {
 			}
 			s.cancelAt(time.Minute + 5*time.Second)
 			s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(tc.heal), Config: AppConfig{RefreshSeconds: refresh}})
-			s.env.AssertExpectations(s.T())
+			s.assertExpectations()
 		})
 	}
 }
@@ -355,16 +413,16 @@ func (s *appSuite) TestDriftPassesListOncePerInterval() {
 	drift := RefreshRequest{Reason: "drift: Deployment web/web changed", Live: true, Drift: true}
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, synced) // at the start: lists
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main"}).
 		Return(source.ResolveOutput{SHA: sha1, Ref: "refs/heads/main"}, nil).Times(3)
 	byGet := cluster.CompareInput{Target: target(), Manifests: ref(sha1), Drift: true}
 	listing := cluster.CompareInput{Target: target(), Manifests: ref(sha1)}
-	s.env.OnActivity(cluster.CompareName, mock.Anything, byGet).Return(synced, nil).Twice()  // at 5 and 9 minutes
-	s.env.OnActivity(cluster.CompareName, mock.Anything, listing).Return(synced, nil).Once() // at 11
+	s.steps.On(cluster.CompareName, byGet).Return(synced, nil).Twice()  // at 5 and 9 minutes
+	s.steps.On(cluster.CompareName, listing).Return(synced, nil).Once() // at 11
 	for _, at := range []time.Duration{5 * time.Minute, 9 * time.Minute, 11 * time.Minute} {
 		s.at(at, func() { s.env.SignalWorkflow(SignalRefresh, drift) })
 	}
 	s.cancelAt(12 * time.Minute)
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
-	s.env.AssertExpectations(s.T())
+	s.assertExpectations()
 }

@@ -55,6 +55,17 @@ func localOptions(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// quickPassOptions is for the quick pass (application.quickPass): one
+// attempt, as long as a compare's, since the pass runs every step that
+// the quick pass did not answer for with the step's own retries.
+func quickPassOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    5 * time.Minute,
+		ScheduleToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+}
+
 // localStepsKey marks, in a workflow context, that the cheap steps run as
 // local activities.
 type localStepsKey struct{}

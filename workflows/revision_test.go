@@ -29,12 +29,12 @@ func refWith(sha string, m *appspec.RevisionMetadata) render.ManifestRef {
 // expectPass expects one reconcile pass: resolve (fresh), render unless
 // the lean path reuses the last render (rendered nil), compare.
 func (s *appSuite) expectPass(sha string, fresh, hard bool, rendered *render.ManifestRef, compared render.ManifestRef, out cluster.CompareOutput) {
-	s.env.OnActivity(source.ResolveRevisionName, mock.Anything, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
 		Return(source.ResolveOutput{SHA: sha, Ref: "refs/heads/main"}, nil).Once()
 	if rendered != nil {
 		s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request, Hard: hard}).Return(*rendered, nil).Once()
 	}
-	s.env.OnActivity(cluster.CompareName, mock.Anything, cluster.CompareInput{Target: target(), Manifests: compared, Fresh: hard}).Return(out, nil).Once()
+	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: target(), Manifests: compared, Fresh: hard}).Return(out, nil).Once()
 }
 
 // memoMessages records the revision messages the app's memo upserts write,

@@ -28,9 +28,10 @@ const versionBaseline = "baseline-1"
 
 // baselineChanges are, by level, the changes versionBaseline stands for,
 // each at version 1: level 1 holds all that were versioned when the
-// baseline was cut, level 2 the coalesced status publish. A change made
-// after a level was cut must not join it (a workflow started at that level
-// did not have it); it is asked for on its own, or joins a new level.
+// baseline was cut, level 2 the coalesced status publish, level 3 the
+// quick pass. A change made after a level was cut must not join it (a
+// workflow started at that level did not have it); it is asked for on its
+// own, or joins a new level.
 var baselineChanges = [][]string{
 	1: {
 		versionLocalSpecCheck, versionDeleteApproval, versionLeanReconcile, versionQuietWait, versionLocalCompare,
@@ -38,10 +39,11 @@ var baselineChanges = [][]string{
 		versionHookCleanupOnSuccess, versionSettledApply, versionLocalPlan, versionQuietOneStep, versionPruneApproval,
 	},
 	2: {versionCoalescedPublish},
+	3: {versionQuickPass},
 }
 
 // baselineLevel is the level a new run starts at.
-const baselineLevel = 2
+const baselineLevel = 3
 
 // versions answers which changes a workflow has. It is read once, at the
 // start of a run, before any handler can ask for a change.

@@ -16,6 +16,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -54,6 +55,14 @@ func TestTenThousandRefreshes(t *testing.T) {
 	w.RegisterActivityWithOptions(func(context.Context, cluster.CompareInput) (cluster.CompareOutput, error) {
 		return cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}, nil
 	}, activity.RegisterOptions{Name: cluster.CompareName})
+	w.RegisterActivityWithOptions(func(_ context.Context, in reconcile.PassInput) (reconcile.PassOutput, error) {
+		p := appspec.DefaultProjectSpec()
+		out := reconcile.PassOutput{Project: &p, Resolved: []source.ResolveOutput{{SHA: "1111111111111111111111111111111111111111"}}}
+		if in.Compare != nil {
+			out.Compare = &cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
+		}
+		return out, nil
+	}, activity.RegisterOptions{Name: reconcile.QuickPassName})
 	w.RegisterActivityWithOptions(func(context.Context, placement.Input) (placement.Output, error) {
 		return placement.Output{}, nil
 	}, activity.RegisterOptions{Name: placement.TaskQueueName})
