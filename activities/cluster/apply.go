@@ -88,22 +88,23 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 	if len(objs) == 0 || slices.Contains(after, nil) {
 		return false
 	}
-	var pending []*object
+	var pending []int // indexes into objs and after
 	for i, obj := range after {
 		if !done(a.health.Assess(obj).Status) {
-			pending = append(pending, objs[i])
+			pending = append(pending, i)
 		}
 	}
 	switch {
 	case len(pending) == 0:
 		return true
-	case wait <= 0 || slices.ContainsFunc(pending, func(o *object) bool { return o.mapping == nil }):
+	case wait <= 0 || slices.ContainsFunc(pending, func(i int) bool { return objs[i].mapping == nil }):
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	w := newLiveWatch(d.c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
-	for _, o := range pending {
+	for _, i := range pending {
+		o := objs[i]
 		w.add(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace())
 	}
 	if err := w.start(ctx); err != nil {
@@ -115,8 +116,10 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 	defer tick.Stop()
 	for {
 		all := true
-		for _, o := range pending {
-			st := a.health.Assess(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName())).Status
+		for _, i := range pending {
+			o := objs[i]
+			live := notBefore(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName()), after[i])
+			st := a.health.Assess(live).Status
 			if st == appspec.HealthDegraded {
 				return false
 			}
@@ -133,6 +136,21 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 			return false
 		}
 	}
+}
+
+// notBefore is live, the state a watch has of an object, unless it
+// predates applied, the object as its apply left it (a lower generation):
+// then nil, which reads as pending. A watch's first events can come from
+// the API server's watch cache before that has caught up with the apply,
+// and the object's state from before the apply (its rollout done, its
+// status observing the old generation) would read as healthy: the wave
+// would settle on the old state, and the app stay Progressing after the
+// sync until its next pass.
+func notBefore(live, applied *unstructured.Unstructured) *unstructured.Unstructured {
+	if live == nil || live.GetGeneration() < applied.GetGeneration() {
+		return nil
+	}
+	return live
 }
 
 // applyObjects applies sorted objects: objects of one kind in parallel,

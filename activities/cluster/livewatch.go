@@ -19,9 +19,13 @@ import (
 
 // liveWatch follows the objects that carry a label in some kinds and
 // namespaces, each (kind, namespace) with a single watch request and no
-// list: a watch without a resourceVersion starts with the objects'
-// current state (a consistent read), as events, then sends their
-// changes. An informer lists first, and client-go's first tries a
+// list: a watch without a resourceVersion starts with the objects' state,
+// as events, then sends their changes. That first state is the API
+// server's watch cache's, which is not a consistent read: it can lag
+// behind a write the caller has just made (the cache serves a watch
+// without a resourceVersion at whatever version it has reached), so a
+// caller that knows an object's applied state must not take an older one
+// for it (notBefore). An informer lists first, and client-go's first tries a
 // streaming list, which an API server without the WatchList feature (1.33
 // by default) refuses: each informer cost three requests and their round
 // trips where this costs one.

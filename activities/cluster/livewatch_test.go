@@ -126,8 +126,10 @@ func TestWaitWaveWatchesWithoutListing(t *testing.T) {
 // opened from a version with an expired-version error.
 type watchRecorder struct {
 	clusters
-	cut     int
-	expire  bool
+	cut    int
+	expire bool
+	// wrap, when set, wraps each watch opened (after cut).
+	wrap    func(watch.Interface) watch.Interface
 	mu      sync.Mutex
 	lists   int
 	watches []metav1.ListOptions
@@ -180,28 +182,22 @@ func (r *watchRecorder) watch(ctx context.Context, opts metav1.ListOptions, open
 		return forward(watch.NewFake(), 1, watch.Event{Type: watch.Error, Object: &st}), nil
 	}
 	w, err := open(ctx, opts)
-	if err != nil || r.cut == 0 {
+	if err != nil {
 		return w, err
 	}
-	return forward(w, r.cut), nil
+	if r.cut != 0 {
+		w = forward(w, r.cut)
+	}
+	if r.wrap != nil {
+		w = r.wrap(w)
+	}
+	return w, nil
 }
 
 // forward is a watch that sends first, then at most n of w's events, and
 // ends.
 func forward(w watch.Interface, n int, first ...watch.Event) watch.Interface {
-	out := make(chan watch.Event)
-	pw := watch.NewProxyWatcher(out)
-	go func() {
-		defer close(out)
-		defer w.Stop()
-		send := func(ev watch.Event) bool {
-			select {
-			case out <- ev:
-				return true
-			case <-pw.StopChan():
-				return false
-			}
-		}
+	return relay(w, func(send func(watch.Event) bool, stop <-chan struct{}) {
 		for _, ev := range first {
 			if !send(ev) {
 				return
@@ -219,10 +215,29 @@ func forward(w watch.Interface, n int, first ...watch.Event) watch.Interface {
 				if ev.Type != watch.Bookmark {
 					sent++
 				}
-			case <-pw.StopChan():
+			case <-stop:
 				return
 			}
 		}
+	})
+}
+
+// relay is a watch whose events body sends (send says false once the
+// watch is stopped); it ends, and stops w, when body returns.
+func relay(w watch.Interface, body func(send func(watch.Event) bool, stop <-chan struct{})) watch.Interface {
+	out := make(chan watch.Event)
+	pw := watch.NewProxyWatcher(out)
+	go func() {
+		defer close(out)
+		defer w.Stop()
+		body(func(ev watch.Event) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-pw.StopChan():
+				return false
+			}
+		}, pw.StopChan())
 	}()
 	return pw
 }
