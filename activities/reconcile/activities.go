@@ -90,17 +90,20 @@ func (a *Activities) QuickPass(ctx context.Context, in PassInput) (PassOutput, e
 	var out PassOutput
 	proj, err := a.projects.Get(ctx, project.GetInput{Name: in.Project})
 	if err != nil {
-		return out, a.stopped(in, "project", err)
+		a.stopped(in, "project", err)
+		return out, nil
 	}
 	out.Project = &proj
 	if err := proj.CheckApp(in.App); err != nil {
-		return out, a.stopped(in, "project", err)
+		a.stopped(in, "project", err)
+		return out, nil
 	}
 	resolved := make([]source.ResolveOutput, 0, len(in.Sources))
 	for _, s := range in.Sources {
 		r, err := a.sources.ResolveRevision(ctx, s)
 		if err != nil {
-			return out, a.stopped(in, "resolve revision", err)
+			a.stopped(in, "resolve revision", err)
+			return out, nil
 		}
 		resolved = append(resolved, r)
 	}
@@ -110,18 +113,17 @@ func (a *Activities) QuickPass(ctx context.Context, in PassInput) (PassOutput, e
 	}
 	cmp, err := a.cluster.Compare(ctx, *in.Compare)
 	if err != nil {
-		return out, a.stopped(in, "compare", err)
+		a.stopped(in, "compare", err)
+		return out, nil
 	}
 	out.Compare = &cmp
 	return out, nil
 }
 
 // stopped logs why the pass stopped early; the step's own run reports
-// the error in the app's status. It returns nil: the pass succeeded with
-// what it has.
-func (a *Activities) stopped(in PassInput, step string, err error) error {
+// the error in the app's status.
+func (a *Activities) stopped(in PassInput, step string, err error) {
 	a.log.Debug(msgQuickPassStopped, "app", in.App.Name, "project", in.Project, "step", step, "error", err.Error())
-	return nil
 }
 
 func shas(rs []source.ResolveOutput) []string {
