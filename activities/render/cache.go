@@ -75,6 +75,23 @@ func (r Request) Key() string {
 	return keyPrefix + hex.EncodeToString(sum[:])
 }
 
+// sharedKey is the cache key of a request whose every source renders
+// with the directory tool: plain YAML and JSON do not depend on the app's
+// name or namespace, so the apps of one path at one SHA (an ApplicationSet's,
+// a fleet's) share one entry and one render. A detected tool is a function
+// of the SHA and path, so a request that once rendered as directories
+// always does.
+func (r Request) sharedKey() string {
+	b, _ := json.Marshal(struct {
+		Version string
+		Shared  bool
+		Sources []SourceRequest
+		Tool    string
+	}{CodeVersion, true, r.Sources, r.Tool})
+	sum := sha256.Sum256(b)
+	return keyPrefix + hex.EncodeToString(sum[:])
+}
+
 // digest is the content digest of the manifests' JSON (uncompressed), so it
 // does not depend on how the cache stores them.
 func digest(b []byte) string {
@@ -251,34 +268,51 @@ type cacheEntry struct {
 	objs   []json.RawMessage
 }
 
-// getCache reads key from the cache; with decode, or when the entry has no
-// header (entryInfo), it decodes the manifests too. Every failure (Redis
-// down, a corrupt entry) is logged, counted and reported as a miss: the
-// cache never makes a render fail. While the store is down the read is
-// skipped (and counted as a miss and an error).
-func (r *Renderer) getCache(ctx context.Context, key string, decode bool) (_ cacheEntry, hit bool) {
-	defer func() { r.cacheRequest(hit) }()
-	if r.stats.cacheDown() {
-		r.stats.errors.Add(1)
-		r.stats.misses.Add(1)
-		return cacheEntry{}, false
+// getCache reads the first of keys the cache holds; with decode, or when
+// the entry has no header (entryInfo), it decodes the manifests too. It
+// counts one hit or miss. Every failure (Redis down, a corrupt entry) is
+// logged, counted and taken as a miss of that key: the cache never makes
+// a render fail. While the store is down the read is skipped (and counted
+// as a miss and an error).
+func (r *Renderer) getCache(ctx context.Context, decode bool, keys ...string) (_ cacheEntry, key string, hit bool) {
+	defer func() {
+		if hit {
+			r.stats.hits.Add(1)
+		} else {
+			r.stats.misses.Add(1)
+		}
+		r.cacheRequest(hit)
+	}()
+	for i, k := range keys {
+		if r.stats.cacheDown() {
+			if i == 0 { // else the read before failed, and counted
+				r.stats.errors.Add(1)
+			}
+			return cacheEntry{}, "", false
+		}
+		if e, ok := r.readCache(ctx, k, decode); ok {
+			return e, k, true
+		}
 	}
+	return cacheEntry{}, "", false
+}
+
+// readCache reads one key: false on a miss and on a failure, which it
+// logs and counts (a failing store is skipped for a while).
+func (r *Renderer) readCache(ctx context.Context, key string, decode bool) (cacheEntry, bool) {
 	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
 	defer cancel()
 	b, err := r.store.Get(cctx, key)
 	if errors.Is(err, ErrCacheMiss) {
-		r.stats.misses.Add(1)
 		return cacheEntry{}, false
 	}
 	if err != nil {
 		r.stats.markDown()
 		r.stats.errors.Add(1)
-		r.stats.misses.Add(1)
 		r.log.Warn(msgCacheUnavailable, "op", "get", "key", key, "err", err)
 		return cacheEntry{}, false
 	}
 	if n, sum, _, ok := entryInfo(b); ok && !decode {
-		r.stats.hits.Add(1)
 		return cacheEntry{count: n, digest: "sha256:" + hex.EncodeToString(sum[:])}, true
 	}
 	e := cacheEntry{}
@@ -287,12 +321,10 @@ func (r *Renderer) getCache(ctx context.Context, key string, decode bool) (_ cac
 	}
 	if err != nil {
 		r.stats.errors.Add(1)
-		r.stats.misses.Add(1)
 		r.log.Warn(msgCacheBadEntry, "key", key, "err", err)
 		return cacheEntry{}, false
 	}
 	e.count, e.digest = len(e.objs), digest(e.raw)
-	r.stats.hits.Add(1)
 	return e, true
 }
 

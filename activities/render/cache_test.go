@@ -195,6 +195,127 @@ func TestRenderCacheRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCached: the cache alone answers, with the ref Render returns, and
+// never renders: a miss and a failing cache are false.
+func TestCached(t *testing.T) {
+	git, req := fixtureRequest(t, "a", "b")
+	tests := []struct {
+		name   string
+		store  Store
+		render bool // Render first, which fills the cache
+		hit    bool
+		want   CacheStats
+	}{
+		{name: "miss", store: &memStore{}, want: CacheStats{Misses: 1}},
+		{name: "hit after a render", store: &memStore{}, render: true, hit: true, want: CacheStats{Hits: 1, Misses: 1}},
+		{name: "store errors", store: &memStore{fails: errors.New("boom")}, want: CacheStats{Misses: 1, Errors: 1}},
+		{name: "corrupt entries", store: corruptStore{value: append(bytes.Clone(entryMagic), "not gzip"...)}, want: CacheStats{Misses: 1, Errors: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			co := &countingCheckouter{Checkouter: git}
+			r, err := NewRenderer(Config{Store: tt.store, Git: co, Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rendered ManifestRef
+			if tt.render {
+				if rendered, err = r.Render(t.Context(), req, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkouts := co.n
+			got, ok := r.Cached(t.Context(), req)
+			if ok != tt.hit {
+				t.Fatalf("Cached = %v, want %v", ok, tt.hit)
+			}
+			if d := cmp.Diff(rendered, got); d != "" {
+				t.Errorf("Cached's ref differs from Render's (-render +cached):\n%s", d)
+			}
+			if co.n != checkouts {
+				t.Errorf("Cached checked out %d commits, want none", co.n-checkouts)
+			}
+			if d := cmp.Diff(tt.want, r.CacheStats()); d != "" {
+				t.Errorf("stats (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSharedKey: apps whose sources render as directories share the
+// manifests of one path at one SHA, whatever their names and namespaces;
+// a tool that reads the app's name or namespace (Kustomize, Helm,
+// Jsonnet, plugins) does not share.
+func TestSharedKey(t *testing.T) {
+	sha := strings.Repeat("b", 40)
+	tests := []struct {
+		name   string
+		root   string
+		source appspec.Source
+		shared bool
+	}{
+		{name: "directory (detected)", root: "testdata/bench", source: appspec.Source{RepoURL: "https://git.example/r.git", Path: "guestbook"}, shared: true},
+		{name: "kustomize (detected)", root: "testdata/bench", source: appspec.Source{RepoURL: "https://git.example/r.git", Path: "kustomize-guestbook"}},
+		{name: "helm (detected)", root: "testdata/bench", source: appspec.Source{RepoURL: "https://git.example/r.git", Path: "helm-guestbook"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, err := filepath.Abs(tt.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			co := &countingCheckouter{Checkouter: fixedRoot(root)}
+			r, err := NewRenderer(Config{Store: NewMemoryStore(), Git: co, CacheDir: t.TempDir(), Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := r.Render(t.Context(), SingleSource("web-1", "ns-1", tt.source, sha), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := SingleSource("web-2", "ns-2", tt.source, sha)
+			ref, ok := r.Cached(t.Context(), other)
+			if ok != tt.shared {
+				t.Fatalf("another app's request cached = %v, want %v", ok, tt.shared)
+			}
+			if !ok {
+				return
+			}
+			if ref.Key != first.Key || ref.Digest != first.Digest || ref.Count != first.Count {
+				t.Errorf("shared ref %+v, want the first app's key, digest and count (%+v)", ref, first)
+			}
+			if d := cmp.Diff(other, ref.Request); d != "" {
+				t.Errorf("the shared ref's request is not the asking app's (-want +got):\n%s", d)
+			}
+			again, err := r.Render(t.Context(), other, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(ref, again); d != "" {
+				t.Errorf("Render differs from Cached (-cached +render):\n%s", d)
+			}
+			if co.n != 1 {
+				t.Errorf("%d checkouts, want the first app's render only", co.n)
+			}
+			objs, err := r.Load(t.Context(), ref)
+			if err != nil || len(objs) != first.Count {
+				t.Fatalf("Load of the shared ref: %d objects, %v; want %d", len(objs), err, first.Count)
+			}
+		})
+	}
+}
+
+// countingCheckouter counts checkouts: a render does one.
+type countingCheckouter struct {
+	Checkouter
+	n int
+}
+
+func (c *countingCheckouter) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
+	c.n++
+	return c.Checkouter.Checkout(ctx, repoURL, sha)
+}
+
 func TestRenderCacheFailures(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -218,9 +339,11 @@ func TestRenderCacheFailures(t *testing.T) {
 			want:  CacheStats{Misses: 2, Errors: 4},
 		},
 		{
+			// Render's lookup reads the request's own key and the key
+			// directories share (two errors), Load the ref's key.
 			name:  "corrupt entry",
 			store: func(*testing.T) Store { return corruptStore{value: append(bytes.Clone(entryMagic), "not gzip"...)} },
-			want:  CacheStats{Misses: 2, Errors: 2},
+			want:  CacheStats{Misses: 2, Errors: 3},
 		},
 		{
 			// Render trusts the header (a hit); Load finds the manifests

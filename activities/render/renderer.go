@@ -94,22 +94,38 @@ const (
 // skips the cache read. The cache is an optimisation: when it fails, Render
 // renders fresh and still returns the ref (see getCache and putCache).
 func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (ManifestRef, error) {
-	key := req.Key()
 	if hard {
 		r.stats.bypassed.Add(1)
-	} else if e, ok := r.getCache(ctx, key, false); ok {
-		r.log.Debug(msgCacheHit, "key", key)
-		return ManifestRef{Key: key, SHA: req.firstSHA(), Count: e.count, Digest: e.digest, Request: req,
-			RevisionMetadata: r.revisionMetadata(req)}, nil
+	} else if ref, ok := r.Cached(ctx, req); ok {
+		return ref, nil
 	}
-	objs, b, err := r.renderFresh(ctx, req)
+	objs, b, shared, err := r.renderFresh(ctx, req)
 	if err != nil {
 		return ManifestRef{}, err
+	}
+	key := req.Key()
+	if shared {
+		key = req.sharedKey()
 	}
 	r.putCache(ctx, key, b, len(objs))
 	r.log.Info(msgRendered, "app", req.AppName, "sources", len(req.Sources), "objects", len(objs))
 	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req,
 		RevisionMetadata: r.revisionMetadata(req)}, nil
+}
+
+// Cached returns the ref of req when the cache holds its manifests, as
+// Render would, without rendering: under the request's own key, or under
+// the key it shares with other apps when it renders as directories
+// (Request.sharedKey). False on a miss and on any failure of the cache
+// (getCache logs and counts it).
+func (r *Renderer) Cached(ctx context.Context, req Request) (ManifestRef, bool) {
+	e, key, ok := r.getCache(ctx, false, req.Key(), req.sharedKey())
+	if !ok {
+		return ManifestRef{}, false
+	}
+	r.log.Debug(msgCacheHit, "key", key)
+	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: e.count, Digest: e.digest, Request: req,
+		RevisionMetadata: r.revisionMetadata(req)}, true
 }
 
 // revisionMetadata describes the commit of the first rendered source when
@@ -129,10 +145,10 @@ func (r *Renderer) revisionMetadata(req Request) *appspec.RevisionMetadata {
 // has lost them or cannot be read. The result is fresh: callers may modify
 // it.
 func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.Unstructured, error) {
-	e, ok := r.getCache(ctx, ref.Key, true)
+	e, _, ok := r.getCache(ctx, true, ref.Key)
 	if !ok {
 		r.log.Info(msgCacheLost, "key", ref.Key)
-		objs, fresh, err := r.renderFresh(ctx, ref.Request)
+		objs, fresh, _, err := r.renderFresh(ctx, ref.Request)
 		if err != nil {
 			return nil, err
 		}
@@ -149,9 +165,11 @@ func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.U
 	return objs, nil
 }
 
-func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructured.Unstructured, []byte, error) {
+// renderFresh renders req; shared says that every source rendered with
+// the directory tool (Request.sharedKey).
+func (r *Renderer) renderFresh(ctx context.Context, req Request) (_ []*unstructured.Unstructured, _ []byte, shared bool, _ error) {
 	if len(req.Sources) == 0 {
-		return nil, nil, fmt.Errorf("%w: no sources", ErrBadPath)
+		return nil, nil, false, fmt.Errorf("%w: no sources", ErrBadPath)
 	}
 	refs := map[string]string{}
 	for _, s := range req.Sources {
@@ -160,29 +178,31 @@ func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructure
 		}
 		root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
 		if err != nil {
-			return nil, nil, fmt.Errorf("source $%s: %w", s.Ref, err)
+			return nil, nil, false, fmt.Errorf("source $%s: %w", s.Ref, err)
 		}
 		refs[s.Ref] = root
 	}
 	var all []*unstructured.Unstructured
+	shared = true
 	for _, s := range req.Sources {
 		if s.RefOnly() {
 			continue
 		}
-		objs, err := r.renderSource(ctx, req, s, refs)
+		objs, tool, err := r.renderSource(ctx, req, s, refs)
 		if err != nil {
-			return nil, nil, fmt.Errorf("render %s@%s: %w", s.Path, s.SHA, err)
+			return nil, nil, false, fmt.Errorf("render %s@%s: %w", s.Path, s.SHA, err)
 		}
+		shared = shared && tool == appspec.ToolDirectory
 		all = append(all, objs...)
 		if len(all) > manifest.MaxObjects {
-			return nil, nil, fmt.Errorf("%w: more than %d objects", manifest.ErrInvalidManifest, manifest.MaxObjects)
+			return nil, nil, false, fmt.Errorf("%w: more than %d objects", manifest.ErrInvalidManifest, manifest.MaxObjects)
 		}
 	}
 	b, err := json.Marshal(all)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return all, b, nil
+	return all, b, shared, nil
 }
 
 // toolInput is what a tool renders from.
@@ -198,23 +218,25 @@ type toolInput struct {
 	Refs map[string]string
 }
 
-// renderSource checks out one source and renders it with its tool.
-func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceRequest, refs map[string]string) ([]*unstructured.Unstructured, error) {
+// renderSource checks out one source and renders it with its tool, which
+// it returns.
+func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceRequest, refs map[string]string) (_ []*unstructured.Unstructured, tool string, _ error) {
 	in := toolInput{Source: s, AppName: req.AppName, Namespace: req.Namespace, Refs: refs}
 	if s.Chart != "" {
 		defer r.timeRender(appspec.ToolHelm, time.Now())
-		return r.renderHelmRepoChart(ctx, in)
+		objs, err := r.renderHelmRepoChart(ctx, in)
+		return objs, appspec.ToolHelm, err
 	}
 	root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	dir, err := appDir(root, s.Path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	in.Root, in.Dir = root, dir
-	tool := req.Tool
+	tool = req.Tool
 	if tool == "" {
 		tool = s.ExplicitTool()
 	}
@@ -222,19 +244,22 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 		tool = r.detectTool(dir)
 	}
 	defer r.timeRender(tool, time.Now())
+	var objs []*unstructured.Unstructured
 	switch tool {
 	case appspec.ToolDirectory:
-		return renderDirectory(dir, s.Directory)
+		objs, err = renderDirectory(dir, s.Directory)
 	case appspec.ToolHelm:
-		return r.renderHelm(ctx, in)
+		objs, err = r.renderHelm(ctx, in)
 	case appspec.ToolKustomize:
-		return r.renderKustomize(ctx, in)
+		objs, err = r.renderKustomize(ctx, in)
 	case appspec.ToolJsonnet:
-		return r.renderJsonnet(ctx, in)
+		objs, err = r.renderJsonnet(ctx, in)
 	case appspec.ToolPlugin:
-		return r.renderPlugin(ctx, in)
+		objs, err = r.renderPlugin(ctx, in)
+	default:
+		err = fmt.Errorf("%w: unknown tool %q", ErrBadPath, tool)
 	}
-	return nil, fmt.Errorf("%w: unknown tool %q", ErrBadPath, tool)
+	return objs, tool, err
 }
 
 // Activities exposes the Renderer as Temporal activities.
