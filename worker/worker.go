@@ -194,7 +194,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := reconcile.New(proj, src, cl, log)
+	rec, err := reconcile.New(proj, src, renderer, cl, log)
 	if err != nil {
 		return nil, err
 	}

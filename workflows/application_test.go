@@ -29,7 +29,8 @@ type appSuite struct {
 	testsuite.WorkflowTestSuite
 	env  *testsuite.TestWorkflowEnvironment
 	proj appspec.Project
-	// steps answers a pass's project, resolve and compare steps, whether
+	// steps answers a pass's project, resolve and compare steps (and the
+	// quick pass's cache lookups), whether
 	// the workflow runs them as activities of their own or the quick pass
 	// (the real reconcile.Activities, registered over steps) runs them.
 	steps *stepMock
@@ -135,7 +136,7 @@ func registerSteps(env *testsuite.TestWorkflowEnvironment) *stepMock {
 	env.RegisterActivityWithOptions(m.Get, activity.RegisterOptions{Name: project.GetName})
 	env.RegisterActivityWithOptions(m.ResolveRevision, activity.RegisterOptions{Name: source.ResolveRevisionName})
 	env.RegisterActivityWithOptions(m.Compare, activity.RegisterOptions{Name: cluster.CompareName})
-	quick, err := reconcile.New(m, m, m, nil)
+	quick, err := reconcile.New(m, m, m, m, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -168,6 +169,18 @@ func (m *stepMock) ResolveRevision(_ context.Context, in source.ResolveInput) (s
 		return source.ResolveOutput{}, err
 	}
 	return args.Get(0).(source.ResolveOutput), args.Error(1)
+}
+
+// cachedStep is the quick pass's manifest-cache lookup: a test that
+// expects none has every lookup miss.
+const cachedStep = "cached"
+
+func (m *stepMock) Cached(_ context.Context, req render.Request) (render.ManifestRef, bool) {
+	args, err := m.called(cachedStep, req)
+	if err != nil {
+		return render.ManifestRef{}, false
+	}
+	return args.Get(0).(render.ManifestRef), args.Bool(1)
 }
 
 func (m *stepMock) Compare(_ context.Context, in cluster.CompareInput) (cluster.CompareOutput, error) {
