@@ -98,6 +98,9 @@ type application struct {
 	// quick is the path of versionQuickPass: a pass's cheap steps run as
 	// one local activity (application.quickPass).
 	quick bool
+	// quickRender is the path of versionQuickRender: the quick pass also
+	// looks the pass's render request up in the manifest cache.
+	quickRender bool
 	// passSpec is the spec the last reconcile pass read.
 	passSpec appspec.Application
 }
@@ -598,6 +601,7 @@ func (a *application) run(ctx workflow.Context) error {
 		a.quiet = a.v.has(ctx, versionQuietWait)
 		a.coalesce = a.v.has(ctx, versionCoalescedPublish)
 		a.quick = a.quiet && a.v.has(ctx, versionQuickPass)
+		a.quickRender = a.quick && a.v.has(ctx, versionQuickRender)
 	}
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
@@ -879,8 +883,10 @@ func (a *application) reconcile(ctx workflow.Context) {
 		a.unknown(ctx, "resolve revision", err)
 		return
 	}
-	ref, err := a.render(ctx, sources, hard)
-	if err != nil {
+	var ref render.ManifestRef
+	if r := q.Rendered; r != nil && sameJSON(r.Request, a.renderRequest(sources)) {
+		ref = *r // the quick pass found the manifests in the cache
+	} else if ref, err = a.render(ctx, sources, hard); err != nil {
 		a.unknown(ctx, "render", err)
 		return
 	}
@@ -914,10 +920,14 @@ func (a *application) reconcile(ctx workflow.Context) {
 // project, the ls-remote of every source and, when the cluster's
 // activities run in this worker and every source resolving to the SHA it
 // was last rendered at would render the same request again, the compare
-// of those manifests (which it returns as compared). The pass runs each
-// step the quick pass did not answer for, as before: the quick pass
-// stops at a step that fails, and a quick pass that fails as a whole
-// (it is not retried) answers for none.
+// of those manifests (which it returns as compared). On the path of
+// versionQuickRender, a pass whose sources moved (or that has rendered
+// nothing yet) also has its new request looked up in the manifest cache:
+// on a hit the quick pass returns its ref as Rendered and compares those
+// manifests instead. The pass runs each step the quick pass did not
+// answer for, as before: the quick pass stops at a step that fails, and
+// a quick pass that fails as a whole (it is not retried) answers for
+// none.
 func (a *application) quickPass(ctx, cctx workflow.Context, spec appspec.Application, fresh, drift bool) (reconcile.PassOutput, *render.ManifestRef) {
 	in := reconcile.PassInput{Project: spec.Project, App: spec}
 	for _, s := range spec.AllSources() {
@@ -929,6 +939,14 @@ func (a *application) quickPass(ctx, cctx workflow.Context, spec appspec.Applica
 		in.Expect = expect
 		in.Compare = &cluster.CompareInput{Target: clusterTarget(spec), Manifests: *compared, Drift: drift}
 	}
+	if a.quickRender {
+		_, unresolved, _ := buildSources(spec, "", func(int, appspec.Source, string) (string, error) { return "", nil })
+		req := a.renderRequest(unresolved)
+		in.Render = &req
+		if in.Compare == nil && a.localCompare(cctx) {
+			in.Compare = &cluster.CompareInput{Target: clusterTarget(spec), Drift: drift}
+		}
+	}
 	var out reconcile.PassOutput
 	if err := workflow.ExecuteLocalActivity(quickPassOptions(ctx), reconcile.QuickPassName, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn(msgQuickPassFailed, "error", errorMessage(err))
@@ -936,6 +954,9 @@ func (a *application) quickPass(ctx, cctx workflow.Context, spec appspec.Applica
 	}
 	if len(out.Resolved) != len(in.Sources) {
 		out.Resolved = nil
+	}
+	if out.Rendered != nil {
+		compared = out.Rendered // a compare it ran was of these
 	}
 	return out, compared
 }
@@ -972,6 +993,14 @@ func gitSourcesOnly(spec appspec.Application) bool {
 // versionQuickPass marks workflows whose passes run their cheap steps as
 // one local activity (application.quickPass).
 const versionQuickPass = "quick-pass"
+
+// versionQuickRender marks workflows whose quick pass also looks a moved
+// request up in the manifest cache (application.quickPass): a pass that
+// the cache answers schedules no render activity, and its compare runs in
+// the quick pass, so a new app whose manifests another app rendered (an
+// ApplicationSet's apps of one path, a fleet of one repository) starts
+// its first sync from its first workflow task.
+const versionQuickRender = "quick-render"
 
 const msgQuickPassFailed = "quick pass failed; the pass runs its steps one by one"
 

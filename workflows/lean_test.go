@@ -162,6 +162,54 @@ func (s *appSuite) TestQuickPassCompareErrorComparesAgain() {
 	s.Zero(l.local[project.GetName])
 }
 
+// quickRenderRun is leanRun for an app whose first pass finds its
+// manifests in the cache (another app rendered the same request): cached
+// is what the cache answers for the request at sha1.
+func (s *appSuite) quickRenderRun(cached render.ManifestRef) *stepLog {
+	s.steps.On(cachedStep, ref(sha1).Request).Return(cached, true).Maybe()
+	if cached.SHA != sha1 {
+		s.steps.On(cluster.CompareName, cluster.CompareInput{Target: target(), Manifests: cached}).Return(synced, nil).Maybe()
+	} else {
+		s.rendered = sha1 // no render activity for the first pass
+	}
+	return s.leanRun()
+}
+
+// A new app whose request the manifest cache holds renders nothing
+// (versionQuickRender): its first quick pass finds the manifests and
+// compares them, so the first pass is one local activity and the sync
+// starts from the app's first workflow task. The passes after it find no
+// source moved and do not ask the cache.
+func (s *appSuite) TestQuickRenderFirstSync() {
+	l := s.quickRenderRun(ref(sha1))
+	s.Equal(map[string]int{cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1}, l.regular)
+	s.Equal(map[string]int{reconcile.QuickPassName: 3, placement.TaskQueueName: 2, cluster.PlanName: 1}, l.local)
+	s.Equal(1, s.stepCalls(cachedStep))
+	s.Equal(3, s.stepCalls(cluster.CompareName))
+}
+
+// A run that began at baseline level 3 asks for versionQuickRender on its
+// own; without it the quick pass does not ask the cache, and the first
+// pass renders.
+func (s *appSuite) TestQuickRenderIsVersioned() {
+	atBaseline(s.env, 3)
+	s.env.OnGetVersion(versionQuickRender, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.steps.On(cachedStep, mock.Anything).Return(ref(sha1), true).Maybe()
+	l := s.leanRun()
+	s.Equal(1, l.regular[render.RenderName])
+	s.Zero(s.stepCalls(cachedStep))
+}
+
+// A ref from the cache that is not of the pass's request is not taken,
+// nor the compare of its manifests: the pass renders and compares on its
+// own.
+func (s *appSuite) TestQuickRenderOfAnotherRequestIsNotTaken() {
+	l := s.quickRenderRun(ref(sha2))
+	s.Equal(1, l.regular[render.RenderName])
+	s.Equal(1, l.local[cluster.CompareName], "the first pass's own compare")
+	s.Equal(1, s.stepCalls(cachedStep))
+}
+
 // A pass whose automated sync starts in the same workflow task leaves its
 // status to the sync's publish (versionCoalescedPublish): the first sync
 // upserts the memo twice, as the sync starts and after the pass that

@@ -55,24 +55,30 @@ func captureHistories(ctx context.Context, dir string, perType int) error {
 		if count[typ] >= perType {
 			continue
 		}
-		var hist historypb.History
-		it := bed.temporal.GetWorkflowHistory(ctx, e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, 0)
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				return err
-			}
-			hist.Events = append(hist.Events, ev)
-		}
-		b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(&hist)
-		if err != nil {
-			return err
-		}
 		count[typ]++
 		name := fmt.Sprintf("%s-%d.json", strings.TrimPrefix(typ, "windlass."), count[typ])
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := writeHistory(ctx, filepath.Join(dir, name), e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeHistory writes the history of a workflow run (runID "": the
+// latest) to file, as `temporal workflow show --output json` would.
+func writeHistory(ctx context.Context, file, workflowID, runID string) error {
+	var hist historypb.History
+	it := bed.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, 0)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return err
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(&hist)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
 }
