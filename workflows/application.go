@@ -1254,6 +1254,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	queue := clusterQueue(a.onCluster(ctx, false))
 	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
 		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true, Manifests: p.manifests,
+		Baseline: baselineLevel, // a new run: the level its own marker would record
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
 	fut := workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in)

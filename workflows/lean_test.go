@@ -246,6 +246,7 @@ func (s *appSuite) TestLocalCompareIsVersioned() {
 // every step a regular activity, a render in every pass and in the sync,
 // and an upsert of both in every pass.
 func (s *appSuite) TestLeanPathIsVersioned() {
+	s.syncsFromBefore()
 	beforeBaseline(s.env)
 	s.env.OnGetVersion(versionLeanReconcile, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	s.env.OnGetVersion(versionLocalPlan, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
@@ -351,6 +352,7 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 		s.Run(tc.name, func() {
 			s.SetupTest()
 			if tc.oldPath {
+				s.syncsFromBefore()
 				beforeBaseline(s.env)
 				s.env.OnGetVersion(versionQuietOneStep, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}

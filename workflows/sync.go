@@ -61,7 +61,7 @@ type syncRun struct {
 // SyncResult, so the Temporal UI shows it as failed and the parent still
 // gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
-	v := readVersions(ctx)
+	v := syncVersions(ctx, in)
 	ctx = withClusterQueue(ctx, in.TaskQueue)
 	// The plan reads the manifests and the cluster's kinds: a cheap step,
 	// local when the cluster's activities run on the workflow's own queue

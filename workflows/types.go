@@ -254,6 +254,13 @@ type SyncInput struct {
 	// Manifests, when set, are Sources rendered (by the app's reconcile
 	// just before an automated sync): the sync does not render again.
 	Manifests *render.ManifestRef `json:"manifests,omitempty"`
+	// Baseline is the level of versionBaseline the sync runs at: the
+	// newest of the code of the app workflow that starts it, the level
+	// the sync's own version marker would record. The sync records none
+	// (each marker also upserts TemporalChangeVersion: a history event
+	// and a visibility write). 0, a sync started before this field: the
+	// sync reads its own marker (syncVersions).
+	Baseline int `json:"baseline,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
@@ -55,6 +56,22 @@ type versions struct {
 // readVersions reads versionBaseline: the first command of a new run.
 func readVersions(ctx workflow.Context) versions {
 	return versions{baseline: workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, baselineLevel)}
+}
+
+// syncVersions are a SyncWorkflow's: the baseline level its input
+// carries, else (a sync started before SyncInput.Baseline) its own
+// version marker. The input is fixed for the run, so a replay takes the
+// same path. A level this code does not have fails the workflow task, as
+// workflow.GetVersion does for a version it does not support, until a
+// worker with the newer code takes it.
+func syncVersions(ctx workflow.Context, in SyncInput) versions {
+	if in.Baseline <= 0 {
+		return readVersions(ctx)
+	}
+	if in.Baseline > baselineLevel {
+		panic(fmt.Sprintf("the sync was started at baseline level %d; this worker's code has levels up to %d", in.Baseline, baselineLevel))
+	}
+	return versions{baseline: workflow.Version(in.Baseline)}
 }
 
 // has says whether the workflow takes change (versioned 1 against

@@ -47,17 +47,67 @@ func askedVersions(env *testsuite.TestWorkflowEnvironment) func() []string {
 	}
 }
 
-// A new app's run and a new sync ask for the baseline only: one version
-// marker (and one TemporalChangeVersion upsert) each, however many of
-// the baseline's changes they meet; the lean test shows they take the
-// new paths.
+// A new app's run asks for the baseline only: one version marker (and
+// one TemporalChangeVersion upsert), however many of the baseline's
+// changes it meets; the lean test shows it takes the new paths. Its
+// syncs ask for nothing: the run hands them its code's newest level
+// (SyncInput.Baseline), and they take the baseline's paths.
 func (s *appSuite) TestNewRunAsksForTheBaselineOnly() {
 	asked := askedVersions(s.env)
 	l := s.leanRun()
 	s.Equal(1, l.local[cluster.PlanName], "the sync took the local plan")
-	s.Equal([]string{versionBaseline, versionBaseline}, asked(), "the app's run and its sync each ask once")
+	s.Equal([]string{versionBaseline}, asked(), "the app's run asks once, its sync not at all")
 }
 
+// syncsFromBefore makes the app's syncs run as syncs started before
+// SyncInput.Baseline: each reads its own version marker. It comes before
+// any mock of the environment (the SDK's test suite wants registrations
+// first).
+func (s *appSuite) syncsFromBefore() {
+	s.env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in SyncInput) (SyncResult, error) {
+		in.Baseline = 0
+		return SyncWorkflow(ctx, in)
+	}, workflow.RegisterOptions{Name: SyncWorkflowName, DisableAlreadyRegisteredCheck: true})
+}
+
+// A sync started at a level runs at it without asking (a level-1 sync
+// takes level 1's local plan; the sync meets no change of a later level),
+// and a level this code does not have fails its workflow task, as a
+// version marker from newer code would.
+func TestSyncTakesItsLevelFromItsInput(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		level   int
+		want    []string
+		wantErr string
+	}{
+		{name: "the newest level", level: baselineLevel},
+		{name: "level 1", level: 1},
+		{name: "a level from newer code", level: baselineLevel + 1, wantErr: "this worker's code has levels up to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := syncEnv(t)
+			asked := askedVersions(env)
+			in := syncInput(nil)
+			in.Baseline = tc.level
+			if tc.wantErr == "" {
+				wi := expectOneStepPlan(env, in)
+				env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Settled: true, Health: appspec.HealthHealthy}, nil).Once()
+			}
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, env.GetWorkflowError(), tc.wantErr)
+				return
+			}
+			require.NoError(t, env.GetWorkflowError())
+			require.Empty(t, asked(), "the level's changes (settled-apply, local-plan, quiet-one-step) came from the input")
+			env.AssertExpectations(t)
+		})
+	}
+}
+
+// A sync started without a level (before SyncInput.Baseline) asks for
+// the baseline only.
 func TestNewSyncAsksForTheBaselineOnly(t *testing.T) {
 	env := syncEnv(t)
 	asked := askedVersions(env)
