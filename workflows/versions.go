@@ -24,15 +24,16 @@ import (
 // The marker's version is the baseline's level: a run started at level n
 // has the changes of baselineChanges[1] to [n]. A new level is cut by
 // raising the maximum that readVersions asks for and adding its changes;
-// a run started at a lower level asks for those on its own.
+// a run started at a lower level asks for those on its own. A sync takes
+// its level from its input instead of a marker (syncVersions).
 const versionBaseline = "baseline-1"
 
 // baselineChanges are, by level, the changes versionBaseline stands for,
 // each at version 1: level 1 holds all that were versioned when the
 // baseline was cut, level 2 the coalesced status publish, level 3 the
-// quick pass, level 4 its manifest-cache lookup. A change made after a level was cut must not join it (a
-// workflow started at that level did not have it); it is asked for on its
-// own, or joins a new level.
+// quick pass, level 4 its manifest-cache lookup. A change made after a
+// level was cut must not join it (a workflow started at that level did
+// not have it); it is asked for on its own, or joins a new level.
 var baselineChanges = [][]string{
 	1: {
 		versionLocalSpecCheck, versionDeleteApproval, versionLeanReconcile, versionQuietWait, versionLocalCompare,
