@@ -32,7 +32,13 @@ type repoFS struct {
 var _ filesys.FileSystem = (*repoFS)(nil)
 
 func newRepoFS(root string, allowClones bool) (*repoFS, error) {
-	real, err := filepath.EvalSymlinks(root)
+	// Kustomize asks for absolute paths: a relative root (a relative
+	// cache dir) must be made absolute before they are compared.
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("checkout root: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, fmt.Errorf("checkout root: %w", err)
 	}

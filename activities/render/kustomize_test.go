@@ -474,3 +474,23 @@ func TestKustomizeOpenAPIReset(t *testing.T) {
 		t.Fatalf("schema after the build = %q, want the default", v)
 	}
 }
+
+// A checkout under a relative cache dir (windlass dev's default data dir
+// is relative) renders: the repository root is made absolute first.
+func TestKustomizeRelativeRoot(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"repo/base/kustomization.yaml":    "resources: [cm.yaml]\n",
+		"repo/base/cm.yaml":               cm("base"),
+		"repo/overlay/kustomization.yaml": "resources: [../base]\nnamePrefix: dev-\n",
+	})
+	t.Chdir(dir)
+	src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "overlay", Kustomize: &appspec.Kustomize{}}
+	objs, err := renderVia(t, "repo", nil, SingleSource("app", "default", src, "sha"))
+	if err != nil {
+		t.Fatalf("render from a relative root: %v", err)
+	}
+	if len(objs) != 1 || objs[0].GetName() != "dev-base" {
+		t.Fatalf("render = %v; want the ConfigMap dev-base", objs)
+	}
+}
