@@ -7,11 +7,9 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/labstack/echo/v5"
 
+	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -89,7 +87,7 @@ func (s *Server) createRepo(c *echo.Context) error {
 	}
 	check := s.opts.RepoCheck
 	if check == nil {
-		check = lsRemote
+		check = s.lsRemote
 	}
 	if err := check(r); err != nil {
 		pr := problem(http.StatusUnprocessableEntity, "connection test failed: "+err.Error())
@@ -103,7 +101,7 @@ func (s *Server) createRepo(c *echo.Context) error {
 }
 
 // lsRemote lists the repository's refs with its credential.
-func lsRemote(r settings.Repository) error {
+func (s *Server) lsRemote(r settings.Repository) error {
 	st, err := settings.New(&secretstore.Memory{})
 	if err != nil {
 		return err
@@ -117,9 +115,8 @@ func lsRemote(r settings.Repository) error {
 	if err != nil {
 		return err
 	}
-	remote := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{r.URL}})
-	if _, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth}); err != nil {
-		return fmt.Errorf("list refs of %s: %w", r.URL, err)
+	if _, err := source.ListRefs(ctx, r.URL, auth, s.opts.GitTimeout); err != nil {
+		return fmt.Errorf("list refs: %w", err)
 	}
 	return nil
 }

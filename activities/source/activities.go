@@ -46,7 +46,9 @@ type Activities struct {
 	// refCacheDown skips the ref cache for a while after it failed.
 	refCacheDown breaker
 	treeGrace    time.Duration
-	sizes        treeSizes
+	// netTimeout bounds an SSH server's silence (0: DefaultNetTimeout).
+	netTimeout time.Duration
+	sizes      treeSizes
 	// commits holds the metadata of the commits read (RevisionMetadata).
 	commits knownCommits
 }
@@ -73,6 +75,17 @@ func WithTreeGrace(d time.Duration) Option {
 	return func(a *Activities) {
 		if d >= 0 {
 			a.treeGrace = d
+		}
+	}
+}
+
+// WithNetTimeout sets how long an SSH server may stay silent, on dial,
+// handshake or any read, before the operation fails (default
+// DefaultNetTimeout).
+func WithNetTimeout(d time.Duration) Option {
+	return func(a *Activities) {
+		if d > 0 {
+			a.netTimeout = d
 		}
 	}
 }

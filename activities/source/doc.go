@@ -25,4 +25,9 @@
 // type: repository not found, authentication failed, untrusted host key,
 // revision not found and ambiguous revision are not retryable; an
 // unreachable server is.
+//
+// An SSH connection fails once the server stays silent for the net timeout
+// (DefaultNetTimeout, WithNetTimeout): on dial, handshake and every read
+// or write, with a *TimeoutError. Fetches ask for progress so that a
+// server preparing a large pack keeps talking.
 package source

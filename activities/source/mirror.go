@@ -153,6 +153,10 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 		Auth:       auth,
 		Tags:       git.NoTags,
 		Force:      true,
+		// Progress keeps a server that prepares a large pack talking, so
+		// that the read deadline measures silence, not work.
+		Progress:     io.Discard,
+		ProxyOptions: netOptions(repoURL, a.netTimeout),
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return classify(repoURL, fmt.Errorf("fetch: %w", err))

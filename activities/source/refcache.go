@@ -10,10 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -129,12 +126,7 @@ func (a *Activities) listRemote(ctx context.Context, repoURL string) ([]*plumbin
 	if err != nil {
 		return nil, err
 	}
-	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
-	if err != nil {
-		return nil, classify(repoURL, err)
-	}
-	return refs, nil
+	return ListRefs(ctx, repoURL, auth, a.netTimeout)
 }
 
 // encodeRefs writes refs as a JSON list of [name, target] pairs, the
