@@ -1,11 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +55,45 @@ func testSSHKey(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(block))
+}
+
+// TestRepositoryURLPassword: a URL with a password is refused, and the
+// password shows in no response and no log line.
+func TestRepositoryURLPassword(t *testing.T) {
+	const password = "typed-in-PASSWORD"
+	var logs bytes.Buffer
+	en := newEnv(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	withPassword := "https://deploy:" + password + "@git.example.com/team-a/infra.git"
+	var bodies []response
+	for _, tt := range []struct {
+		name string
+		url  string
+	}{
+		{name: "https", url: withPassword},
+		{name: "ssh", url: "ssh://git:" + password + "@git.example.com/team-a/infra.git"},
+		{name: "unparsable", url: "https://deploy:" + password + "@git.example.com:port/infra.git"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, path := range []string{"/api/v1/repositories", "/api/v1/repositories?upsert=true"} {
+				res := en.admin(request{method: http.MethodPost, path: path, body: jsonBody(t, settings.Repository{URL: tt.url})})
+				res.wantProblem(t, http.StatusBadRequest, "", "use the username and password")
+				bodies = append(bodies, res)
+			}
+		})
+	}
+	bodies = append(bodies, en.admin(request{method: http.MethodGet, path: "/api/v1/repositories"}),
+		en.admin(request{method: http.MethodGet, path: "/api/v1/repositories/" + url.PathEscape(withPassword)}))
+	for _, res := range bodies {
+		if strings.Contains(string(res.body), password) {
+			t.Errorf("a response shows the password: %s", res.body)
+		}
+	}
+	if strings.Contains(logs.String(), password) {
+		t.Errorf("the log shows the password:\n%s", logs.String())
+	}
+	if _, err := en.settings.Repo(t.Context(), withPassword); err == nil {
+		t.Error("the repository was stored")
+	}
 }

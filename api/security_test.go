@@ -162,14 +162,17 @@ func TestSecurity(t *testing.T) {
 
 	t.Run("credentials never in a response", func(t *testing.T) {
 		const repoPassword, repoToken, clusterToken, kubeToken = "pa55-SECRET", "bearer-SECRET", "tok-SECRET", "kube-tok-SECRET"
-		secrets := []string{repoPassword, repoToken, clusterToken, kubeToken}
+		const urlPassword = "url-pa55-SECRET"
+		secrets := []string{repoPassword, repoToken, clusterToken, kubeToken, urlPassword}
 		repoA, repoB := "https://git.example.com/secret/a.git", "https://git.example.com/secret/b.git"
+		repoC := "https://u:" + urlPassword + "@git.example.com/secret/c.git"
 		var bodies []response
 		for _, r := range []request{
 			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: repoA, Username: "u", Password: repoPassword})},
 			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: repoB, BearerToken: repoToken})},
 			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: repoA, Username: "u", Password: repoPassword})},
 			{method: http.MethodPost, path: "/api/v1/repositories?upsert=true", body: jsonBody(t, settings.Repository{URL: repoA, Username: "u", Password: repoPassword})},
+			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: repoC})},
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, settings.Cluster{Name: "secret", Server: "https://secret.example.com", BearerToken: clusterToken})},
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, ClusterRequest{Kubeconfig: testdata(t, "kubeconfig.yaml")})},
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, settings.Cluster{Name: "down", Server: "https://" + checkFailure, BearerToken: clusterToken})},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,9 +45,10 @@ type RepositoryView struct {
 	InsecureIgnoreHostKey bool   `json:"insecureIgnoreHostKey,omitempty"`
 }
 
-// View drops the secrets.
+// View drops the secrets, also a password in a URL stored before Validate
+// refused them.
 func (r Repository) View() RepositoryView {
-	return RepositoryView{URL: r.URL, Project: r.Project, Username: r.Username, HasPassword: r.Password != "",
+	return RepositoryView{URL: redactURL(r.URL), Project: r.Project, Username: r.Username, HasPassword: r.Password != "",
 		HasToken: r.BearerToken != "", HasSSHKey: r.SSHPrivateKey != "", InsecureIgnoreHostKey: r.InsecureIgnoreHostKey}
 }
 
@@ -61,11 +63,41 @@ func (r Repository) Validate() error {
 		return fmt.Errorf("%w: set password or bearerToken, not both", ErrInvalid)
 	case r.SSHPrivateKey != "" && r.BearerToken != "":
 		return fmt.Errorf("%w: bearerToken is for HTTPS, not SSH", ErrInvalid)
+	case urlHasPassword(r.URL):
+		// The URL is stored and shown as it is; the message must not echo it.
+		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
 	if _, err := transport.NewEndpoint(r.URL); err != nil {
 		return fmt.Errorf("%w: url: %w", ErrInvalid, err)
 	}
 	return nil
+}
+
+// urlHasPassword reports whether u carries user:password@.
+func urlHasPassword(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil {
+		// Not parseable: look for user:password@ before the host by hand.
+		_, rest, ok := strings.Cut(u, "://")
+		at := strings.LastIndexByte(rest, '@')
+		return ok && at > 0 && strings.Contains(rest[:at], ":") && !strings.Contains(rest[:at], "/")
+	}
+	if pu.User == nil {
+		return false
+	}
+	_, set := pu.User.Password()
+	return set
+}
+
+// redactURL hides a password in u, which callers may have typed.
+func redactURL(u string) string {
+	if !urlHasPassword(u) {
+		return u
+	}
+	if pu, err := url.Parse(u); err == nil {
+		return pu.Redacted()
+	}
+	return "(a URL with a password)"
 }
 
 // Credential is the repository's credential for the source activities,
@@ -107,10 +139,10 @@ func (s *Store) PutRepo(ctx context.Context, r Repository) error {
 func (s *Store) Repo(ctx context.Context, url string) (Repository, error) {
 	data, err := s.s.Get(ctx, key(prefixRepo, canonicalURL(url)))
 	if errors.Is(err, secretstore.ErrNotFound) {
-		return Repository{}, fmt.Errorf("repository %s: %w", url, ErrNotFound)
+		return Repository{}, fmt.Errorf("repository %s: %w", redactURL(url), ErrNotFound)
 	}
 	if err != nil {
-		return Repository{}, fmt.Errorf("load repository %s: %w", url, err)
+		return Repository{}, fmt.Errorf("load repository %s: %w", redactURL(url), err)
 	}
 	return repoFrom(data), nil
 }
@@ -146,7 +178,7 @@ func (s *Store) Repos(ctx context.Context) ([]Repository, error) {
 func (s *Store) DeleteRepo(ctx context.Context, url string) error {
 	err := s.s.Delete(ctx, key(prefixRepo, canonicalURL(url)))
 	if errors.Is(err, secretstore.ErrNotFound) {
-		return fmt.Errorf("repository %s: %w", url, ErrNotFound)
+		return fmt.Errorf("repository %s: %w", redactURL(url), ErrNotFound)
 	}
 	return err
 }
