@@ -62,11 +62,41 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 		err = fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err)
 	} else {
 		a.log.Info(msgWave, "app", appName(in.Target), "phase", in.Step.Phase, "wave", in.Step.Wave, "resources", len(res))
-		if a.settles(ctx, d, in.Target, objs, after, a.settleFor(in)) {
+		health := a.appliedHealth(res, after)
+		if a.settles(ctx, d, in.Target, objs, after, health, a.settleFor(in)) {
 			out.Settled, out.Health = true, appspec.HealthHealthy
+		}
+		for i := range res {
+			if health[i] != "" && out.Settled {
+				health[i] = appspec.HealthHealthy
+			}
+			res[i].Health = health[i]
+			if !out.Settled && health[i] != "" && health[i] != appspec.HealthSuspended {
+				out.Health = worseHealth(out.Health, health[i])
+			}
 		}
 	}
 	return out, failure.Activity(err)
+}
+
+// appliedHealth is the health of each applied resource as its apply left
+// it ("" for a hook or an object without such a state), so that the app
+// can show what a wave applied before the wave is waited for.
+func (a *Activities) appliedHealth(res []ResourceResult, after []*unstructured.Unstructured) []appspec.HealthStatus {
+	out := make([]appspec.HealthStatus, len(res))
+	for i, obj := range after {
+		if obj != nil && !res[i].Hook {
+			out[i] = a.health.Assess(obj).Status
+		}
+	}
+	return out
+}
+
+func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
+	if a == "" {
+		return b
+	}
+	return appspec.Worse(a, b)
 }
 
 // settleFor is how long ApplyWave watches in's wave settle: the settle
@@ -80,17 +110,17 @@ func (a *Activities) settleFor(in WaveInput) time.Duration {
 
 // settles says whether every applied object is done: healthy or
 // suspended, as WaitWave's first look at it would find, as its apply
-// (after) left it or within the settle wait, for which it watches the
+// (after, of the given health) left it or within the settle wait, for which it watches the
 // others. A wave with a hook, a dry run or a failed apply (a nil in
 // after: no such state) never settles, nor does one with an object that
 // degrades: its WaitWave reports that.
-func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured, wait time.Duration) bool {
+func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured, health []appspec.HealthStatus, wait time.Duration) bool {
 	if len(objs) == 0 || slices.Contains(after, nil) {
 		return false
 	}
 	var pending []int // indexes into objs and after
-	for i, obj := range after {
-		if !done(a.health.Assess(obj).Status) {
+	for i := range after {
+		if !done(health[i]) {
 			pending = append(pending, i)
 		}
 	}

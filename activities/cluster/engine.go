@@ -111,6 +111,10 @@ type WaveInput struct {
 	// sync's wait timeout, which then bounds the wave's settling and its
 	// WaitWave together. 0: the worker's settle wait alone.
 	SettleMillis int64 `json:"settleMillis,omitempty"`
+	// HooksOnly makes WaitWave wait for the step's hooks alone: the last
+	// step of a sync does not wait for its resources' health, as in
+	// Argo CD.
+	HooksOnly bool `json:"hooksOnly,omitempty"`
 }
 
 // WaveOutput is what a wave did, and its health once it is waited for.

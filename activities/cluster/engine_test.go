@@ -269,13 +269,7 @@ func TestApplyWaveSettleWait(t *testing.T) {
 			h := newHarness(t, WithSettleWait(tc.settle))
 			objs := h.fixture("guestbook.yaml")
 			if tc.stuck {
-				for _, o := range objs {
-					if o.GetKind() == "Deployment" {
-						if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"windlass.dev/no-such-node": "true"}, "spec", "template", "spec", "nodeSelector"); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
+				stuck(t, objs)
 			}
 			in := WaveInput{Target: h.target("settle"), Manifests: h.put(objs...), Operation: SyncOperation{SyncID: "s1"}, Step: Step{Phase: PhaseSync}}
 			got := must[WaveOutput](h, ApplyWaveName, in)
@@ -293,6 +287,19 @@ func TestApplyWaveSettleWait(t *testing.T) {
 				t.Errorf("settled, but the Deployment has %d available replicas", dep.Status.AvailableReplicas)
 			}
 		})
+	}
+}
+
+// stuck makes the Deployments of objs wait for a node that no node is:
+// they never become available.
+func stuck(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			if err := unstructured.SetNestedStringMap(o.Object, map[string]string{"windlass.dev/no-such-node": "true"}, "spec", "template", "spec", "nodeSelector"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
@@ -867,4 +874,38 @@ type failingMetaList struct {
 
 func (f failingMetaList) List(context.Context, metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
 	return nil, f.err
+}
+
+// A wave that is not ready when its wait runs out ends with what was not
+// ready and why, not with a bare timeout; the apply already reports each
+// resource's health, and a wait for hooks only does not wait for them.
+func TestWaitWaveTimeoutNamesWhatIsNotReady(t *testing.T) {
+	h := newHarness(t, WithSettleWait(0))
+	objs := h.fixture("guestbook.yaml")
+	stuck(t, objs)
+	in := WaveInput{Target: h.target("stuck"), Manifests: h.put(objs...), Operation: SyncOperation{SyncID: "s1"}, Step: Step{Phase: PhaseSync}}
+	applied := must[WaveOutput](h, ApplyWaveName, in)
+	health := map[string]appspec.HealthStatus{}
+	for _, r := range applied.Resources {
+		health[r.Kind] = r.Health
+	}
+	if health["Deployment"] != appspec.HealthProgressing || health["ConfigMap"] != appspec.HealthHealthy || applied.Health != appspec.HealthProgressing {
+		t.Fatalf("applied health %v, wave %q; want the Deployment Progressing", health, applied.Health)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	out, err := h.a.WaitWave(ctx, in)
+	if err != nil {
+		t.Fatalf("a wait that ran out: %v; want its output", err)
+	}
+	if out.Failed == nil || out.Failed.Kind != "Deployment" || !strings.HasPrefix(out.Message, "timed out waiting for Deployment "+h.ns+"/guestbook-ui: ") {
+		t.Fatalf("failed %v, message %q; want the Deployment named with its health message", out.Failed, out.Message)
+	}
+
+	hooks := in
+	hooks.HooksOnly = true
+	if out := must[WaveOutput](h, WaitWaveName, hooks); out.Health != appspec.HealthHealthy || len(out.Resources) != 0 {
+		t.Fatalf("a wait for hooks only, without hooks = %+v; want done at once", out)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -64,15 +65,70 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 	}
 	steps, _ := d.expand(in.Target, in.Operation)
 	objs := inStep(steps, in.Step)
+	if in.HooksOnly {
+		objs = slices.DeleteFunc(objs, func(o *object) bool { return !o.hook.IsHook() })
+	}
 	if in.Operation.DryRun || len(objs) == 0 {
 		return WaveOutput{Health: appspec.HealthHealthy}, nil
 	}
 	prog := resumeProgress(ctx)
-	out, err := a.waitObjects(ctx, d, in.Target, objs, &prog)
+	wctx, cancel := beforeDeadline(ctx)
+	defer cancel()
+	out, err := a.waitObjects(wctx, d, in.Target, objs, &prog)
+	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+		// The wave's own timeout: say what was not ready, and why.
+		return timedOut(out), nil
+	}
 	if err != nil && ctx.Err() == nil {
 		err = failure.Activity(fmt.Errorf("wait wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err))
 	}
 	return out, err
+}
+
+// beforeDeadline ends ctx a little before its deadline, so that a wait
+// that runs out can still return what it found (an activity that reaches
+// its own deadline returns nothing).
+func beforeDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := min(waitMargin, time.Until(dl)/10)
+	return context.WithDeadline(ctx, dl.Add(-margin))
+}
+
+// waitMargin is the most a wave's wait ends before its activity's
+// deadline.
+const waitMargin = 5 * time.Second
+
+// timedOut marks a wait's last output as failed by its timeout, naming the
+// resources that were not ready with their health messages.
+func timedOut(out WaveOutput) WaveOutput {
+	var pending []string
+	for _, r := range out.Resources {
+		if done(r.Health) {
+			continue
+		}
+		k := r.ResourceKey
+		if out.Failed == nil {
+			out.Failed = &k
+		}
+		what := describe(k)
+		if r.Message != "" {
+			what += ": " + r.Message
+		}
+		pending = append(pending, what)
+	}
+	const shown = 3
+	msg := "timed out"
+	if len(pending) > 0 {
+		msg += " waiting for " + strings.Join(pending[:min(len(pending), shown)], "; ")
+	}
+	if len(pending) > shown {
+		msg += fmt.Sprintf("; and %d more", len(pending)-shown)
+	}
+	out.Message = msg
+	return out
 }
 
 // waitObjects watches objs until all are done or one fails.
