@@ -1257,6 +1257,9 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 		Baseline: baselineLevel, // a new run: the level its own marker would record
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
+	if !p.req.Prune && len(p.req.Resources) == 0 {
+		in.PruneSkipped = pruneCandidates(a.st.Status.Resources)
+	}
 	fut := workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in)
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		a.started[p.id] = temporal.NewApplicationError("start sync: "+errorMessage(err), ErrTypeSyncFailed)
@@ -1276,6 +1279,9 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 				step := pr.Step
 				op.Step, op.StepIndex, op.Steps, op.Resources = &step, pr.StepIndex, pr.Steps, pr.Resources
 				op.AwaitingApproval = pr.AwaitingApproval
+				if !p.req.DryRun && showApplied(&a.st.Status, pr.Resources) && a.v.has(ctx, versionAppliedStatus) {
+					a.publish(ctx)
+				}
 			}
 		})
 		sel.Select(ctx)
@@ -1306,6 +1312,63 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	}
 	a.record(res)
 	return res
+}
+
+// pruneCandidates are the resources of a compare that require pruning,
+// at most maxPruneSkipped.
+func pruneCandidates(rs []appspec.ResourceStatus) []appspec.ResourceKey {
+	var out []appspec.ResourceKey
+	for _, r := range rs {
+		if r.RequiresPruning && len(out) < maxPruneSkipped {
+			out = append(out, r.ResourceKey)
+		}
+	}
+	return out
+}
+
+// maxPruneSkipped bounds SyncInput.PruneSkipped: the sync's input stays
+// small whatever the repository holds.
+const maxPruneSkipped = 100
+
+// showApplied shows in st what a running sync has applied: each applied
+// resource is Synced, with the health its apply left it in, and the app's
+// sync and health follow. It says whether st changed.
+func showApplied(st *AppStatus, applied []cluster.ResourceResult) bool {
+	changed := false
+	for _, r := range applied {
+		switch r.Action {
+		case cluster.ActionCreated, cluster.ActionConfigured, cluster.ActionUnchanged:
+		default:
+			continue
+		}
+		if r.Hook {
+			continue
+		}
+		for i := range st.Resources {
+			rs := &st.Resources[i]
+			if rs.ResourceKey != r.ResourceKey {
+				continue
+			}
+			if rs.Status != appspec.SyncSynced || (r.Health != "" && rs.Health != r.Health) {
+				rs.Status, changed = appspec.SyncSynced, true
+				if r.Health != "" {
+					rs.Health, rs.HealthMessage = r.Health, ""
+				}
+			}
+			break
+		}
+	}
+	if !changed {
+		return false
+	}
+	st.Sync, st.Health = appspec.SyncSynced, appspec.HealthHealthy
+	for _, rs := range st.Resources {
+		if rs.Status != appspec.SyncSynced {
+			st.Sync = appspec.SyncOutOfSync
+		}
+		st.Health = appspec.Worse(st.Health, rs.Health)
+	}
+	return true
 }
 
 // revisionMessage is the known commit subject of sha: the status's, or

@@ -246,8 +246,8 @@ func syncOp(n int, prune bool) cluster.SyncOperation {
 
 // expectSync expects the activities of sync n at sha: render (unless the
 // app hands the sync its manifests, as an automated sync does), plan, one
-// wave applied and waited for; applyErr fails the apply, and a failure
-// runs the SyncFail plan and the hook cleanup.
+// wave applied (the last wave: not waited for); applyErr fails the apply,
+// and a failure runs the SyncFail plan and the hook cleanup.
 func (s *appSuite) expectSync(n int, sha string, applyErr error) {
 	op := syncOp(n, false)
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Maybe()
@@ -260,7 +260,6 @@ func (s *appSuite) expectSync(n int, sha string, applyErr error) {
 	}
 	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(applied, applyErr).Once()
 	if applyErr == nil {
-		s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 		return
 	}
 	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
@@ -525,8 +524,10 @@ func (s *appSuite) TestRollback() {
 func (s *appSuite) TestTerminateDuringWave() {
 	op := s.expectManualSyncPlan([]cluster.Step{syncStep})
 	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
-	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
-	// A wave that does not become healthy for 10 minutes.
+	smoke := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "smoke"}, Action: cluster.ActionCreated, Hook: true}
+	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: []cluster.ResourceResult{smoke}}, nil).Once()
+	// A hook that does not complete for 10 minutes.
+	wi.HooksOnly = true
 	s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).
 		Return(cluster.WaveOutput{Health: appspec.HealthProgressing}, temporal.NewCanceledError()).Once()
 	cleanup := false

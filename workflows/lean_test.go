@@ -96,7 +96,7 @@ func (s *appSuite) leanRun() *stepLog {
 func (s *appSuite) TestLeanFirstSync() {
 	l := s.leanRun()
 	s.Equal(map[string]int{
-		render.RenderName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+		render.RenderName: 1, cluster.ApplyWaveName: 1, // the last wave: not waited for
 	}, l.regular)
 	s.Equal(map[string]int{
 		reconcile.QuickPassName: 3, placement.TaskQueueName: 2,
@@ -182,7 +182,7 @@ func (s *appSuite) quickRenderRun(cached render.ManifestRef) *stepLog {
 // source moved and do not ask the cache.
 func (s *appSuite) TestQuickRenderFirstSync() {
 	l := s.quickRenderRun(ref(sha1))
-	s.Equal(map[string]int{cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1}, l.regular)
+	s.Equal(map[string]int{cluster.ApplyWaveName: 1}, l.regular)
 	s.Equal(map[string]int{reconcile.QuickPassName: 3, placement.TaskQueueName: 2, cluster.PlanName: 1}, l.local)
 	s.Equal(1, s.stepCalls(cachedStep))
 	s.Equal(3, s.stepCalls(cluster.CompareName))
@@ -255,7 +255,7 @@ func (s *appSuite) TestLeanPathIsVersioned() {
 	l := s.leanRun()
 	s.Equal(map[string]int{
 		render.RenderName: 4, cluster.CompareName: 3,
-		cluster.PlanName: 1, cluster.ApplyWaveName: 1, cluster.WaitWaveName: 1,
+		cluster.PlanName: 1, cluster.ApplyWaveName: 1,
 		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
 	}, l.regular)
 	s.Empty(l.local)
@@ -359,12 +359,12 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 			op := s.expectManualSyncPlan(tc.steps)
 			for i, step := range tc.steps {
 				wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: step, SettleMillis: defaultWaveWait.Milliseconds()}
-				s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
-				wait := s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi)
+				apply := s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 				if i == len(tc.steps)-1 {
-					wait.After(10 * time.Minute) // the last step takes a while
+					apply.After(10 * time.Minute) // the last step takes a while; it is not waited for
+					continue
 				}
-				wait.Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+				s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 			}
 			s.expectReconcile(sha1, synced)
 			var during *Operation
@@ -474,5 +474,45 @@ func (s *appSuite) TestDriftPassesListOncePerInterval() {
 	}
 	s.cancelAt(12 * time.Minute)
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 600}})
+	s.assertExpectations()
+}
+
+// What a running sync's wave applied shows in the app's status before the
+// wave is waited for (versionAppliedStatus): Synced, with the health its
+// apply left it in; the rest keeps its compared state.
+func (s *appSuite) TestStatusShowsAppliedWaves() {
+	cm := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
+	first := cluster.Step{Phase: cluster.PhaseSync, Wave: -1, Resources: 1}
+	missing := func(k appspec.ResourceKey) appspec.ResourceStatus {
+		return appspec.ResourceStatus{ResourceKey: k, Status: appspec.SyncOutOfSync, Health: appspec.HealthMissing}
+	}
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, cluster.CompareOutput{Sync: appspec.SyncOutOfSync, Health: appspec.HealthMissing,
+		Resources: []appspec.ResourceStatus{missing(cm), missing(service)}})
+	s.expectResolve(sha1, true)
+	op := syncOp(1, false)
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: op, Project: ptr(appspec.DefaultProjectSpec())}
+	s.env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{first, syncStep}}, nil).Once()
+	wave := func(st cluster.Step) cluster.WaveInput {
+		return cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: st, SettleMillis: defaultWaveWait.Milliseconds()}
+	}
+	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wave(first)).Return(cluster.WaveOutput{Resources: []cluster.ResourceResult{
+		{ResourceKey: cm, Action: cluster.ActionCreated, Phase: cluster.PhaseSync, Wave: -1, Health: appspec.HealthProgressing}}}, nil).Once()
+	s.env.OnActivity(cluster.WaitWaveName, mock.Anything, wave(first)).After(10*time.Minute).
+		Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+	s.env.OnActivity(cluster.ApplyWaveName, mock.Anything, wave(syncStep)).Return(cluster.WaveOutput{}, nil).Once()
+	s.expectReconcile(sha1, synced)
+	var during AppView
+	s.at(time.Second, func() { s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
+	s.at(5*time.Minute, func() { during = s.status() })
+	s.cancelAt(20 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+	s.Require().NotNil(during.Status.Operation, "the sync runs at 5 minutes")
+	s.Equal([]appspec.ResourceStatus{
+		{ResourceKey: cm, Status: appspec.SyncSynced, Health: appspec.HealthProgressing}, missing(service),
+	}, during.Status.Resources)
+	s.Equal(appspec.SyncOutOfSync, during.Status.Sync)
+	s.Equal(appspec.HealthMissing, during.Status.Health)
 	s.assertExpectations()
 }

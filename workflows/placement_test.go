@@ -73,7 +73,7 @@ func (s *appSuite) TestClusterActivitiesRunOnClusterQueue() {
 	s.Require().Len(view.History, 1)
 	s.Equal(PhaseSucceeded, view.History[0].Phase)
 	const def = "default-test-taskqueue"
-	for _, name := range []string{cluster.CompareName, cluster.PlanName, cluster.ApplyWaveName, cluster.WaitWaveName} {
+	for _, name := range []string{cluster.CompareName, cluster.PlanName, cluster.ApplyWaveName} {
 		s.Equal([]string{noisyQueue}, log.queues(name), name)
 	}
 	s.Equal([]string{def}, log.queues(render.RenderName))

@@ -142,6 +142,14 @@ const versionSettledApply = "settled-apply"
 // cluster's activities run on the workflow's own queue.
 const versionLocalPlan = "local-plan"
 
+// versionLastWaveNoWait marks syncs whose last step waits for its hooks
+// only, not for its resources' health.
+const versionLastWaveNoWait = "last-wave-no-wait"
+
+// versionAppliedStatus marks syncs that report what a wave applied before
+// waiting for it, and apps that show such reports in their status.
+const versionAppliedStatus = "applied-status"
+
 // versionQuietOneStep marks syncs that send no progress report before the
 // only step of their plan: "step 1 of 1" tells the app nothing its
 // Running operation does not, and each report costs a workflow task here
@@ -250,7 +258,7 @@ func (s *syncRun) once(ctx workflow.Context) error {
 			pruned = true
 		}
 		s.progress(ctx, step, i, len(plan.Steps))
-		if err := s.runStep(ctx, step); err != nil {
+		if err := s.runStep(ctx, step, i == len(plan.Steps)-1); err != nil {
 			return err
 		}
 	}
@@ -262,8 +270,17 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	if early != "" {
 		return s.prune(ctx, plan, cluster.PrunePassLast)
 	}
+	if !in.Operation.Prune {
+		for _, k := range in.PruneSkipped {
+			s.res.Resources = append(s.res.Resources, cluster.ResourceResult{ResourceKey: k, Action: cluster.ActionPruneSkipped, Message: msgPruneSkipped})
+		}
+	}
 	return nil
 }
+
+// msgPruneSkipped is Argo CD's word for a resource a sync without prune
+// leaves.
+const msgPruneSkipped = "ignored (requires pruning)"
 
 // prune runs one prune pass. Resources marked Prune=confirm make it wait
 // for the approveDeletion signal, then prune them.
@@ -315,7 +332,10 @@ const (
 )
 
 // runStep applies one wave and, unless this is a dry run, waits for it.
-func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
+// The last step waits for its hooks only (versionLastWaveNoWait): as in
+// Argo CD, a sync ends once its last wave is applied, and the app's
+// health shows the rest.
+func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) error {
 	wait := time.Duration(s.in.WaitSeconds) * time.Second
 	if wait <= 0 {
 		wait = defaultWaveWait
@@ -337,6 +357,16 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step) error {
 	if applied.Settled && s.v.has(ctx, versionSettledApply) {
 		s.res.Health = worseHealth(s.res.Health, applied.Health)
 		return nil
+	}
+	if last && s.v.has(ctx, versionLastWaveNoWait) {
+		if !slices.ContainsFunc(applied.Resources, func(r cluster.ResourceResult) bool { return r.Hook }) {
+			s.res.Health = worseHealth(s.res.Health, applied.Health)
+			return nil
+		}
+		wi.HooksOnly = true
+	}
+	if s.v.has(ctx, versionAppliedStatus) {
+		s.report(ctx) // what the wave applied, before its wait
 	}
 	waited, err := waitWave(ctx, wi, max(wait-workflow.Now(ctx).Sub(start), time.Second))
 	// The log keeps what happened: hook outcomes, not every health check.
@@ -421,7 +451,7 @@ func (s *syncRun) runSyncFail(ctx workflow.Context) {
 		return
 	}
 	for _, step := range plan.SyncFail {
-		if err := s.runStep(ctx, step); err != nil {
+		if err := s.runStep(ctx, step, false); err != nil {
 			s.res.Message += "; SyncFail hooks failed: " + errorMessage(err)
 			return
 		}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -65,7 +66,6 @@ func TestSyncRetryFollowsBackoff(t *testing.T) {
 	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) {
 		applies = append(applies, env.Now())
 	}).Once()
-	env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 	env.ExecuteWorkflow(SyncWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	var res SyncResult
@@ -137,7 +137,9 @@ func TestSyncTimeoutTerminates(t *testing.T) {
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
-	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+	smoke := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "smoke"}, Action: cluster.ActionCreated, Hook: true}
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: []cluster.ResourceResult{smoke}}, nil).Once()
+	wi.HooksOnly = true // the last wave waits for its hook
 	env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).After(10*time.Minute).Return(cluster.WaveOutput{}, temporal.NewCanceledError()).Once()
 	env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: tgt, SyncID: in.ID, Outcome: cluster.OutcomeTerminated}).Return(nil).Once()
 	env.ExecuteWorkflow(SyncWorkflowName, in)
@@ -150,8 +152,8 @@ func TestSyncTimeoutTerminates(t *testing.T) {
 }
 
 // pruningSync expects the render, a plan (with plan's prune counts) of a
-// Sync and a PostSync step, and their waves, for a sync that prunes; order
-// logs the waves applied.
+// Sync and a PostSync step, and their waves (the last not waited for), for
+// a sync that prunes; order logs the waves applied.
 func pruningSync(t *testing.T, plan cluster.PlanOutput) (*testsuite.TestWorkflowEnvironment, SyncInput, *[]string) {
 	env := syncEnv(t)
 	in := syncInput(nil)
@@ -166,7 +168,9 @@ func pruningSync(t *testing.T, plan cluster.PlanOutput) (*testsuite.TestWorkflow
 	for _, st := range plan.Steps {
 		wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st, SettleMillis: defaultWaveWait.Milliseconds()}
 		env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Run(func(mock.Arguments) { *order = append(*order, "apply "+st.Phase) }).Once()
-		env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+		if st != post {
+			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+		}
 	}
 	return env, in, order
 }
@@ -253,7 +257,8 @@ func TestSyncSuccessCleansUpHooks(t *testing.T) {
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: tt.applied}, nil).Once()
-			if !tt.dryRun {
+			if tt.cleanup { // the last wave waits for its hooks only
+				wi.HooksOnly = true
 				env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 			}
 			if tt.cleanup {
@@ -292,7 +297,6 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 			wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
-			env.OnActivity(cluster.WaitWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
 			env.ExecuteWorkflow(SyncWorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			require.Equal(t, tc.renders, renders)
@@ -308,6 +312,26 @@ func expectOneStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) clu
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 	return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
+}
+
+// expectWaitedStepPlan expects in's render and a plan of syncStep and a
+// last PostSync step without hooks (applied, not waited for), and returns
+// syncStep's wave input: a wave that is waited for.
+func expectWaitedStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) cluster.WaveInput {
+	tgt := target()
+	post := cluster.Step{Phase: cluster.PhasePostSync, Wave: 0, Resources: 1}
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep, post}}, nil).Once()
+	settle := defaultWaveWait
+	if in.WaitSeconds > 0 {
+		settle = time.Duration(in.WaitSeconds) * time.Second
+	}
+	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: settle.Milliseconds()}
+	last := wi
+	last.Step = post
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, last).Return(cluster.WaveOutput{}, nil).Once()
+	return wi
 }
 
 // A wave whose apply left every object healthy (WaveOutput.Settled) is not
@@ -330,7 +354,7 @@ func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
 				env.OnGetVersion(versionSettledApply, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
 			in := syncInput(nil)
-			wi := expectOneStepPlan(env, in)
+			wi := expectWaitedStepPlan(env, in)
 			applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"},
 				Action: cluster.ActionConfigured, Phase: cluster.PhaseSync}}}
 			if tc.settled {
@@ -367,7 +391,7 @@ func TestWaveWaitTimeoutBoundsSettleAndWait(t *testing.T) {
 			env := syncEnv(t)
 			in := syncInput(nil)
 			in.WaitSeconds = 120
-			wi := expectOneStepPlan(env, in)
+			wi := expectWaitedStepPlan(env, in)
 			wi.SettleMillis = 120_000
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).After(tc.applying).Once()
 			var got time.Duration
@@ -380,4 +404,132 @@ func TestWaveWaitTimeoutBoundsSettleAndWait(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// The last step waits for its hooks only (versionLastWaveNoWait): a sync
+// whose last wave holds a resource that stays Progressing (a LoadBalancer
+// Service) succeeds once the wave is applied, as in Argo CD; earlier
+// waves are waited for. A sync at level 4 waits for every step.
+func TestLastStepWaitsForHooksOnly(t *testing.T) {
+	svc := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Kind: "Service", Namespace: "web", Name: "front"},
+		Action: cluster.ActionCreated, Phase: cluster.PhaseSync, Health: appspec.HealthProgressing}
+	hook := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: "web", Name: "smoke"},
+		Action: cluster.ActionCreated, Phase: cluster.PhaseSync, Hook: true}
+	pre := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
+	for _, tc := range []struct {
+		name       string
+		baseline   int
+		steps      []cluster.Step
+		applied    []cluster.ResourceResult
+		wantWaits  []cluster.WaveInput // by step: HooksOnly
+		wantHealth appspec.HealthStatus
+	}{
+		{name: "last wave without hooks", steps: []cluster.Step{syncStep}, applied: []cluster.ResourceResult{svc},
+			wantHealth: appspec.HealthProgressing},
+		{name: "last wave with a hook", steps: []cluster.Step{syncStep}, applied: []cluster.ResourceResult{svc, hook},
+			wantWaits: []cluster.WaveInput{{Step: syncStep, HooksOnly: true}}, wantHealth: appspec.HealthHealthy},
+		{name: "an earlier wave is waited for", steps: []cluster.Step{pre, syncStep}, applied: []cluster.ResourceResult{svc},
+			wantWaits: []cluster.WaveInput{{Step: pre}}, wantHealth: appspec.HealthProgressing},
+		{name: "level 4 waits for the last wave", baseline: 4, steps: []cluster.Step{syncStep}, applied: []cluster.ResourceResult{svc},
+			wantWaits: []cluster.WaveInput{{Step: syncStep}}, wantHealth: appspec.HealthHealthy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := syncEnv(t)
+			in := syncInput(nil)
+			in.Baseline = tc.baseline
+			if tc.baseline != 0 && tc.baseline < 5 {
+				env.OnGetVersion(versionLastWaveNoWait, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+				env.OnGetVersion(versionAppliedStatus, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			tgt := target()
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: tc.steps}, nil).Once()
+			var waits []cluster.WaveInput
+			for _, st := range tc.steps {
+				wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: st, SettleMillis: defaultWaveWait.Milliseconds()}
+				env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).
+					Return(cluster.WaveOutput{Resources: tc.applied, Health: appspec.HealthProgressing}, nil).Once()
+			}
+			env.OnActivity(cluster.WaitWaveName, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, wi cluster.WaveInput) (cluster.WaveOutput, error) {
+					waits = append(waits, cluster.WaveInput{Step: wi.Step, HooksOnly: wi.HooksOnly})
+					return cluster.WaveOutput{Health: appspec.HealthHealthy}, nil
+				}).Maybe()
+			env.ExecuteWorkflow(SyncWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			var res SyncResult
+			require.NoError(t, env.GetWorkflowResult(&res))
+			require.Equal(t, PhaseSucceeded, res.Phase)
+			require.Equal(t, tc.wantWaits, waits)
+			require.Equal(t, tc.wantHealth, res.Health)
+		})
+	}
+}
+
+// showApplied marks what a running sync applied Synced, with its health,
+// and the app's sync and health follow; hooks, failures and unknown
+// resources change nothing.
+func TestShowApplied(t *testing.T) {
+	cm := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
+	dep := appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "front"}
+	missing := func(k appspec.ResourceKey) appspec.ResourceStatus {
+		return appspec.ResourceStatus{ResourceKey: k, Status: appspec.SyncOutOfSync, Health: appspec.HealthMissing}
+	}
+	for _, tc := range []struct {
+		name        string
+		applied     []cluster.ResourceResult
+		wantChanged bool
+		wantSync    appspec.SyncStatus
+		wantHealth  appspec.HealthStatus
+	}{
+		{name: "both applied", applied: []cluster.ResourceResult{
+			{ResourceKey: cm, Action: cluster.ActionCreated, Health: appspec.HealthHealthy},
+			{ResourceKey: dep, Action: cluster.ActionCreated, Health: appspec.HealthProgressing}},
+			wantChanged: true, wantSync: appspec.SyncSynced, wantHealth: appspec.HealthProgressing},
+		{name: "one applied", applied: []cluster.ResourceResult{{ResourceKey: cm, Action: cluster.ActionConfigured, Health: appspec.HealthHealthy}},
+			wantChanged: true, wantSync: appspec.SyncOutOfSync, wantHealth: appspec.HealthMissing},
+		{name: "a failed apply", applied: []cluster.ResourceResult{{ResourceKey: cm, Action: cluster.ActionFailed}},
+			wantSync: appspec.SyncOutOfSync, wantHealth: appspec.HealthMissing},
+		{name: "a hook", applied: []cluster.ResourceResult{{ResourceKey: cm, Action: cluster.ActionCreated, Hook: true}},
+			wantSync: appspec.SyncOutOfSync, wantHealth: appspec.HealthMissing},
+		{name: "not in the status", applied: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "Secret", Name: "x"}, Action: cluster.ActionCreated}},
+			wantSync: appspec.SyncOutOfSync, wantHealth: appspec.HealthMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := AppStatus{Sync: appspec.SyncOutOfSync, Health: appspec.HealthMissing, Resources: []appspec.ResourceStatus{missing(cm), missing(dep)}}
+			require.Equal(t, tc.wantChanged, showApplied(&st, tc.applied))
+			require.Equal(t, tc.wantSync, st.Sync)
+			require.Equal(t, tc.wantHealth, st.Health)
+		})
+	}
+}
+
+// A sync without prune lists the resources it leaves as prune-skipped, as
+// Argo CD does; one that prunes does not.
+func TestSyncListsPruneSkipped(t *testing.T) {
+	old := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "old"}
+	env := syncEnv(t)
+	in := syncInput(nil)
+	in.PruneSkipped = []appspec.ResourceKey{old}
+	wi := expectOneStepPlan(env, in)
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, []cluster.ResourceResult{{ResourceKey: old, Action: cluster.ActionPruneSkipped, Message: msgPruneSkipped}}, res.Resources)
+}
+
+// The app hands its sync the compared resources that require pruning, at
+// most maxPruneSkipped.
+func TestPruneCandidates(t *testing.T) {
+	var rs []appspec.ResourceStatus
+	for i := range maxPruneSkipped + 5 {
+		rs = append(rs, appspec.ResourceStatus{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Name: strconv.Itoa(i)}, RequiresPruning: i%2 == 0})
+		rs = append(rs, appspec.ResourceStatus{ResourceKey: appspec.ResourceKey{Kind: "Secret", Name: strconv.Itoa(i)}, RequiresPruning: true})
+	}
+	got := pruneCandidates(rs[:4])
+	require.Equal(t, []appspec.ResourceKey{{Kind: "ConfigMap", Name: "0"}, {Kind: "Secret", Name: "0"}, {Kind: "Secret", Name: "1"}}, got)
+	require.Len(t, pruneCandidates(rs), maxPruneSkipped)
 }

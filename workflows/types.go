@@ -261,6 +261,11 @@ type SyncInput struct {
 	// and a visibility write). 0, a sync started before this field: the
 	// sync reads its own marker (syncVersions).
 	Baseline int `json:"baseline,omitempty"`
+	// PruneSkipped lists live resources no longer rendered (the app's
+	// last compare found them) that a sync without prune leaves: its
+	// result lists them as skipped, as Argo CD does. At most
+	// maxPruneSkipped.
+	PruneSkipped []appspec.ResourceKey `json:"pruneSkipped,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.

@@ -31,7 +31,8 @@ const versionBaseline = "baseline-1"
 // baselineChanges are, by level, the changes versionBaseline stands for,
 // each at version 1: level 1 holds all that were versioned when the
 // baseline was cut, level 2 the coalesced status publish, level 3 the
-// quick pass, level 4 its manifest-cache lookup. A change made after a
+// quick pass, level 4 its manifest-cache lookup, level 5 the last wave
+// that does not wait and the status shown while a sync runs. A change made after a
 // level was cut must not join it (a workflow started at that level did
 // not have it); it is asked for on its own, or joins a new level.
 var baselineChanges = [][]string{
@@ -43,10 +44,11 @@ var baselineChanges = [][]string{
 	2: {versionCoalescedPublish},
 	3: {versionQuickPass},
 	4: {versionQuickRender},
+	5: {versionLastWaveNoWait, versionAppliedStatus},
 }
 
 // baselineLevel is the level a new run starts at.
-const baselineLevel = 4
+const baselineLevel = 5
 
 // versions answers which changes a workflow has. It is read once, at the
 // start of a run, before any handler can ask for a change.
