@@ -78,7 +78,8 @@ func (s *Server) checkProject(ctx context.Context, spec appspec.Application) err
 	return nil
 }
 
-// createApp creates an application (409 if it exists, unless ?upsert=true).
+// createApp creates an application (409 if it exists, unless ?upsert=true,
+// which replaces its spec and answers 200).
 func (s *Server) createApp(c *echo.Context) error {
 	spec, err := readSpec(c)
 	if err != nil {
@@ -107,6 +108,10 @@ func (s *Server) createApp(c *echo.Context) error {
 	view, err := s.upsert(ctx, spec)
 	if err != nil {
 		return err
+	}
+	// 200 tells a client that upserts (app create -f) what it replaced.
+	if exists {
+		return c.JSON(http.StatusOK, view)
 	}
 	return c.JSON(http.StatusCreated, view)
 }
