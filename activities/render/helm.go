@@ -37,6 +37,10 @@ var (
 // the destination names one (helm's own default).
 const defaultHelmNamespace = "default"
 
+// maxReleaseName is Helm's limit on a release name. An application name
+// may be longer (a DNS subdomain); such an app must set helm.releaseName.
+const maxReleaseName = 53
+
 // renderHelm renders the chart at in.Dir as `helm template --include-crds`
 // does (Argo CD's invocation), hooks included.
 func (r *Renderer) renderHelm(ctx context.Context, in toolInput) ([]*unstructured.Unstructured, error) {
@@ -85,6 +89,10 @@ func (r *Renderer) helmTemplate(ctx context.Context, in toolInput, ch *chart.Cha
 	inst.DryRunStrategy = action.DryRunClient
 	inst.Replace = true
 	inst.ReleaseName = cmp.Or(h.ReleaseName, in.AppName)
+	if h.ReleaseName == "" && len(in.AppName) > maxReleaseName {
+		return nil, fmt.Errorf("%w: the application name has %d characters and Helm allows %d in a release name: set helm.releaseName",
+			ErrChart, len(in.AppName), maxReleaseName)
+	}
 	inst.Namespace = cmp.Or(h.Namespace, in.Namespace, defaultHelmNamespace)
 	inst.IncludeCRDs = !h.SkipCrds
 	if h.KubeVersion != "" {

@@ -228,6 +228,10 @@ func helmCases(t *testing.T) []helmCase {
 				"--set-file", "banner=" + filepath.Join(td, "envrepo", "envs", "prod", "banner.txt")},
 		},
 		{
+			name: "dotted application name", path: "webapp", app: "example.shop", ns: "store",
+			cliRel: "example.shop", cliArgs: []string{"-n", "store", "--include-crds"},
+		},
+		{
 			name: "hooks and CRDs", path: "hooks", app: "rel", ns: "ns1",
 			cliRel: "rel", cliArgs: []string{"-n", "ns1", "--include-crds"},
 		},
@@ -541,5 +545,27 @@ func TestHelmRenderEndToEnd(t *testing.T) {
 	}
 	if refs[0].Count != len(objs) || refs[0].SHA != "c1" {
 		t.Fatalf("ref = %+v, want %d objects at c1", refs[0], len(objs))
+	}
+}
+
+// TestHelmLongAppName checks that an application name longer than Helm
+// allows in a release name (it may have 253 characters) fails with the
+// fix, unless helm.releaseName is set.
+func TestHelmLongAppName(t *testing.T) {
+	td := helmTestdata(t)
+	r := &Renderer{cacheDir: t.TempDir()}
+	long := "example." + strings.Repeat("x", 46) // 54 characters
+	tc := helmCase{path: "webapp", app: long, ns: "store"}
+	dir, err := appDir(td, tc.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := toolInput{Root: td, Dir: dir, AppName: long, Namespace: "store", Source: SourceRequest{Source: appspec.Source{Path: tc.path}}}
+	if _, err := r.renderHelm(t.Context(), in); !errors.Is(err, ErrChart) || !strings.Contains(err.Error(), "set helm.releaseName") {
+		t.Fatalf("render = %v, want a chart error that asks for helm.releaseName", err)
+	}
+	tc.helm = &appspec.Helm{ReleaseName: "shop"}
+	if objs := helmRenderCase(t, r, td, tc); len(objs) == 0 {
+		t.Fatal("render with helm.releaseName: no objects")
 	}
 }

@@ -612,7 +612,22 @@ func TestParseWindlassSpec(t *testing.T) {
 		{
 			name:  "invalid application",
 			doc:   "name: Web\nsource:\n  repoURL: https://git.example.com/web.git\n",
-			parse: parseApp, field: "name", reason: "DNS label",
+			parse: parseApp, field: "name", reason: "DNS subdomain",
+		},
+		{
+			name:  "dotted application name",
+			doc:   "name: example.guestbook\nsource:\n  repoURL: https://git.example.com/web.git\n",
+			parse: parseApp,
+		},
+		{
+			name:  "dotted Argo CD application name",
+			doc:   "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: example.guestbook\nspec:\n  source:\n    repoURL: https://git.example.com/web.git\n",
+			parse: parseApp,
+		},
+		{
+			name:  "dotted Argo CD application name with an empty part",
+			doc:   "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: example..guestbook\nspec:\n  source:\n    repoURL: https://git.example.com/web.git\n",
+			parse: parseApp, field: "metadata.name", reason: "DNS subdomain",
 		},
 		{
 			name:  "project",

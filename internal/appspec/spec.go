@@ -130,7 +130,14 @@ func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Re
 // Unwrap makes every FieldError match ErrInvalid.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+// MaxAppName is the longest application name: a DNS subdomain, as
+// Kubernetes (and so Argo CD) allows for an Application's name.
+const MaxAppName = 253
 
 // Defaulted returns a copy with defaults filled in.
 func (a Application) Defaulted() Application {
@@ -206,9 +213,20 @@ func (a Application) Validate() error {
 	return nil
 }
 
-// ValidateAppName checks an application name (a DNS label of at most 53
-// characters, as in Argo CD); the error names the field "name".
-func ValidateAppName(v string) error { return validName("name", v, 53) }
+// ValidateAppName checks an application name: a DNS subdomain (dots
+// allowed, as in Argo CD's app-of-apps charts); the error names "name".
+func ValidateAppName(v string) error {
+	switch {
+	case v == "":
+		return &FieldError{Field: "name", Reason: "is required"}
+	case len(v) > MaxAppName:
+		return &FieldError{Field: "name", Reason: fmt.Sprintf("must be at most %d characters", MaxAppName)}
+	case !dnsSubdomain.MatchString(v):
+		return &FieldError{Field: "name", Reason: "must be a DNS subdomain: lower-case letters, digits, '-' and '.', " +
+			"each dot-separated part starting and ending with a letter or digit"}
+	}
+	return nil
+}
 
 // ValidateProjectName checks a project name; the error names "project".
 func ValidateProjectName(v string) error { return validName("project", v, 63) }

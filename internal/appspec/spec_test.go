@@ -2,6 +2,7 @@ package appspec
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -58,5 +59,55 @@ func TestWorse(t *testing.T) {
 		if got := Worse(tt.a, tt.b); got != tt.want {
 			t.Errorf("Worse(%s, %s) = %s, want %s", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+// TestValidateAppName checks that application names are DNS subdomains,
+// as Argo CD's are: dots allowed, up to 253 characters.
+func TestValidateAppName(t *testing.T) {
+	long := strings.Repeat(strings.Repeat("a", 62)+".", 4)[:MaxAppName-1] + "z"
+	tests := []struct {
+		name, app string
+		reason    string // "" when accepted
+	}{
+		{name: "label", app: "guestbook"},
+		{name: "dotted", app: "example.guestbook"},
+		{name: "dots and dashes", app: "a-1.b-2.c3"},
+		{name: "digits", app: "0.1"},
+		{name: "one character", app: "a"},
+		{name: "longer than a label", app: strings.Repeat("a", 64)},
+		{name: "253 characters", app: long},
+		{name: "empty", app: "", reason: "is required"},
+		{name: "254 characters", app: long + "z", reason: "at most 253"},
+		{name: "upper case", app: "Example.guestbook", reason: "DNS subdomain"},
+		{name: "underscore", app: "example_guestbook", reason: "DNS subdomain"},
+		{name: "leading dot", app: ".guestbook", reason: "DNS subdomain"},
+		{name: "trailing dot", app: "guestbook.", reason: "DNS subdomain"},
+		{name: "two dots", app: "example..guestbook", reason: "DNS subdomain"},
+		{name: "dash before a dot", app: "example-.guestbook", reason: "DNS subdomain"},
+		{name: "dash after a dot", app: "example.-guestbook", reason: "DNS subdomain"},
+		{name: "leading dash", app: "-guestbook", reason: "DNS subdomain"},
+		{name: "slash", app: "default/guestbook", reason: "DNS subdomain"},
+		{name: "dot-dot", app: "..", reason: "DNS subdomain"},
+		{name: "colon", app: "a:b", reason: "DNS subdomain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ValidateAppName(tt.app)
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("ValidateAppName(%q) = %v, want nil", tt.app, err)
+				}
+				a := Application{Name: tt.app, Project: "default", Source: Source{RepoURL: "http://git.local/repo.git"}}
+				if err := a.Validate(); err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(fe.Reason, tt.reason) {
+				t.Fatalf("ValidateAppName(%q) = %v, want a FieldError on name containing %q", tt.app, err, tt.reason)
+			}
+		})
 	}
 }

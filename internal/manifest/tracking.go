@@ -42,8 +42,9 @@ func TrackingIDOf(project, app string, gk schema.GroupKind, namespace, name stri
 }
 
 // AppLabelValue is the AppLabel value of an app: "<project>.<app>" when
-// that fits a label value, else a digest of it (names are DNS labels, so a
-// digest, which has no dot, never equals a readable value).
+// that fits a label value (63 characters), else a digest of it. A project
+// name has no dot, so the first dot ends it and app names with dots cannot
+// collide; a digest has no dot, so it never equals a readable value.
 func AppLabelValue(project, app string) string {
 	v := project + "." + app
 	if len(v) <= 63 {
