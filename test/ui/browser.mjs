@@ -2,8 +2,7 @@
 // environment): playwright-core from web/node_modules drives Debian's
 // chromium through the UI's main paths. It exits non-zero on the first
 // failure, with the step and the reason.
-import path from 'node:path';
-import { api, check, env, launch, login as loginAs, newPage, screenshot as shoot, shots, step } from './lib.mjs';
+import { api, check, env, failed, launch, login as loginAs, newPage, screenshot as shoot, step } from './lib.mjs';
 
 const adminPassword = env('WINDLASS_ADMIN_PASSWORD');
 const [viewer, viewerPassword] = env('WINDLASS_VIEWER').split(':');
@@ -216,10 +215,8 @@ try {
   check(pageErrors.length === 0, `errors in the page: ${pageErrors.join('; ')}`);
   check(external.length === 0, `requests left the origin: ${external.join(', ')}`);
   console.log(`ok   all (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-} catch (e) {
-  await page.screenshot({ path: path.join(shots, 'failure.png') }).catch(() => undefined);
-  console.log(`screenshot of the failure: ${path.join(shots, 'failure.png')}`);
-  process.exitCode = 1;
+} catch {
+  await failed(page);
 } finally {
   await browser.close();
 }

@@ -64,7 +64,8 @@ func requireBrowser(t *testing.T) {
 }
 
 // control is what the browser script asks the test to do behind the UI's
-// back: edits of live objects with client-go.
+// back: edits of live Deployments with client-go (a scale, or a strategic
+// merge patch).
 func control(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /scale", func(w http.ResponseWriter, r *http.Request) {
@@ -78,6 +79,23 @@ func control(t *testing.T) *httptest.Server {
 		}
 		patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, in.Replicas)
 		_, err := bed.kube.AppsV1().Deployments(in.Namespace).Patch(r.Context(), in.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: "ui-test"})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /patch", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Namespace, Name string
+			Patch           json.RawMessage
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		_, err := bed.kube.AppsV1().Deployments(in.Namespace).Patch(r.Context(), in.Name, types.StrategicMergePatchType, in.Patch,
 			metav1.PatchOptions{FieldManager: "ui-test"})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -117,6 +135,37 @@ func runScript(t *testing.T, timeout time.Duration, script string, env map[strin
 	mu.Lock()
 	defer mu.Unlock()
 	return out.String()
+}
+
+// fixtureRepo creates a repository on the test bed's Git server with one
+// commit of files (path to content), and returns its URL.
+func fixtureRepo(t *testing.T, name string, files map[string]string, message string) string {
+	t.Helper()
+	url, err := bed.git.CreateRepo(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range files {
+		if err := repo.WriteFile(p, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := repo.CommitAndPush(t.Context(), message); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+// screenshotDir is where a script saves its screenshots.
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv(envScreenshots); d != "" {
+		return d
+	}
+	return t.TempDir()
 }
 
 // lineWriter calls f with each complete line written to it.
@@ -173,26 +222,9 @@ const commitMessage = "guestbook: a Deployment and a Service"
 // page is the UI's "page not found". No request leaves the origin.
 func TestBrowser(t *testing.T) {
 	requireBrowser(t)
-	url, err := bed.git.CreateRepo("guestbook-ui")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, c := range map[string]string{"guestbook/deployment.yaml": deploymentYAML, "guestbook/service.yaml": serviceYAML} {
-		if err := repo.WriteFile(p, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := repo.CommitAndPush(t.Context(), commitMessage+"\n\nThe body is not shown.\n"); err != nil {
-		t.Fatal(err)
-	}
-	shots := os.Getenv(envScreenshots)
-	if shots == "" {
-		shots = t.TempDir()
-	}
+	url := fixtureRepo(t, "guestbook-ui", map[string]string{"guestbook/deployment.yaml": deploymentYAML, "guestbook/service.yaml": serviceYAML},
+		commitMessage+"\n\nThe body is not shown.\n")
+	shots := screenshotDir(t)
 	suffix := time.Now().UnixNano() % 1_000_000
 	runScript(t, 4*time.Minute, "browser.mjs", map[string]string{
 		"WINDLASS_URL":            bed.api.URL,
@@ -202,6 +234,73 @@ func TestBrowser(t *testing.T) {
 		"WINDLASS_COMMIT_MESSAGE": commitMessage,
 		"WINDLASS_APP":            fmt.Sprintf("guestbook-%d", suffix),
 		"WINDLASS_APP_NAMESPACE":  fmt.Sprintf("guestbook-ui-%d", suffix),
+		"WINDLASS_CONTROL":        control(t).URL,
+		"WINDLASS_SCREENSHOTS":    shots,
+		"CHROMIUM":                chromiumPath(),
+	})
+}
+
+// Names long enough that a node of the default width cuts them.
+const (
+	longDeployment = "checkout-payments-reconciliation-worker-eu-west-1"
+	longConfigMap  = "checkout-payments-reconciliation-settings-eu-west-1"
+)
+
+// layoutFiles are the fixture of TestBrowserLayout: long/ syncs, broken/
+// does not (a ConfigMap key the API server refuses).
+var layoutFiles = map[string]string{
+	"long/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ` + longDeployment + `
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: worker}
+  template:
+    metadata:
+      labels: {app: worker}
+    spec:
+      containers:
+      - name: worker
+        image: registry.example/worker:1
+        resources:
+          requests: {cpu: 10m}
+`,
+	"long/configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + longConfigMap + `
+data:
+  mode: reconcile
+`,
+	"broken/configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: broken
+data:
+  "not a valid key!": "x"
+`,
+}
+
+// TestBrowserLayout checks in chromium that the UI shows whole what it
+// shows: tree nodes with long names and long statuses (OutOfSync,
+// Missing, Progressing) are not cut, a resource's events keep their
+// messages readable (not a word per line), and the list marks an app
+// whose last sync failed.
+func TestBrowserLayout(t *testing.T) {
+	requireBrowser(t)
+	url := fixtureRepo(t, "layout", layoutFiles, "layout fixtures")
+	shots := screenshotDir(t)
+	suffix := time.Now().UnixNano() % 1_000_000
+	runScript(t, 4*time.Minute, "layout.mjs", map[string]string{
+		"WINDLASS_URL":            bed.api.URL,
+		"WINDLASS_ADMIN_PASSWORD": bed.adminPassword,
+		"WINDLASS_REPO":           url,
+		"WINDLASS_APP":            fmt.Sprintf("layout-%d", suffix),
+		"WINDLASS_APP_NAMESPACE":  fmt.Sprintf("layout-%d", suffix),
+		"WINDLASS_DEPLOYMENT":     longDeployment,
+		"WINDLASS_CONFIGMAP":      longConfigMap,
 		"WINDLASS_CONTROL":        control(t).URL,
 		"WINDLASS_SCREENSHOTS":    shots,
 		"CHROMIUM":                chromiumPath(),

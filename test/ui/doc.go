@@ -4,6 +4,8 @@
 // dev` does), then runs browser.mjs, a playwright-core script driving
 // Debian's chromium through login, the live list, the resource tree, a
 // diff after drift, a sync, a rollback and a read-only user. It fails on
-// the script's failure. TestListScale (WINDLASS_UI_SCALE=N) measures the
-// first page of the list with N applications.
+// the script's failure. TestBrowserLayout runs layout.mjs: long names and
+// statuses show whole in the tree, event messages keep their width, and
+// the list marks a failed last sync. TestListScale (WINDLASS_UI_SCALE=N)
+// measures the first page of the list with N applications.
 package ui

@@ -78,6 +78,14 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: path.join(shots, name) });
 }
 
+/** failed saves a screenshot of the page as it failed and sets a failing exit code. */
+export async function failed(page) {
+  const shot = path.join(shots, 'failure.png');
+  await page.screenshot({ path: shot }).catch(() => undefined);
+  console.log(`screenshot of the failure: ${shot}`);
+  process.exitCode = 1;
+}
+
 /** login logs in on the login page. */
 export async function login(page, user, password) {
   await page.getByLabel('Username').fill(user);

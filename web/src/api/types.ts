@@ -41,6 +41,8 @@ export interface AppSummary {
   revisionMessage?: string;
   // Shown when the server sends them (not every version does).
   lastSyncedAt?: string;
+  /** The latest sync's result: Succeeded, Failed, Terminated… */
+  lastSyncPhase?: string;
   operation?: string;
 }
 

@@ -199,7 +199,7 @@ export function ResourcePanel({
           ) : events.error ? (
             <Unavailable error={events.error} what="Events" />
           ) : (
-            <EventTable events={resEvents} />
+            <EventTable events={resEvents} ofOne />
           )}
         </TabPanel>
       )}
@@ -207,24 +207,39 @@ export function ResourcePanel({
   );
 }
 
-export function EventTable({ events }: { events: AppEvent[] }) {
+/**
+ * EventTable lists events, newest first. In a resource's panel (narrow,
+ * and every event about that resource) the object column is left out and
+ * the type is the warning's icon, so that the message has the room.
+ */
+export function EventTable({ events, ofOne }: { events: AppEvent[]; ofOne?: boolean }) {
   if (events.length === 0) return <p className="empty">No events.</p>;
   return (
     <div className="table-wrap">
-      <table className="table">
+      <table className="table events">
         <caption className="sr-only">Events, newest first</caption>
-        <THead cols={['Time', 'Type', 'Reason', 'Object', 'Message', 'Source']} />
+        <THead cols={ofOne ? ['Time', 'Reason', 'Message', 'Source'] : ['Time', 'Type', 'Reason', 'Object', 'Message', 'Source']} />
         <tbody>
           {events.map((e, i) => (
             <tr key={i} className={e.type === 'Warning' ? 'row-warning' : undefined}>
               <td>
                 <time dateTime={e.time}>{dateTime(e.time)}</time>
               </td>
+              {!ofOne && (
+                <td>
+                  {e.type === 'Warning' && <Icon name="alert" />} {e.type}
+                </td>
+              )}
               <td>
-                {e.type === 'Warning' && <Icon name="alert" />} {e.type}
+                {ofOne && e.type === 'Warning' && (
+                  <span title="Warning">
+                    <Icon name="alert" />
+                    <span className="sr-only">Warning: </span>
+                  </span>
+                )}{' '}
+                {e.reason}
               </td>
-              <td>{e.reason}</td>
-              <td>{e.object?.kind ? resourceLabel({ kind: e.object.kind, namespace: e.object.namespace, name: e.object.name ?? '' }) : ''}</td>
+              {!ofOne && <td>{e.object?.kind ? resourceLabel({ kind: e.object.kind, namespace: e.object.namespace, name: e.object.name ?? '' }) : ''}</td>}
               <td className="msg">{e.message}</td>
               <td>{e.source ?? 'windlass'}</td>
             </tr>

@@ -1,6 +1,6 @@
-import { useMemo } from 'react';
+import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { resourceLabel } from '../lib/format';
-import { layoutTree, NODE_H, NODE_W, ROOT_ID, type ResourceItem } from '../lib/tree';
+import { layoutTree, NODE_H, ROOT_ID, type ResourceItem } from '../lib/tree';
 import { Icon } from './icons';
 import { Badge, THead } from './ui';
 
@@ -28,10 +28,24 @@ export function kindLabel(kind: string): string {
 }
 
 /**
+ * naturalWidth is the width a node needs to show its name and badges
+ * whole: both are as wide as their content (see .node-name), whatever
+ * the node's width.
+ */
+function naturalWidth(node: HTMLElement): number {
+  const box = node.getBoundingClientRect();
+  const style = getComputedStyle(node);
+  let right = box.left;
+  for (const part of node.querySelectorAll<HTMLElement>('.node-name, .node-badges')) right = Math.max(right, part.getBoundingClientRect().right);
+  return right - box.left + parseFloat(style.paddingRight) + parseFloat(style.borderRightWidth);
+}
+
+/**
  * ResourceTree draws the application and its resources as a graph: a
  * column per level, an SVG curve from each owner to each child. Nodes are
  * buttons, so the tree is keyboard navigable; each says its kind, name,
- * sync status and health in text.
+ * sync status and health in text. A column is as wide as its widest
+ * node's content, measured after each render.
  */
 export function ResourceTree({
   appName,
@@ -48,20 +62,29 @@ export function ResourceTree({
   selected?: string;
   onSelect: (id: string) => void;
 }) {
+  const [widths, setWidths] = useState<ReadonlyMap<string, number>>(new Map());
   const layout = useMemo(
-    () => layoutTree(items.map((i) => ({ id: i.id, parents: i.parents, kind: i.kind, name: i.name }))),
-    [items],
+    () => layoutTree(items.map((i) => ({ id: i.id, parents: i.parents, kind: i.kind, name: i.name })), widths),
+    [items, widths],
   );
+  const ref = useRef<HTMLDivElement>(null);
+  // The content's widths do not depend on the nodes' widths, so this
+  // settles after one more render.
+  useLayoutEffect(() => {
+    const next = new Map<string, number>();
+    for (const n of ref.current?.querySelectorAll<HTMLElement>('[data-node]') ?? []) next.set(n.dataset.node!, Math.ceil(naturalWidth(n)));
+    if (next.size !== widths.size || [...next].some(([id, w]) => widths.get(id) !== w)) setWidths(next);
+  });
   const root = layout.nodes.get(ROOT_ID)!;
   return (
     <div className="tree-scroll">
-      <div className="tree" style={{ width: layout.width + 8, height: layout.height + 8 }} role="group" aria-label="Resource tree">
+      <div className="tree" ref={ref} style={{ width: layout.width + 8, height: layout.height + 8 }} role="group" aria-label="Resource tree">
         <svg className="tree-edges" width={layout.width + 8} height={layout.height + 8} aria-hidden="true">
           {layout.edges.map((e) => (
             <path key={`${e.from}>${e.to}`} d={e.path} />
           ))}
         </svg>
-        <div className="tree-node tree-root" style={{ left: root.x, top: root.y, width: NODE_W, height: NODE_H }}>
+        <div className="tree-node tree-root" data-node={ROOT_ID} style={{ left: root.x, top: root.y, width: root.w, height: NODE_H }}>
           <span className="kind-tag">app</span>
           <span className="node-name" title={appName}>
             {appName}
@@ -79,9 +102,10 @@ export function ResourceTree({
               key={it.id}
               type="button"
               className={`tree-node${selected === it.id ? ' tree-selected' : ''}${it.managed ? '' : ' tree-child'}`}
-              style={{ left: p.x, top: p.y, width: NODE_W, height: NODE_H }}
+              style={{ left: p.x, top: p.y, width: p.w, height: NODE_H }}
               onClick={() => onSelect(it.id)}
               aria-pressed={selected === it.id}
+              data-node={it.id}
               data-kind={it.kind}
               data-name={it.name}
               aria-label={`${resourceLabel(it)}${it.sync ? `, ${it.sync}` : ''}${it.health ? `, ${it.health}` : ''}`}

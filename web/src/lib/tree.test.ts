@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layoutTree, mergeTree, NODE_H, resourceId, ROOT_ID } from './tree';
+import { layoutTree, mergeTree, NODE_H, NODE_W, resourceId, ROOT_ID } from './tree';
 
 const n = (id: string, kind: string, parents: string[] = []) => ({ id, kind, name: id, parents });
 
@@ -29,6 +29,15 @@ describe('layoutTree', () => {
     const l = layoutTree([n('a', 'Pod', ['ghost']), n('b', 'Pod', ['c']), n('c', 'Pod', ['b'])]);
     expect(l.nodes.get('a')!.col).toBe(1);
     expect(l.nodes.has('b') && l.nodes.has('c')).toBe(true);
+  });
+  it('widens a column to its widest node, and shifts the columns after it', () => {
+    const items = [n('deploy', 'Deployment'), n('rs', 'ReplicaSet', ['deploy']), n('cm', 'ConfigMap')];
+    const l = layoutTree(items, new Map([['deploy', NODE_W + 100.2]]));
+    const at = (id: string) => l.nodes.get(id)!;
+    expect([at('deploy').w, at('cm').w, at('rs').w, at(ROOT_ID).w]).toEqual([NODE_W + 101, NODE_W + 101, NODE_W, NODE_W]);
+    expect(at('rs').x - at('deploy').x).toBe(layoutTree(items).nodes.get('rs')!.x - layoutTree(items).nodes.get('deploy')!.x + 101);
+    expect(l.width).toBe(at('rs').x + NODE_W);
+    expect(l.edges.find((e) => e.to === 'rs')!.path.startsWith(`M${at('deploy').x + NODE_W + 101},`)).toBe(true);
   });
   it('links a node with two parents to both', () => {
     const l = layoutTree([n('p1', 'Job'), n('p2', 'Job'), n('pod', 'Pod', ['p1', 'p2'])]);

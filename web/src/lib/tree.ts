@@ -21,6 +21,8 @@ export interface Placed {
   row: number;
   x: number;
   y: number;
+  /** The node's width: its column's. */
+  w: number;
 }
 
 export interface Edge {
@@ -60,9 +62,11 @@ export function compareNodes(a: { kind: string; name: string }, b: { kind: strin
 /**
  * layoutTree places the nodes below a root (the application). A node with
  * several parents is placed under the first one and linked to all of
- * them; a node whose parents are all unknown hangs off the root.
+ * them; a node whose parents are all unknown hangs off the root. A column
+ * is as wide as its widest node needs (widths, by id; NODE_W at least),
+ * so that no name or status is cut.
  */
-export function layoutTree(items: LayoutInput[]): Layout {
+export function layoutTree(items: LayoutInput[], widths?: ReadonlyMap<string, number>): Layout {
   const byId = new Map(items.map((n) => [n.id, n]));
   const children = new Map<string, LayoutInput[]>();
   const extraEdges: [string, string][] = [];
@@ -89,7 +93,7 @@ export function layoutTree(items: LayoutInput[]): Layout {
       const rows = kids.map((k) => place(k.id, col + 1, new Set(seen).add(k.id)));
       row = (rows[0] + rows[rows.length - 1]) / 2;
     }
-    nodes.set(id, { id, col, row, x: col * (NODE_W + GAP_X), y: row * (NODE_H + GAP_Y) });
+    nodes.set(id, { id, col, row, x: 0, y: row * (NODE_H + GAP_Y), w: NODE_W });
     return row;
   };
   place(ROOT_ID, 0, new Set([ROOT_ID]));
@@ -97,8 +101,17 @@ export function layoutTree(items: LayoutInput[]): Layout {
   for (const n of items) {
     if (!nodes.has(n.id)) {
       const row = nextRow++;
-      nodes.set(n.id, { id: n.id, col: 1, row, x: NODE_W + GAP_X, y: row * (NODE_H + GAP_Y) });
+      maxCol = Math.max(maxCol, 1);
+      nodes.set(n.id, { id: n.id, col: 1, row, x: 0, y: row * (NODE_H + GAP_Y), w: NODE_W });
     }
+  }
+  const colW = new Array<number>(maxCol + 1).fill(NODE_W);
+  for (const p of nodes.values()) colW[p.col] = Math.max(colW[p.col], Math.ceil(widths?.get(p.id) ?? 0));
+  const colX = [0];
+  for (let c = 1; c <= maxCol; c++) colX.push(colX[c - 1] + colW[c - 1] + GAP_X);
+  for (const p of nodes.values()) {
+    p.x = colX[p.col];
+    p.w = colW[p.col];
   }
 
   const edges: Edge[] = [];
@@ -106,7 +119,7 @@ export function layoutTree(items: LayoutInput[]): Layout {
     const a = nodes.get(from);
     const b = nodes.get(to);
     if (!a || !b) return;
-    const x1 = a.x + NODE_W;
+    const x1 = a.x + a.w;
     const y1 = a.y + NODE_H / 2;
     const x2 = b.x;
     const y2 = b.y + NODE_H / 2;
@@ -118,7 +131,7 @@ export function layoutTree(items: LayoutInput[]): Layout {
   return {
     nodes,
     edges,
-    width: (maxCol + 1) * (NODE_W + GAP_X) - GAP_X,
+    width: colX[maxCol] + colW[maxCol],
     height: Math.max(1, nextRow) * (NODE_H + GAP_Y) - GAP_Y,
   };
 }

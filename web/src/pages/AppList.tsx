@@ -155,7 +155,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
                   {clusterLabel(a.cluster)}
                   {a.namespace && <span className="muted"> / {a.namespace}</span>}
                 </td>
-                {withLastSync && <td>{a.lastSyncedAt ? <time dateTime={a.lastSyncedAt}>{timeAgo(a.lastSyncedAt)}</time> : <span className="muted">—</span>}</td>}
+                {withLastSync && <td className="last-sync">{a.lastSyncedAt ? <LastSync at={a.lastSyncedAt} phase={a.lastSyncPhase} /> : <span className="muted">—</span>}</td>}
               </tr>
             ))}
           </tbody>
@@ -168,6 +168,15 @@ export function AppList({ params }: { params: URLSearchParams }) {
       <Pager page={page} hasNext={!!next} label="Pages" onPrev={() => setCursors((c) => c.slice(0, -1))} onNext={() => next && setCursors((c) => [...c, next])} />
       {creating && <CreateApp onClose={() => setCreating(false)} />}
     </main>
+  );
+}
+
+/** LastSync shows when the latest sync ended and its result, so a failed one stands out. */
+function LastSync({ at, phase }: { at: string; phase?: string }) {
+  return (
+    <>
+      {phase && <Badge kind="phase" value={phase} label="Last sync" />} <time dateTime={at}>{timeAgo(at)}</time>
+    </>
   );
 }
 
