@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,7 +31,7 @@ func runApp(ctx context.Context, args []string, out io.Writer) error {
 var appVerbs = []verb{
 	{"list", "", "list the applications", (*cli).appList},
 	{"get", "NAME", "show an application and its resources", (*cli).appGet},
-	{"create", "-f FILE", "create an application from a Windlass or Argo CD Application file (--upsert: or update it)", (*cli).appCreate},
+	{"create", "-f FILE", "create the applications of a Windlass or Argo CD Application file (--upsert: or update them)", (*cli).appCreate},
 	{"set", "NAME", "change fields of an application's spec (--revision, --path, ...)", (*cli).appSet},
 	{"delete", "NAME", "delete an application and its resources", (*cli).appDelete},
 	{"sync", "NAME", "sync an application and wait for the result", (*cli).appSync},
@@ -117,7 +118,7 @@ func (c *cli) appList(ctx context.Context, args []string) error {
 			q.Set(name, *v)
 		}
 	}
-	raw, apps, err := listItems[appRow](ctx, s.api, "/api/v1/applications", q, *limit)
+	raw, apps, err := listItems[appRow](ctx, s.api, appsPath, q, *limit)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,8 @@ func resourceTable(w io.Writer, res []appspec.ResourceStatus) {
 
 func (c *cli) appCreate(ctx context.Context, args []string) error {
 	f := c.flags("app create", "").withOutput()
-	file := f.String("f", "", "the application file: Windlass JSON or YAML, or an Argo CD Application (- for stdin)")
+	file := f.String("f", "", "the application file: Windlass JSON or YAML, or an Argo CD Application, "+
+		"several YAML documents created in order (- for stdin)")
 	upsert := f.Bool("upsert", false, "update the application if it exists")
 	_, s, err := f.start(args, 0)
 	if err != nil {
@@ -227,14 +229,95 @@ func (c *cli) appCreate(ctx context.Context, args []string) error {
 	if *upsert {
 		q.Set("upsert", "true")
 	}
-	var view workflows.AppView
-	raw, err := c.createFrom(ctx, s, *file, "/api/v1/applications", q, &view)
+	body, ct, err := c.bodyOf(*file)
 	if err != nil {
 		return err
 	}
-	return f.print(raw, func(w io.Writer) {
-		fmt.Fprintf(w, "application %s/%s saved\n", view.Spec.Project, view.Spec.Name)
-	})
+	if ct == contentYAML {
+		if docs := appspec.Documents(body); len(docs) > 1 {
+			return c.createEach(ctx, f, s, docs, q)
+		}
+	}
+	var view workflows.AppView
+	status, raw, err := s.api.post(ctx, appsPath, q, body, ct, &view)
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) { savedLine(w, view, status) })
+}
+
+// appsPath is the API's collection of applications.
+const appsPath = "/api/v1/applications"
+
+// savedLine reports an application that POST answered with status: 201
+// for created, 200 for updated (--upsert).
+func savedLine(w io.Writer, view workflows.AppView, status int) {
+	what := "created"
+	if status == http.StatusOK {
+		what = "updated"
+	}
+	fmt.Fprintf(w, "application %s/%s %s\n", view.Spec.Project, view.Spec.Name, what)
+}
+
+// createEach creates the application of each YAML document in order, as
+// kubectl apply does with a file of several: a line for each (failures on
+// stderr), and on to the next after a failure. -o json|yaml prints the
+// list of the saved applications at the end.
+func (c *cli) createEach(ctx context.Context, f *flags, s *session, docs [][]byte, q url.Values) error {
+	table := *f.output == ""
+	saved := []json.RawMessage{}
+	failed := 0
+	for i, doc := range docs {
+		var view workflows.AppView
+		status, raw, err := s.api.post(ctx, appsPath, q, doc, contentYAML, &view)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			failed++
+			fmt.Fprintf(c.stderr, "%s failed: %s\n", docSubject(doc, i), errorMessage(err))
+			continue
+		}
+		saved = append(saved, raw)
+		if table {
+			savedLine(c.stdout, view, status)
+		}
+	}
+	if !table {
+		raw, err := json.Marshal(saved)
+		if err != nil {
+			return err
+		}
+		if err := f.print(raw, nil); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d applications failed", failed, len(docs))
+	}
+	return nil
+}
+
+// docSubject names the i-th document (from 0) in a message: "application
+// <project>/<name>" as far as it can read them from Windlass's or Argo
+// CD's fields, else "document <n>".
+func docSubject(doc []byte, i int) string {
+	var d struct {
+		Name     string `json:"name"`
+		Project  string `json:"project"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Project string `json:"project"`
+		} `json:"spec"`
+	}
+	_ = yaml.Unmarshal(doc, &d)
+	name := cmp.Or(d.Metadata.Name, d.Name)
+	if name == "" {
+		return fmt.Sprintf("document %d", i+1)
+	}
+	return "application " + cmp.Or(d.Spec.Project, d.Project, appspec.DefaultProject) + "/" + name
 }
 
 func (c *cli) appSet(ctx context.Context, args []string) error {

@@ -91,10 +91,50 @@ func syncResult(phase, msg string, failed *appspec.ResourceKey) workflows.SyncRe
 }
 
 const (
-	appsPath = "/api/v1/applications"
-	webPath  = appsPath + "/web"
-	opPath   = webPath + "/operation"
+	webPath = appsPath + "/web"
+	opPath  = webPath + "/operation"
 )
+
+// appsFile is an app-of-apps output: several Argo CD and Windlass
+// applications, one of them invalid, one in a missing project.
+const appsFile = `# rendered by the apps chart
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: example.guestbook
+spec:
+  source: {repoURL: https://github.com/argoproj/argocd-example-apps.git, path: guestbook}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: example..bad
+---
+name: example.helm-guestbook
+project: team-a
+--- {name: ghost, project: nowhere}
+...
+---
+# no document here
+---
+name: kustomize
+`
+
+// appsFileRequests are the POSTs of appsFile's documents, in order, with
+// the query q.
+func appsFileRequests(q string) []string {
+	var out []string
+	for _, d := range appspec.Documents([]byte(appsFile)) {
+		out = append(out, "POST /api/v1/applications?"+q+" "+string(d))
+	}
+	return out
+}
+
+// savedApp is the answer of a POST that saved project/name.
+func savedApp(project, name string) workflows.AppView {
+	return workflows.AppView{Spec: appspec.Application{Name: name, Project: project}}
+}
 
 func TestCLIApp(t *testing.T) {
 	running := operation(workflows.PhaseRunning, &cluster.Step{Phase: "Sync", Resources: 2}, 1, hookDone)
@@ -175,7 +215,7 @@ func TestCLIApp(t *testing.T) {
 			name:   "app create yaml upsert",
 			args:   "app create -f $DIR/web.yaml --upsert",
 			files:  map[string]string{"web.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n"},
-			routes: map[string][]reply{"POST " + appsPath: {answer(201, webApp(appspec.SyncUnknown, appspec.HealthUnknown, nil))}},
+			routes: map[string][]reply{"POST " + appsPath: {answer(200, webApp(appspec.SyncUnknown, appspec.HealthUnknown, nil))}},
 			want:   []string{"POST /api/v1/applications?upsert=true apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n"},
 		},
 		{
@@ -202,6 +242,51 @@ func TestCLIApp(t *testing.T) {
 			code:   exitFailed,
 		},
 		{name: "app create without file", args: "app create", code: exitUsage},
+		{
+			name:  "app create several documents",
+			args:  "app create -f $DIR/apps.yaml --upsert",
+			files: map[string]string{"apps.yaml": appsFile},
+			routes: map[string][]reply{"POST " + appsPath: {
+				answer(201, savedApp("default", "example.guestbook")),
+				problemReply(400, "name: must be a DNS subdomain", "metadata.name"),
+				answer(200, savedApp("team-a", "example.helm-guestbook")),
+				problemReply(403, "project nowhere does not exist", "project"),
+				answer(201, savedApp("default", "kustomize")),
+			}},
+			want: appsFileRequests("upsert=true"),
+			code: exitError,
+		},
+		{
+			name:  "app create several documents json",
+			args:  "app create -f - -o json",
+			stdin: "name: a.b\n---\nname: c.d\n",
+			routes: map[string][]reply{"POST " + appsPath: {
+				answer(201, savedApp("default", "a.b")),
+				answer(201, savedApp("default", "c.d")),
+			}},
+			want: []string{"POST /api/v1/applications name: a.b\n", "POST /api/v1/applications ---\nname: c.d\n"},
+		},
+		{
+			name:   "app create several documents all fail",
+			args:   "app create -f - -o yaml",
+			stdin:  "name: a\n---\nname: b\n",
+			routes: map[string][]reply{"POST " + appsPath: {problemReply(409, "application default/a already exists", "")}},
+			want:   []string{"POST /api/v1/applications name: a\n", "POST /api/v1/applications ---\nname: b\n"},
+			code:   exitError,
+		},
+		{
+			name:   "app create one document after a separator",
+			args:   "app create -f $DIR/web.yaml",
+			files:  map[string]string{"web.yaml": "# the app\n---\nname: example.web\n---\n"},
+			routes: map[string][]reply{"POST " + appsPath: {answer(201, savedApp("default", "example.web"))}},
+			want:   []string{"POST /api/v1/applications # the app\n---\nname: example.web\n---\n"},
+		},
+		{
+			name:   "app get dotted name",
+			args:   "app get example.guestbook -o json",
+			routes: map[string][]reply{"GET " + appsPath + "/example.guestbook": ok(savedApp("default", "example.guestbook"))},
+			want:   []string{"GET /api/v1/applications/example.guestbook"},
+		},
 		{
 			name:   "app set",
 			args:   "app set web --revision v2 --path guestbook --dest-namespace web2 --sync-policy automated --self-heal --sync-option CreateNamespace=true --sync-option PruneLast=true --refresh-seconds 60",

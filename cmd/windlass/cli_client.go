@@ -225,14 +225,21 @@ func (c *cli) createFrom(ctx context.Context, s *session, file, path string, q u
 	if err != nil {
 		return nil, err
 	}
-	_, raw, err := s.api.send(ctx, call{method: http.MethodPost, path: path, query: q, body: body, contentType: ct})
+	_, raw, err := s.api.post(ctx, path, q, body, ct, out)
+	return raw, err
+}
+
+// post posts body to path and decodes the answer into out. It returns the
+// answer's status and the answer as it came.
+func (a *apiClient) post(ctx context.Context, path string, q url.Values, body []byte, contentType string, out any) (int, []byte, error) {
+	status, raw, err := a.send(ctx, call{method: http.MethodPost, path: path, query: q, body: body, contentType: contentType})
 	if err != nil {
-		return nil, err
+		return status, nil, err
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return nil, fmt.Errorf("POST %s: unexpected answer: %w", path, err)
+		return status, nil, fmt.Errorf("POST %s: unexpected answer: %w", path, err)
 	}
-	return raw, nil
+	return status, raw, nil
 }
 
 // printList gets every page of the list at path and prints it: a table of
@@ -255,6 +262,9 @@ func listVerb[T any](ctx context.Context, c *cli, args []string, name, path, hea
 	return printList(ctx, f, s, path, header, row)
 }
 
+// contentYAML is the content type of a YAML body.
+const contentYAML = "application/yaml"
+
 // bodyOf reads the body of a create command: a file, or stdin for "-".
 // The content type follows the file's extension (.yaml, .yml: YAML), or
 // for stdin its first character.
@@ -274,7 +284,7 @@ func (c *cli) bodyOf(file string) ([]byte, string, error) {
 		yamlFile = !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{"))
 	}
 	if yamlFile {
-		return b, "application/yaml", nil
+		return b, contentYAML, nil
 	}
 	return b, "application/json", nil
 }

@@ -163,7 +163,7 @@ func readDocument(data []byte) (document, error) {
 	if len(data) > maxInputBytes {
 		return document{}, &inputError{msg: fmt.Sprintf("input is %d bytes, more than the limit of %d", len(data), maxInputBytes)}
 	}
-	switch n := countDocuments(data); {
+	switch n := len(Documents(data)); {
 	case n == 0:
 		return document{}, &inputError{msg: "input is empty"}
 	case n > 1:
@@ -189,12 +189,15 @@ func readDocument(data []byte) (document, error) {
 	return document{json: js, obj: obj}, nil
 }
 
-// countDocuments counts the YAML documents in data that hold more than
-// blank lines, comments and directives. A document marker (--- or ...) is
-// one at the start of a line.
-func countDocuments(data []byte) int {
-	n, content := 0, false
+// Documents splits a YAML stream into the documents that hold more than
+// blank lines, comments and directives, in order. A document marker (---
+// or ...) is one at the start of a line; a document keeps its --- line,
+// which may hold its start ("--- {name: web}").
+func Documents(data []byte) [][]byte {
+	var docs [][]byte
+	start, off, content := 0, 0, false
 	for line := range bytes.Lines(data) {
+		next := off + len(line)
 		line = bytes.TrimRight(line, "\r\n")
 		marker := func(m string) bool {
 			return bytes.HasPrefix(line, []byte(m)) && (len(line) == len(m) || line[len(m)] == ' ' || line[len(m)] == '\t')
@@ -202,7 +205,11 @@ func countDocuments(data []byte) int {
 		switch {
 		case marker("---"), marker("..."):
 			if content {
-				n++
+				docs = append(docs, data[start:off])
+			}
+			start = off
+			if string(line[:3]) == "..." {
+				start = next
 			}
 			rest := bytes.TrimSpace(line[3:])
 			content = len(rest) > 0 && rest[0] != '#' && string(line[:3]) == "---"
@@ -211,11 +218,12 @@ func countDocuments(data []byte) int {
 			t := bytes.TrimSpace(line)
 			content = content || (len(t) > 0 && t[0] != '#')
 		}
+		off = next
 	}
 	if content {
-		n++
+		docs = append(docs, data[start:])
 	}
-	return n
+	return docs
 }
 
 // argoKind reports whether the document is an Argo CD object of kind want.

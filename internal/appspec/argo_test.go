@@ -719,27 +719,33 @@ func TestParseInputErrors(t *testing.T) {
 	}
 }
 
-func TestCountDocuments(t *testing.T) {
+func TestDocuments(t *testing.T) {
 	tests := []struct {
 		doc  string
-		want int
+		want []string
 	}{
-		{"", 0},
-		{"\n  \n# comment\n", 0},
-		{"a: 1\n", 1},
-		{"---\na: 1\n", 1},
-		{"--- # first\na: 1\n---\n", 1},
-		{"%YAML 1.1\n---\na: 1\n...\n", 1},
-		{"a: 1\n---\nb: 2\n", 2},
-		{"--- {a: 1}\n--- {b: 2}\n", 2},
-		{"a: |\n  ---\n  x\n", 1},
-		{"a: ---x\n---x: 1\n", 1},
-		{`{"a": "---"}`, 1},
-		{"a: 1\r\n---\r\nb: 2\r\n", 2},
+		{"", nil},
+		{"\n  \n# comment\n", nil},
+		{"a: 1\n", []string{"a: 1\n"}},
+		{"---\na: 1\n", []string{"---\na: 1\n"}},
+		{"--- # first\na: 1\n---\n", []string{"--- # first\na: 1\n"}},
+		{"%YAML 1.1\n---\na: 1\n...\n", []string{"---\na: 1\n"}},
+		{"a: 1\n---\nb: 2\n", []string{"a: 1\n", "---\nb: 2\n"}},
+		{"--- {a: 1}\n--- {b: 2}\n", []string{"--- {a: 1}\n", "--- {b: 2}\n"}},
+		{"a: 1\n...\nb: 2", []string{"a: 1\n", "b: 2"}},
+		{"# apps\n---\n---\na: 1\n---\n# none\n---\nb: 2\n", []string{"---\na: 1\n", "---\nb: 2\n"}},
+		{"a: |\n  ---\n  x\n", []string{"a: |\n  ---\n  x\n"}},
+		{"a: ---x\n---x: 1\n", []string{"a: ---x\n---x: 1\n"}},
+		{`{"a": "---"}`, []string{`{"a": "---"}`}},
+		{"a: 1\r\n---\r\nb: 2\r\n", []string{"a: 1\r\n", "---\r\nb: 2\r\n"}},
 	}
 	for _, tt := range tests {
-		if got := countDocuments([]byte(tt.doc)); got != tt.want {
-			t.Errorf("countDocuments(%q) = %d, want %d", tt.doc, got, tt.want)
+		var got []string
+		for _, d := range Documents([]byte(tt.doc)) {
+			got = append(got, string(d))
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Documents(%q) (-want +got):\n%s", tt.doc, diff)
 		}
 	}
 }
