@@ -36,7 +36,7 @@ var appVerbs = []verb{
 	{"delete", "NAME", "delete an application and its resources", (*cli).appDelete},
 	{"sync", "NAME", "sync an application and wait for the result", (*cli).appSync},
 	{"wait", "NAME", "wait until an application is synced, healthy and idle", (*cli).appWait},
-	{"diff", "NAME", "show the differences between Git and the cluster", (*cli).appDiff},
+	{"diff", "NAME", "show the differences between Git and the cluster (exit 1 if any, 2 on an error)", (*cli).appDiff},
 	{"history", "NAME", "list the syncs of an application", (*cli).appHistory},
 	{"rollback", "NAME ID", "sync again the revision and sources of a past sync", (*cli).appRollback},
 	{"manifests", "NAME", "print the rendered manifests", (*cli).appManifests},
@@ -575,7 +575,22 @@ func (c *cli) appRollback(ctx context.Context, args []string) error {
 	return c.operate(ctx, f, s, pos[0], "rollback", q, req, op)
 }
 
+// appDiff exits as `argocd app diff` does, for CI gates: 0 when Git and
+// the cluster agree, exitDiffFound when they differ, exitDiffError on any
+// error.
 func (c *cli) appDiff(ctx context.Context, args []string) error {
+	differ, err := c.diff(ctx, args)
+	switch {
+	case err != nil:
+		return withCode(exitDiffError, err)
+	case differ:
+		return withCode(exitDiffFound, errReported)
+	}
+	return nil
+}
+
+// diff prints the app's differences and reports whether there are any.
+func (c *cli) diff(ctx context.Context, args []string) (bool, error) {
 	f := c.flags("app diff", "NAME").withOutput()
 	var diff struct {
 		Resources []struct {
@@ -586,9 +601,13 @@ func (c *cli) appDiff(ctx context.Context, args []string) error {
 	}
 	raw, err := f.fetchApp(ctx, args, "/diff", &diff)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return f.print(raw, func(w io.Writer) {
+	differ := false
+	for _, r := range diff.Resources {
+		differ = differ || r.Diff != ""
+	}
+	return differ, f.print(raw, func(w io.Writer) {
 		for _, r := range diff.Resources {
 			if r.Diff == "" {
 				continue

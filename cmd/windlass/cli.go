@@ -25,6 +25,10 @@ const (
 	exitNotFound     = 4 // 404
 	exitFailed       = 5 // a sync or rollback that did not succeed, or a 409
 	exitTimeout      = 6 // app wait (or sync) ran out of time
+
+	// app diff's own codes, as argocd app diff's.
+	exitDiffFound = 1 // Git and the cluster differ
+	exitDiffError = 2 // any error, whatever its usual code
 )
 
 // codedError carries the exit code of an error that is not an API answer.
@@ -38,7 +42,8 @@ func (e *codedError) Unwrap() error { return e.err }
 
 func withCode(code int, err error) error { return &codedError{code: code, err: err} }
 
-// errReported ends a command whose message has been printed already.
+// errReported ends a command whose message has been printed already (or
+// that has none, as app diff's differences).
 var errReported = errors.New("reported")
 
 // exitCode maps an error to the process's exit code.

@@ -427,7 +427,41 @@ func TestCLIApp(t *testing.T) {
 				{"kind": "ConfigMap", "namespace": "web", "name": "old", "status": "OutOfSync", "diff": "--- live\n+++ desired\n@@ -1,2 +0,0 @@\n-data:\n-  a: b"},
 			}})},
 			want: []string{"GET /api/v1/applications/web/diff"},
+			code: exitDiffFound,
 		},
+		{
+			name: "app diff none",
+			args: "app diff web",
+			routes: map[string][]reply{"GET " + webPath + "/diff": ok(map[string]any{"resources": []map[string]any{
+				{"kind": "Service", "namespace": "web", "name": "web", "status": "Synced", "diff": ""},
+			}})},
+			want: []string{"GET /api/v1/applications/web/diff"},
+		},
+		{
+			name: "app diff json",
+			args: "app diff web -o json",
+			routes: map[string][]reply{"GET " + webPath + "/diff": ok(map[string]any{"resources": []map[string]any{
+				{"kind": "ConfigMap", "namespace": "web", "name": "old", "status": "OutOfSync", "diff": "--- live\n+++ desired\n@@ -1 +0,0 @@\n-data: {}\n"},
+			}})},
+			want: []string{"GET /api/v1/applications/web/diff"},
+			code: exitDiffFound,
+		},
+		{
+			name:   "app diff not found",
+			args:   "app diff web",
+			routes: map[string][]reply{"GET " + webPath + "/diff": {problemReply(404, "application not found", "")}},
+			want:   []string{"GET /api/v1/applications/web/diff"},
+			code:   exitDiffError,
+		},
+		{
+			name:   "app diff forbidden",
+			args:   "app diff web",
+			routes: map[string][]reply{"GET " + webPath + "/diff": {problemReply(403, "admin may not get applications/default/web", "")}},
+			want:   []string{"GET /api/v1/applications/web/diff"},
+			code:   exitDiffError,
+		},
+		{name: "app diff without name", args: "app diff", code: exitDiffError},
+		{name: "app diff help", args: "app diff -h"},
 		{
 			name: "app history",
 			args: "app history web",

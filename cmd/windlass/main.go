@@ -54,6 +54,9 @@ exit codes:
   5  the sync or rollback failed, or the request conflicted (409)
   6  timed out (app wait --timeout, app sync --timeout)
 
+  app diff exits as argocd app diff does: 0 no differences, 1 differences,
+  2 any error.
+
 run "windlass <command> -h" for the verbs or flags of a command.
 `
 
