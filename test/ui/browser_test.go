@@ -293,12 +293,17 @@ func TestBrowserLayout(t *testing.T) {
 	url := fixtureRepo(t, "layout", layoutFiles, "layout fixtures")
 	shots := screenshotDir(t)
 	suffix := time.Now().UnixNano() % 1_000_000
+	ns := fmt.Sprintf("layout-%d", suffix)
+	// The apps stay (Temporal goes with the test); their objects go.
+	t.Cleanup(func() {
+		_ = bed.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
 	runScript(t, 4*time.Minute, "layout.mjs", map[string]string{
 		"WINDLASS_URL":            bed.api.URL,
 		"WINDLASS_ADMIN_PASSWORD": bed.adminPassword,
 		"WINDLASS_REPO":           url,
-		"WINDLASS_APP":            fmt.Sprintf("layout-%d", suffix),
-		"WINDLASS_APP_NAMESPACE":  fmt.Sprintf("layout-%d", suffix),
+		"WINDLASS_APP":            ns,
+		"WINDLASS_APP_NAMESPACE":  ns,
 		"WINDLASS_DEPLOYMENT":     longDeployment,
 		"WINDLASS_CONFIGMAP":      longConfigMap,
 		"WINDLASS_CONTROL":        control(t).URL,
