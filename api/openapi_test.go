@@ -313,8 +313,9 @@ func TestOpenAPIPath(t *testing.T) {
 // authenticated request.
 type openAPINoRevocations struct{}
 
-func (openAPINoRevocations) Revoke(context.Context, string, time.Time) error { return nil }
-func (openAPINoRevocations) Revoked(context.Context, string) (bool, error)   { return false, nil }
+func (openAPINoRevocations) Revoke(context.Context, string, time.Time) error       { return nil }
+func (openAPINoRevocations) Revoked(context.Context, string, string) (bool, error) { return false, nil }
+func (openAPINoRevocations) Generation(context.Context) (string, error)            { return "g", nil }
 
 // newOpenAPITestServer builds the API on a Temporal client that never
 // connects: enough to list its routes and answer what needs no workflow.

@@ -61,9 +61,15 @@ func (en *env) forge(f forged) string {
 	en.t.Helper()
 	kid, secret := en.signingKey()
 	now := time.Now()
+	rdb := redis.NewClient(&redis.Options{Addr: bed.redisAddr})
+	defer rdb.Close()
+	gen, err := auth.RedisRevocations{Client: rdb}.Generation(en.t.Context())
+	if err != nil {
+		en.t.Fatal(err)
+	}
 	claims := jwt.MapClaims{
 		"iss": auth.Issuer, "sub": auth.AdminAccount, "jti": rand.Text(), "kind": auth.KindSession,
-		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(), "rgen": gen,
 	}
 	if f.claims != nil {
 		f.claims(claims)

@@ -31,7 +31,12 @@
 // jti is stored in Revocations (RedisRevocations: key
 // windlass:auth:revoked:v1:<jti>, TTL the token's remaining lifetime), which
 // every verification asks. When that store cannot be asked, no token is
-// accepted: 503 (fail closed).
+// accepted: 503 (fail closed). A session also carries the store's
+// generation (claim rgen; Redis key windlass:auth:revoked-generation:v1,
+// a random value without TTL). A Redis that loses its data (a restart
+// without persistence) starts a new generation, and every session issued
+// before is refused: users log in again rather than a logged-out token
+// working again.
 //
 // An API token (MintToken) is for an account with the apiKey capability or
 // a project role proj:<project>:<role>. Its record (ID = jti, subject,

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,13 +16,23 @@ type Revocations interface {
 	// token has expired anyway and the mark may go. A zero until keeps
 	// the mark for ever.
 	Revoke(ctx context.Context, jti string, until time.Time) error
-	// Revoked reports whether jti is revoked.
-	Revoked(ctx context.Context, jti string) (bool, error)
+	// Revoked reports whether jti is revoked. With a generation (see
+	// Generation), a token of another generation counts as revoked: the
+	// store may have lost its mark. An empty generation skips that check.
+	Revoked(ctx context.Context, jti, generation string) (bool, error)
+	// Generation names the store's record of marks, starting a new one
+	// when the store has lost it (a restarted Redis that persists
+	// nothing, a flush, an eviction). Sessions carry it, so that a
+	// session issued before a loss is refused: the store fails closed.
+	Generation(ctx context.Context) (string, error)
 }
 
-// revokedKeyPrefix names the revocation marks in Redis:
-// windlass:auth:revoked:v1:<jti>.
-const revokedKeyPrefix = "windlass:auth:revoked:v1:"
+// Redis keys: windlass:auth:revoked:v1:<jti> marks a revoked token, and
+// revokedGenKey, which has no TTL, holds the generation.
+const (
+	revokedKeyPrefix = "windlass:auth:revoked:v1:"
+	revokedGenKey    = "windlass:auth:revoked-generation:v1"
+)
 
 // RedisRevocations keeps revocation marks in Redis, one key per token ID
 // with a TTL of the token's remaining lifetime, so that every replica of the
@@ -44,11 +56,33 @@ func (r RedisRevocations) Revoke(ctx context.Context, jti string, until time.Tim
 	return nil
 }
 
-// Revoked implements Revocations.
-func (r RedisRevocations) Revoked(ctx context.Context, jti string) (bool, error) {
-	n, err := r.Client.Exists(ctx, revokedKeyPrefix+jti).Result()
+// Revoked implements Revocations in one round trip.
+func (r RedisRevocations) Revoked(ctx context.Context, jti, generation string) (bool, error) {
+	vals, err := r.Client.MGet(ctx, revokedGenKey, revokedKeyPrefix+jti).Result()
 	if err != nil {
-		return false, fmt.Errorf("redis exists revocation: %w", err)
+		return false, fmt.Errorf("redis get revocation: %w", err)
 	}
-	return n > 0, nil
+	if vals[1] != nil {
+		return true, nil
+	}
+	if generation == "" {
+		return false, nil
+	}
+	current, _ := vals[0].(string)
+	return current != generation, nil
+}
+
+// Generation implements Revocations.
+func (r RedisRevocations) Generation(ctx context.Context) (string, error) {
+	gen, err := r.Client.Get(ctx, revokedGenKey).Result()
+	if errors.Is(err, redis.Nil) {
+		if err := r.Client.SetNX(ctx, revokedGenKey, rand.Text(), 0).Err(); err != nil {
+			return "", fmt.Errorf("redis set revocation generation: %w", err)
+		}
+		gen, err = r.Client.Get(ctx, revokedGenKey).Result() // another replica may have won
+	}
+	if err != nil {
+		return "", fmt.Errorf("redis get revocation generation: %w", err)
+	}
+	return gen, nil
 }

@@ -34,6 +34,9 @@ type claims struct {
 	// SSO marks a session of a user authenticated by an identity
 	// provider (IssueSession), who has no local account.
 	SSO bool `json:"sso,omitempty"`
+	// RevocationGen is the revocation store's generation when a session
+	// was issued (Revocations.Generation).
+	RevocationGen string `json:"rgen,omitempty"`
 }
 
 // issued is a signed token.
@@ -57,6 +60,13 @@ func (s *Service) issue(ctx context.Context, subject string, groups []string, ki
 // issueClaims signs c, with the issuer, issue time and validity period
 // set, with the current key. A zero exp means no expiry.
 func (s *Service) issueClaims(ctx context.Context, c claims, exp time.Time) (issued, error) {
+	if c.Kind == KindSession {
+		gen, err := s.revocationGeneration(ctx)
+		if err != nil {
+			return issued{}, err
+		}
+		c.RevocationGen = gen
+	}
 	now := s.now()
 	key, err := s.keys.current(ctx, now)
 	if err != nil {
@@ -132,7 +142,7 @@ func (s *Service) verify(ctx context.Context, token string) (verified, error) {
 	if err := s.checkClaims(ctx, token, &c); err != nil {
 		return verified{}, err
 	}
-	if err := s.checkRevoked(ctx, c.ID); err != nil {
+	if err := s.checkRevoked(ctx, &c); err != nil {
 		return verified{}, err
 	}
 	p := Principal{Name: c.Subject, Groups: c.Groups, TokenID: c.ID, Kind: c.Kind, SSO: c.SSO}
@@ -170,11 +180,19 @@ func (s *Service) checkClaims(ctx context.Context, token string, c *claims) erro
 }
 
 // checkRevoked fails closed: when the revocation store cannot be asked,
-// no token is accepted.
-func (s *Service) checkRevoked(ctx context.Context, jti string) error {
+// no token is accepted, and a session of another generation of the store
+// (issued before it lost its marks) counts as revoked. API tokens are
+// revoked by deleting their stored record, which no restart loses.
+func (s *Service) checkRevoked(ctx context.Context, c *claims) error {
+	gen := ""
+	if c.Kind == KindSession {
+		if gen = c.RevocationGen; gen == "" {
+			return fail(ErrInvalidToken, "token revoked")
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RevocationTimeout)
 	defer cancel()
-	revoked, err := s.revocations.Revoked(ctx, jti)
+	revoked, err := s.revocations.Revoked(ctx, c.ID, gen)
 	if err != nil {
 		s.log.Error(msgRevocationCheckFailed, "error", err)
 		return fail(ErrUnavailable, "cannot check whether the token is revoked: the revocation store is unavailable; try again later", err)
@@ -183,6 +201,19 @@ func (s *Service) checkRevoked(ctx context.Context, jti string) error {
 		return fail(ErrInvalidToken, "token revoked")
 	}
 	return nil
+}
+
+// revocationGeneration is the revocation store's generation, which a new
+// session carries.
+func (s *Service) revocationGeneration(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RevocationTimeout)
+	defer cancel()
+	gen, err := s.revocations.Generation(ctx)
+	if err != nil {
+		s.log.Error(msgRevocationCheckFailed, "error", err)
+		return "", fail(ErrUnavailable, "cannot issue a session: the revocation store is unavailable; try again later", err)
+	}
+	return gen, nil
 }
 
 // revoke marks jti revoked until it has expired for every replica.

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v5"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
@@ -22,7 +24,14 @@ func statusCode(err error) int { return echo.StatusCode(err) }
 
 // validClaims are the claims of a valid session of alice.
 func validClaims(now time.Time) claims {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	gen, err := RedisRevocations{Client: rdb}.Generation(context.Background())
+	if err != nil {
+		panic(err)
+	}
 	return claims{
+		RevocationGen: gen,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    Issuer,
 			Subject:   "alice",
@@ -236,11 +245,14 @@ func TestLogout(t *testing.T) {
 func TestRevocationUnavailable(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = down.Close() })
-	en := newEnv(t, withRevocations(RedisRevocations{Client: down}))
-	s := en.login("alice", alicePassword)
+	// The session comes from a replica that can reach the store.
+	up := newEnv(t)
+	s := up.login("alice", alicePassword)
+	en := newEnvOn(t, up.store, Config{Accounts: testAccounts, BcryptCost: bcrypt.MinCost}, RedisRevocations{Client: down})
 	for _, r := range []request{
 		{method: http.MethodGet, path: "/api/v1/session/userinfo", bearer: s.token},
 		{method: http.MethodDelete, path: "/api/v1/session", bearer: s.token},
+		{method: http.MethodPost, path: "/api/v1/session", body: loginBody("alice", alicePassword)},
 	} {
 		rec := en.do(r)
 		got := []any{rec.Code, rec.Header().Get("WWW-Authenticate"), strings.Contains(message(rec), "revocation store is unavailable")}
@@ -266,7 +278,7 @@ func TestRedisRevocations(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for name, jti := range map[string]string{"live": live, "past": past, "forever": forever, "never": never} {
-		revoked, err := r.Revoked(ctx, jti)
+		revoked, err := r.Revoked(ctx, jti, "")
 		if err != nil {
 			t.Fatal(err)
 		}
