@@ -97,3 +97,13 @@ func TestRepositoryURLPassword(t *testing.T) {
 		t.Error("the repository was stored")
 	}
 }
+
+// TestRepositoryTransport: a URL of a transport other than Git's usual
+// ones is refused as such.
+func TestRepositoryTransport(t *testing.T) {
+	en := newEnv(t)
+	runSteps(t, en, []step{
+		{name: "ext", req: request{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: "ext::ssh-evil%S"})},
+			status: http.StatusBadRequest, detail: `transport "ext" is not allowed; use https, http, ssh`},
+	})
+}

@@ -235,3 +235,24 @@ func sshEndpoint(repoURL string) (isSSH bool, user, hostPort string) {
 	}
 	return true, ep.User, net.JoinHostPort(ep.Host, strconv.Itoa(port))
 }
+
+// AllowedTransports are the Git transports a repository URL may use.
+const AllowedTransports = "https, http, ssh (ssh:// or user@host:path), git and file"
+
+// CheckTransport refuses a repository URL whose transport is not one of
+// AllowedTransports, such as git's "ext::<command>" remote helpers, which
+// go-git would otherwise take for an scp-like SSH address.
+func CheckTransport(repoURL string) error {
+	if name, _, ok := strings.Cut(repoURL, "::"); ok && !strings.ContainsAny(name, "/@") {
+		return fmt.Errorf("%w: transport %q is not allowed; use %s", ErrTransportNotAllowed, name, AllowedTransports)
+	}
+	ep, err := transport.NewEndpoint(repoURL)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrTransportNotAllowed, err)
+	}
+	switch ep.Protocol {
+	case "https", "http", "ssh", "git", "file":
+		return nil
+	}
+	return fmt.Errorf("%w: transport %q is not allowed; use %s", ErrTransportNotAllowed, ep.Protocol, AllowedTransports)
+}

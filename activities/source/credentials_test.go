@@ -146,3 +146,21 @@ func TestURLHelpers(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportNotAllowed: a URL of another transport fails as such, even
+// with a credential for it, and says which transports are allowed.
+func TestTransportNotAllowed(t *testing.T) {
+	for _, url := range []string{"ext::ssh-evil%S", "fd::17", "ftp://git.example.com/org/repo.git"} {
+		t.Run(url, func(t *testing.T) {
+			a := newActivities(t, Credentials{Repos: []RepoCredential{{URLPrefix: url[:3], SSHPrivateKeyFile: "/nonexistent"}}})
+			_, err := a.ResolveRevision(t.Context(), ResolveInput{RepoURL: url, Revision: "main"})
+			wantErrType(t, err, "TransportNotAllowed")
+			if !strings.Contains(err.Error(), AllowedTransports) {
+				t.Errorf("error %q does not name the allowed transports", err)
+			}
+			if _, err = a.Checkout(t.Context(), url, strings.Repeat("a", 40)); !errors.Is(err, ErrTransportNotAllowed) {
+				t.Errorf("checkout: %v, want %v", err, ErrTransportNotAllowed)
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ var (
 	// ErrHostKeyMismatch is an SSH server whose host key is not in the
 	// configured known_hosts (unknown, changed or revoked).
 	ErrHostKeyMismatch = failure.Permanent("HostKeyMismatch", "ssh host key is not trusted")
+	// ErrTransportNotAllowed is a URL of a transport other than
+	// AllowedTransports.
+	ErrTransportNotAllowed = failure.Permanent("TransportNotAllowed", "transport not allowed")
 )
 
 // classify maps go-git transport errors onto our sentinels. The URL is

@@ -143,6 +143,9 @@ func (a *Activities) openMirror(repoURL, key string) (*git.Repository, error) {
 // fetch brings the mirror's branches and tags up to date. The caller holds
 // the repository's fetch lock.
 func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL string) error {
+	if err := CheckTransport(repoURL); err != nil {
+		return err
+	}
 	auth, err := a.creds.Auth(ctx, repoURL)
 	if err != nil {
 		return err

@@ -122,6 +122,9 @@ func (a *Activities) storeRefs(ctx context.Context, key string, refs []*plumbing
 
 // listRemote runs ls-remote against repoURL.
 func (a *Activities) listRemote(ctx context.Context, repoURL string) ([]*plumbing.Reference, error) {
+	if err := CheckTransport(repoURL); err != nil {
+		return nil, err
+	}
 	auth, err := a.creds.Auth(ctx, repoURL)
 	if err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func (r Repository) Validate() error {
 		// The URL is stored and shown as it is; the message must not echo it.
 		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
-	if _, err := transport.NewEndpoint(r.URL); err != nil {
+	if err := source.CheckTransport(r.URL); err != nil {
 		return fmt.Errorf("%w: url: %w", ErrInvalid, err)
 	}
 	return nil
