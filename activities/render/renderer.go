@@ -101,7 +101,7 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 	}
 	objs, b, shared, err := r.renderFresh(ctx, req)
 	if err != nil {
-		return ManifestRef{}, err
+		return ManifestRef{}, capError(err)
 	}
 	key := req.Key()
 	if shared {
