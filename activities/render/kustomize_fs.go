@@ -86,8 +86,14 @@ func (f *repoFS) violation() error {
 }
 
 // realPath evaluates the symlinks of the longest existing prefix of the
-// clean absolute path p.
-func realPath(p string) string {
+// clean absolute path p. A dangling link is followed by its text, so that
+// a link out of the root is refused as such, not read as a missing file.
+func realPath(p string) string { return realPathN(p, 0) }
+
+// maxLinks bounds the dangling links realPath follows (a loop).
+const maxLinks = 40
+
+func realPathN(p string, links int) string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		return r
 	}
@@ -95,7 +101,16 @@ func realPath(p string) string {
 	if parent == p {
 		return p
 	}
-	return filepath.Join(realPath(parent), filepath.Base(p))
+	dir := realPathN(parent, links)
+	if links < maxLinks {
+		if target, err := os.Readlink(filepath.Join(dir, filepath.Base(p))); err == nil {
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(dir, target)
+			}
+			return realPathN(filepath.Clean(target), links+1)
+		}
+	}
+	return filepath.Join(dir, filepath.Base(p))
 }
 
 // within reports whether p is root or below it.

@@ -333,6 +333,7 @@ func TestKustomizeErrors(t *testing.T) {
 		"a/b/c/traversal/kustomization.yaml": "resources: [\"../../../../" + strings.Repeat("../", 8) + filepath.ToSlash(outside)[1:] + "\"]\n",
 		"dirlink/kustomization.yaml":         "resources: [linked]\n",
 		"filelink/kustomization.yaml":        "resources: [cm.yaml]\n",
+		"dangling/kustomization.yaml":        "resources: [cm.yaml]\n",
 		"remote/kustomization.yaml":          "resources:\n- https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5.0.0\n",
 		"github/kustomization.yaml":          "resources:\n- github.com/kubernetes-sigs/kustomize/examples/helloWorld\n",
 		"scp/kustomization.yaml":             "resources:\n- git@github.com:kubernetes-sigs/kustomize.git//examples/helloWorld\n",
@@ -343,7 +344,8 @@ func TestKustomizeErrors(t *testing.T) {
 		"plain/cm.yaml":                      cm("plain"),
 		"nokust/cm.yaml":                     cm("x"),
 	})
-	for link, target := range map[string]string{"dirlink/linked": outside, "filelink/cm.yaml": filepath.Join(outside, "cm.yaml")} {
+	for link, target := range map[string]string{"dirlink/linked": outside, "filelink/cm.yaml": filepath.Join(outside, "cm.yaml"),
+		"dangling/cm.yaml": filepath.Join(outside, "missing", "cm.yaml")} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Fatal(err)
 		}
@@ -357,6 +359,7 @@ func TestKustomizeErrors(t *testing.T) {
 		{name: "traversal", path: "a/b/c/traversal", err: ErrBadPath, contains: "outside the repository"},
 		{name: "symlinked base out of the repo", path: "dirlink", err: ErrBadPath, contains: "outside the repository"},
 		{name: "symlinked file out of the repo", path: "filelink", err: ErrBadPath, contains: "outside the repository"},
+		{name: "dangling symlink out of the repo", path: "dangling", err: ErrBadPath, contains: "outside the repository"},
 		{name: "remote base", path: "remote", err: ErrRemoteBase, contains: "allowRemoteBases"},
 		{name: "github shorthand", path: "github", err: ErrRemoteBase},
 		{name: "scp-like git URL", path: "scp", err: ErrRemoteBase},
