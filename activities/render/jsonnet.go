@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,6 +92,13 @@ func (r *Renderer) renderJsonnet(ctx context.Context, in toolInput) ([]*unstruct
 // as paths relative to root, sorted. Subdirectories count only with
 // recurse (hidden ones never); include and exclude match the path
 // relative to dir. A file that is a symlink must stay inside root.
+// hasJsonnet says whether the files of dir that opts select hold a
+// Jsonnet file.
+func hasJsonnet(root, dir string, opts appspec.Directory) bool {
+	files, err := manifestFiles(root, dir, opts)
+	return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(strings.ToLower(f), ".jsonnet") })
+}
+
 func manifestFiles(root, dir string, opts appspec.Directory) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,41 @@ func TestJsonnetCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("render returned after %s, want soon after the deadline", d)
+	}
+}
+
+// A directory source with options (Argo CD's "directory: {jsonnet: {}}",
+// or recurse) still evaluates its Jsonnet files, as Argo CD does.
+func TestDirectoryOptionsEvaluateJsonnet(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"app/main.jsonnet":   "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-jsonnet' } }\n",
+		"app/sub/cm.jsonnet": "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-sub' } }\n",
+		"app/plain.yaml":     cm("plain"),
+	})
+	for _, tc := range []struct {
+		name string
+		dir  appspec.Directory
+		want []string
+	}{
+		{name: "empty options", want: []string{"from-jsonnet", "plain"}},
+		{name: "recurse", dir: appspec.Directory{Recurse: true}, want: []string{"from-jsonnet", "from-sub", "plain"}},
+		{name: "include", dir: appspec.Directory{Include: "*.yaml"}, want: []string{"plain"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Directory: &tc.dir}
+			objs, err := renderVia(t, root, nil, SingleSource("app", "default", src, "sha"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.GetName())
+			}
+			slices.Sort(got)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Fatalf("names (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -243,6 +243,9 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 	if tool == "" {
 		tool = r.detectTool(dir)
 	}
+	if tool == appspec.ToolDirectory && s.Directory != nil && hasJsonnet(root, dir, *s.Directory) {
+		tool = appspec.ToolJsonnet // Argo CD evaluates a directory's Jsonnet files, whatever its options
+	}
 	defer r.timeRender(tool, time.Now())
 	var objs []*unstructured.Unstructured
 	switch tool {
