@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -224,6 +225,22 @@ func (w workerSettings) validate(needRedis bool) error {
 	return errors.Join(errs...)
 }
 
+// absolute makes each non-empty path absolute: the renderers compare the
+// checkouts' paths with resolved, absolute ones.
+func absolute(paths ...*string) error {
+	for _, p := range paths {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("path %q: %w", *p, err)
+		}
+		*p = abs
+	}
+	return nil
+}
+
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -251,10 +268,10 @@ func loadDevConfig(args []string) (devConfig, error) {
 		return c, err
 	}
 	if c.CacheDir == "" {
-		c.CacheDir = c.DataDir + "/git"
+		c.CacheDir = filepath.Join(c.DataDir, "git")
 	}
 	c.sso.apiAddr = c.APIAddr
-	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false)); err != nil {
+	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false), absolute(&c.DataDir, &c.CacheDir)); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
@@ -294,7 +311,7 @@ func loadWorkerConfig(args []string) (workerConfig, error) {
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	if err := errors.Join(c.common.validate(), c.workerSettings.validate(true)); err != nil {
+	if err := errors.Join(c.common.validate(), c.workerSettings.validate(true), absolute(&c.CacheDir)); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
 	return c, nil

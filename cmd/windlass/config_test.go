@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,35 @@ func TestRunUnknownCommand(t *testing.T) {
 	// rollback needs NAME and ID.
 	if err := runApp(t.Context(), []string{"rollback", "x"}, nil); !errors.Is(err, errUsage) {
 		t.Fatalf("err = %v, want usage", err)
+	}
+}
+
+// Relative directories (windlass dev's default is .windlass) become
+// absolute, as the renderers need.
+func TestConfigDirsAreAbsolute(t *testing.T) {
+	t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	wd := t.TempDir()
+	t.Chdir(wd)
+	dev, err := loadDevConfig([]string{"--data-dir", "state"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk, err := loadWorkerConfig([]string{"--redis-address", "127.0.0.1:6379", "--cache-dir", "cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := loadTemporalConfig([]string{"--data-dir", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, got, want string }{
+		{"dev data dir", dev.DataDir, filepath.Join(wd, "state")},
+		{"dev cache dir", dev.CacheDir, filepath.Join(wd, "state", "git")},
+		{"worker cache dir", wk.CacheDir, filepath.Join(wd, "cache")},
+		{"temporal data dir", tc.DataDir, filepath.Join(wd, "t")},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
+		}
 	}
 }

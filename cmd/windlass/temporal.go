@@ -43,6 +43,8 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 	var errs []error
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir is required"))
+	} else if err := absolute(&c.DataDir); err != nil {
+		errs = append(errs, err)
 	}
 	if _, _, err := net.SplitHostPort(c.Address); err != nil {
 		errs = append(errs, fmt.Errorf("address %q: %w", c.Address, err))

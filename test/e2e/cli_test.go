@@ -17,6 +17,13 @@ import (
 // stderr and the exit code.
 func windlassCLI(t *testing.T) func(stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	cli, _ := windlassCLIBin(t)
+	return cli
+}
+
+// windlassCLIBin is windlassCLI, and the path of the binary.
+func windlassCLIBin(t *testing.T) (func(stdin string, args ...string) (string, string, int), string) {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "windlass")
 	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/windlass-cd/windlass/cmd/windlass")
@@ -40,7 +47,7 @@ func windlassCLI(t *testing.T) func(stdin string, args ...string) (string, strin
 			t.Fatalf("run windlass %v: %v", args, err)
 		}
 		return out.String(), errOut.String(), code
-	}
+	}, bin
 }
 
 // A user logs in with the CLI, creates an app from an Argo CD Application
