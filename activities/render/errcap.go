@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -11,7 +13,7 @@ import (
 const maxErrorBytes = 4 << 10
 
 // truncatedError keeps the chain (and so the error's type) of an error
-// whose message was cut.
+// whose message was cut or rewritten.
 type truncatedError struct {
 	msg string
 	err error
@@ -35,4 +37,33 @@ func capError(err error) error {
 		cut--
 	}
 	return &truncatedError{msg: fmt.Sprintf("%s … [error truncated: %d of %d bytes shown]", msg[:cut], cut, len(msg)), err: err}
+}
+
+// hidePaths takes the worker's own directories (checkouts, the render
+// cache) out of err's message: a path inside a checkout becomes relative
+// to the repository, and the user reads no worker path.
+func hidePaths(err error, dirs ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	out := msg
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		forms := []string{d}
+		if real, rerr := filepath.EvalSymlinks(d); rerr == nil && real != d {
+			forms = append(forms, real)
+		}
+		for _, f := range forms {
+			f = strings.TrimSuffix(f, string(filepath.Separator))
+			out = strings.ReplaceAll(out, f+string(filepath.Separator), "")
+			out = strings.ReplaceAll(out, f, ".")
+		}
+	}
+	if out == msg {
+		return err
+	}
+	return &truncatedError{msg: out, err: err}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -190,6 +192,7 @@ func (r *Renderer) renderFresh(ctx context.Context, req Request) (_ []*unstructu
 		}
 		objs, tool, err := r.renderSource(ctx, req, s, refs)
 		if err != nil {
+			err = hidePaths(err, append(slices.Collect(maps.Values(refs)), r.cacheDir)...)
 			return nil, nil, false, fmt.Errorf("render %s@%s: %w", s.Path, s.SHA, err)
 		}
 		shared = shared && tool == appspec.ToolDirectory
@@ -262,7 +265,7 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 	default:
 		err = fmt.Errorf("%w: unknown tool %q", ErrBadPath, tool)
 	}
-	return objs, tool, err
+	return objs, tool, hidePaths(err, root)
 }
 
 // Activities exposes the Renderer as Temporal activities.
