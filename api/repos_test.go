@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
@@ -62,9 +63,7 @@ func testSSHKey(t *testing.T) string {
 func TestRepositoryURLPassword(t *testing.T) {
 	const password = "typed-in-PASSWORD"
 	var logs bytes.Buffer
-	en := newEnv(t, func(o *Options) {
-		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	en := newEnv(t, logTo(&logs))
 	withPassword := "https://deploy:" + password + "@git.example.com/team-a/infra.git"
 	var bodies []response
 	for _, tt := range []struct {
@@ -106,4 +105,50 @@ func TestRepositoryTransport(t *testing.T) {
 		{name: "ext", req: request{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: "ext::ssh-evil%S"})},
 			status: http.StatusBadRequest, detail: `transport "ext" is not allowed; use https, http, ssh`},
 	})
+}
+
+// TestApplicationURLPassword: an application whose repoURL holds a password
+// is refused with 400, and the password shows in no response and no log.
+func TestApplicationURLPassword(t *testing.T) {
+	const password = "app-url-PASSWORD"
+	var logs bytes.Buffer
+	en := newEnv(t, logTo(&logs))
+	withPassword := "https://deploy:" + password + "@git.example.com/default/guestbook.git"
+	single := runningDefaultApp
+	single.Name = "url-password"
+	single.Source.RepoURL = withPassword
+	multi := single
+	multi.Source = appspec.Source{}
+	multi.Sources = []appspec.Source{runningDefaultApp.Source, {RepoURL: withPassword, Path: "."}}
+	replace := runningDefaultApp
+	replace.Source.RepoURL = withPassword
+	apps := "/api/v1/applications"
+	for _, tt := range []struct {
+		name  string
+		req   request
+		field string
+	}{
+		{name: "create", req: request{method: http.MethodPost, path: apps, body: jsonBody(t, single)}, field: "source.repoURL"},
+		{name: "upsert", req: request{method: http.MethodPost, path: apps + "?upsert=true", body: jsonBody(t, single)}, field: "source.repoURL"},
+		{name: "multi-source", req: request{method: http.MethodPost, path: apps, body: jsonBody(t, multi)}, field: "sources[1].repoURL"},
+		{name: "replace", req: request{method: http.MethodPut, path: apps + "/" + replace.Name, body: jsonBody(t, replace)}, field: "source.repoURL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := en.admin(tt.req)
+			res.wantProblem(t, http.StatusBadRequest, tt.field, "register the repository's credentials")
+			if strings.Contains(string(res.body), password) {
+				t.Errorf("the response shows the password: %s", res.body)
+			}
+		})
+	}
+	if strings.Contains(logs.String(), password) {
+		t.Errorf("the log shows the password:\n%s", logs.String())
+	}
+}
+
+// logTo makes the server log at debug level into w.
+func logTo(w *bytes.Buffer) envOption {
+	return func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 }

@@ -76,3 +76,21 @@ func splitRepoURL(s string) (host, path string) {
 	}
 	return host, pu.Path
 }
+
+// RepoURLHasPassword reports whether u carries user:password@ before its
+// host. Such a URL would store the password in plain text wherever the URL
+// goes; callers refuse it without echoing it.
+func RepoURLHasPassword(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil {
+		// Not parseable: look for user:password@ before the host by hand.
+		_, rest, ok := strings.Cut(u, "://")
+		at := strings.LastIndexByte(rest, '@')
+		return ok && at > 0 && strings.Contains(rest[:at], ":") && !strings.Contains(rest[:at], "/")
+	}
+	if pu.User == nil {
+		return false
+	}
+	_, set := pu.User.Password()
+	return set
+}

@@ -165,6 +165,11 @@ func (s Source) validate(field string) error {
 	if strings.TrimSpace(s.RepoURL) == "" {
 		return &FieldError{Field: field + ".repoURL", Reason: "is required"}
 	}
+	if RepoURLHasPassword(s.RepoURL) {
+		// The spec goes into workflow inputs and history: never echo the URL.
+		return &FieldError{Field: field + ".repoURL", Reason: "holds a password: register the repository's credentials " +
+			"(windlass repo add, or POST /api/v1/repositories) and use the URL without them"}
+	}
 	if err := ValidRepoPath(s.Path); err != nil {
 		return &FieldError{Field: field + ".path", Reason: err.Error()}
 	}

@@ -111,3 +111,51 @@ func TestValidateAppName(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateRepoURLPassword: a repoURL that holds a password is refused,
+// in source and in sources[], and the reason never repeats the URL.
+func TestValidateRepoURLPassword(t *testing.T) {
+	const password = "typed-in-PASSWORD"
+	tests := []struct {
+		name    string
+		url     string
+		multi   bool
+		refused bool
+	}{
+		{name: "https with password", url: "https://deploy:" + password + "@git.example.com/team/infra.git", refused: true},
+		{name: "ssh with password", url: "ssh://git:" + password + "@git.example.com/team/infra.git", refused: true},
+		{name: "helm repository with password", url: "https://u:" + password + "@charts.example.com", refused: true},
+		{name: "unparsable with password", url: "https://deploy:" + password + "@git.example.com:port/infra.git", refused: true},
+		{name: "multi-source with password", url: "https://deploy:" + password + "@git.example.com/team/infra.git", multi: true, refused: true},
+		{name: "user without password", url: "https://deploy@git.example.com/team/infra.git"},
+		{name: "ssh user", url: "ssh://git@git.example.com/team/infra.git"},
+		{name: "scp-like", url: "git@git.example.com:team/infra.git"},
+		{name: "plain https", url: "https://git.example.com/team/infra.git"},
+		{name: "multi-source plain", url: "https://git.example.com/team/infra.git", multi: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := Application{Name: "guestbook", Project: "default", Source: Source{RepoURL: tt.url, Path: "."}}
+			field := "source.repoURL"
+			if tt.multi {
+				a.Source = Source{}
+				a.Sources = []Source{{RepoURL: "https://git.example.com/plain.git", Path: "."}, {RepoURL: tt.url, Path: "."}}
+				field = "sources[1].repoURL"
+			}
+			err := a.Validate()
+			if !tt.refused {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != field || !strings.Contains(fe.Reason, "register the repository's credentials") {
+				t.Fatalf("Validate() = %v, want a FieldError on %s that says to register the credentials", err, field)
+			}
+			if strings.Contains(err.Error(), password) {
+				t.Errorf("the error repeats the password: %v", err)
+			}
+		})
+	}
+}

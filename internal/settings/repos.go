@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
@@ -63,7 +64,7 @@ func (r Repository) Validate() error {
 		return fmt.Errorf("%w: set password or bearerToken, not both", ErrInvalid)
 	case r.SSHPrivateKey != "" && r.BearerToken != "":
 		return fmt.Errorf("%w: bearerToken is for HTTPS, not SSH", ErrInvalid)
-	case urlHasPassword(r.URL):
+	case appspec.RepoURLHasPassword(r.URL):
 		// The URL is stored and shown as it is; the message must not echo it.
 		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
@@ -73,25 +74,9 @@ func (r Repository) Validate() error {
 	return nil
 }
 
-// urlHasPassword reports whether u carries user:password@.
-func urlHasPassword(u string) bool {
-	pu, err := url.Parse(u)
-	if err != nil {
-		// Not parseable: look for user:password@ before the host by hand.
-		_, rest, ok := strings.Cut(u, "://")
-		at := strings.LastIndexByte(rest, '@')
-		return ok && at > 0 && strings.Contains(rest[:at], ":") && !strings.Contains(rest[:at], "/")
-	}
-	if pu.User == nil {
-		return false
-	}
-	_, set := pu.User.Password()
-	return set
-}
-
 // redactURL hides a password in u, which callers may have typed.
 func redactURL(u string) string {
-	if !urlHasPassword(u) {
+	if !appspec.RepoURLHasPassword(u) {
 		return u
 	}
 	if pu, err := url.Parse(u); err == nil {
