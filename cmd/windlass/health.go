@@ -13,8 +13,9 @@ import (
 )
 
 // runHealth is `windlass health`: it assesses one object from a file with the
-// checks the worker uses, and prints {"status": ..., "message": ...}. Any
-// status, Degraded included, is a success; unreadable or invalid input is not.
+// checks and limits the worker uses, and prints {"status": ..., "message":
+// ...}, with "scriptError": true when a Lua script failed. Any status,
+// Degraded included, is a success; unreadable or invalid input is not.
 func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -45,16 +45,16 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 		name    string
 		args    []string
 		stdin   string
-		want    map[string]string // the JSON printed
-		wantErr string            // a part of the error; errUsage for usage errors
+		want    map[string]any // the JSON printed
+		wantErr string         // a part of the error; errUsage for usage errors
 	}{
-		{"healthy deployment", []string{"--object", deploy}, "", map[string]string{"status": "Healthy", "message": ""}, ""},
-		{"degraded is not an error", []string{"--object", crash}, "", map[string]string{"status": "Degraded", "message": "back-off restarting"}, ""},
-		{"lua script", []string{"--customizations", scripts, "--object", widget}, "", map[string]string{"status": "Degraded", "message": "widget w is not ready"}, ""},
+		{"healthy deployment", []string{"--object", deploy}, "", map[string]any{"status": "Healthy", "message": ""}, ""},
+		{"degraded is not an error", []string{"--object", crash}, "", map[string]any{"status": "Degraded", "message": "back-off restarting"}, ""},
+		{"lua script", []string{"--customizations", scripts, "--object", widget}, "", map[string]any{"status": "Degraded", "message": "widget w is not ready"}, ""},
 		// The time limit, 1 ms, ends the loop long before the instruction
 		// budget (10 million, tens of milliseconds on a fast machine) would.
-		{"script limits", []string{"--customizations", scripts, "--object", loop, "--timeout", "1ms"}, "", map[string]string{"status": "Unknown", "message": "health script example.com/Loop/health.lua: timed out after 1ms"}, ""},
-		{"stdin", []string{"--object", "-"}, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nstatus: {phase: Lost}\n", map[string]string{"status": "Degraded", "message": "the claim lost its volume"}, ""},
+		{"script limits", []string{"--customizations", scripts, "--object", loop, "--timeout", "1ms"}, "", map[string]any{"status": "Unknown", "message": "lua health script for example.com/Loop exceeded its time limit of 1ms", "scriptError": true}, ""},
+		{"stdin", []string{"--object", "-"}, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nstatus: {phase: Lost}\n", map[string]any{"status": "Degraded", "message": "the claim lost its volume"}, ""},
 		{"missing object flag", nil, "", nil, "usage"},
 		{"stray argument", []string{"--object", deploy, "extra"}, "", nil, "usage"},
 		{"unreadable file", []string{"--object", filepath.Join(dir, "nope.yaml")}, "", nil, "no such file"},
@@ -86,7 +86,7 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got map[string]string
+			var got map[string]any
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("output %q is not a JSON object: %v", stdout.String(), err)
 			}

@@ -26,8 +26,11 @@
 // the base, table and string libraries and an os table of time, date and
 // clock; loading code, files, modules and processes is not available. A run is
 // bounded by a timeout, an instruction budget, call-stack and value-stack
-// sizes, a budget for the bytes the string library may produce, and a watch on
-// heap growth while it runs. A script that breaks a limit, fails or returns
-// something invalid yields Unknown with a message that names the script.
-// Compiled scripts are shared, and a Checker is safe for concurrent use.
+// sizes, a budget for the bytes ".." and the string library may produce, and
+// a watch on heap growth while it runs; Options sets them, and New's defaults
+// (1 s, 10 million instructions, 64 MiB) hold for every caller. A script that
+// breaks a limit, fails or returns something invalid yields Unknown, as in
+// Argo CD, with ScriptError set and a message naming the script and why
+// ("lua health script for apps/Deployment exceeded its memory budget of 64
+// MiB"). Compiled scripts are shared, and a Checker is safe for concurrent use.
 package health

@@ -13,6 +13,10 @@ import (
 type Result struct {
 	Status  appspec.HealthStatus `json:"status"`
 	Message string               `json:"message"`
+	// ScriptError says a Lua health script failed: it raised an error,
+	// broke a limit, did not compile or returned no valid result. Status
+	// is then Unknown, as in Argo CD, and Message names the script.
+	ScriptError bool `json:"scriptError,omitempty"`
 }
 
 // Options configure a Checker. The zero value has no Lua scripts and the
@@ -98,8 +102,9 @@ func (c *Checker) Assess(obj *unstructured.Unstructured) Result {
 		return Result{Status: appspec.HealthProgressing, Message: "pending deletion"}
 	}
 	var r Result
-	if s := c.script(groupKindKey(obj)); s != nil {
-		r = c.run(s, obj)
+	key := groupKindKey(obj)
+	if s := c.script(key); s != nil {
+		r = c.run(s, key, obj)
 	} else if check := builtin(obj); check != nil {
 		r = check(obj)
 	} else if g, ok := generic(obj); ok {

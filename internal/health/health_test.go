@@ -6,10 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -233,10 +235,21 @@ func TestAssessLua(t *testing.T) {
 	golden(t, "lua", got)
 }
 
+// inlineChecker is a Checker with opts whose only script is src, for key.
+func inlineChecker(t *testing.T, key, src string, opts Options) *Checker {
+	t.Helper()
+	opts.Inline = map[string]string{key: src}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // A script that misbehaves is Unknown with a message naming it, and never
 // blocks the caller. Each case runs as the inline script of sandbox.test/Probe.
 func TestLuaSandbox(t *testing.T) {
-	const name = "inline sandbox.test/Probe"
+	const name = "lua health script for sandbox.test/Probe"
 	tests := []struct {
 		name   string
 		script string
@@ -246,8 +259,8 @@ func TestLuaSandbox(t *testing.T) {
 	}{
 		{"infinite loop", `while true do end`, Options{}, stUnknown, ""},
 		{"infinite loop swallowed by pcall", `while true do pcall(function() while true do end end) end`, Options{}, stUnknown, ""},
-		{"timeout", `while true do end`, Options{MaxInstructions: 1 << 62, Timeout: 50_000_000}, stUnknown, "timed out after 50ms"},
-		{"instruction budget", `while true do end`, Options{MaxInstructions: 1000, Timeout: 1 << 40}, stUnknown, "limit of 1000 instructions"},
+		{"timeout", `while true do end`, Options{MaxInstructions: 1 << 62, Timeout: 50_000_000}, stUnknown, "exceeded its time limit of 50ms"},
+		{"instruction budget", `while true do end`, Options{MaxInstructions: 1000, Timeout: 1 << 40}, stUnknown, "instruction budget of 1000 instructions"},
 		{"os.execute", `os.execute("touch /tmp/pwned") return {status = "Healthy"}`, Options{}, stUnknown, "os.execute is not available"},
 		{"os.getenv", `return {status = "Healthy", message = os.getenv("HOME")}`, Options{}, stUnknown, "os.getenv is not available"},
 		{"io.open", `local f = io.open("/etc/passwd") return {status = "Healthy"}`, Options{}, stUnknown, "io.open is not available"},
@@ -263,13 +276,13 @@ func TestLuaSandbox(t *testing.T) {
 		{"no return", `hs = {status = "Healthy"}`, Options{}, stUnknown, "returned nil"},
 		{"returns a string", `return "Healthy"`, Options{}, stUnknown, "returned string"},
 		{"message is a table", `return {status = "Degraded", message = {}}`, Options{}, stUnknown, "message of type table"},
-		{"memory bomb", `local t = {} while true do t[#t+1] = string.rep('x', 1e6) end`, Options{}, stUnknown, "memory limit"},
-		{"one huge rep", `local s = ("x"):rep(1e12) return {status = "Healthy"}`, Options{}, stUnknown, "memory limit"},
+		{"memory bomb", `local t = {} while true do t[#t+1] = string.rep('x', 1e6) end`, Options{}, stUnknown, "memory budget of 64 MiB"},
+		{"one huge rep", `local s = ("x"):rep(1e12) return {status = "Healthy"}`, Options{}, stUnknown, "memory budget of 64 MiB"},
 		{"concat bomb", `local s = "x" while true do s = s .. s end`, Options{MemoryLimit: 8 << 20}, stUnknown, ""},
 		{"table bomb", `local t = {} while true do t[#t+1] = {1, 2, 3} end`, Options{}, stUnknown, ""},
-		{"table.concat bomb", `local t = {} for i = 1, 100 do t[i] = ("x"):rep(1e6) end return {status = table.concat(t)}`, Options{}, stUnknown, "memory limit"},
-		{"gsub bomb", `local s = ("x"):rep(1000):gsub("x", ("y"):rep(1e6)) return {status = s}`, Options{}, stUnknown, "memory limit"},
-		{"gsub function bomb", `local big = ("y"):rep(1e6) local s = ("x"):rep(1000):gsub("x", function() return big end) return {status = s}`, Options{}, stUnknown, "memory limit"},
+		{"table.concat bomb", `local t = {} for i = 1, 100 do t[i] = ("x"):rep(1e6) end return {status = table.concat(t)}`, Options{}, stUnknown, "memory budget of 64 MiB"},
+		{"gsub bomb", `local s = ("x"):rep(1000):gsub("x", ("y"):rep(1e6)) return {status = s}`, Options{}, stUnknown, "memory budget of 64 MiB"},
+		{"gsub function bomb", `local big = ("y"):rep(1e6) local s = ("x"):rep(1000):gsub("x", function() return big end) return {status = s}`, Options{}, stUnknown, "memory budget of 64 MiB"},
 		{"gsub quadratic", `local s = ("x"):rep(1e5):gsub("x", "y") return {status = s}`, Options{}, stUnknown, "too much work"},
 		{"format width", `return {status = string.format("%999999d", 1)}`, Options{}, stUnknown, "invalid format"},
 		{"format argument index", `return {status = string.format("%[1]s%[1]s", "x")}`, Options{}, stUnknown, "invalid format"},
@@ -284,6 +297,10 @@ func TestLuaSandbox(t *testing.T) {
 			assert(os.date("!%Y", 0) == "1970")
 			print("ignored")
 			return {status = "Healthy", message = table.concat(t, ",")}`, Options{}, stHealthy, "A,07"},
+		{"concat of numbers and chains", `local function f(a) return a .. "-" .. 1 .. "-" .. 2.5 end return {status = "Healthy", message = (f("x") .. "|") .. f("y")}`, Options{}, stHealthy, "x-1-2.5|y-1-2.5"},
+		{"concat metamethod", `local t = setmetatable({}, {__concat = function(a, b) return "T" end}) return {status = "Healthy", message = "a" .. t .. "b"}`, Options{}, stHealthy, "T"},
+		{"concat of nil", `return {status = "Healthy", message = "a" .. obj.spec}`, Options{}, stUnknown, "cannot perform concat operation between string and nil"},
+		{"concat budget", `local s = ("x"):rep(600000) return {status = "Healthy", message = #(s .. s)}`, Options{MemoryLimit: 1 << 20}, stUnknown, "memory budget of 1 MiB"},
 		{"gsub within limits", `local s, n = ("a-b-c"):gsub("-", "_") return {status = "Healthy", message = s .. n}`, Options{}, stHealthy, "a_b_c2"},
 	}
 	probe := &unstructured.Unstructured{Object: map[string]any{
@@ -291,21 +308,64 @@ func TestLuaSandbox(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := tt.opts
-			opts.Inline = map[string]string{"sandbox.test/Probe": tt.script}
-			c, err := New(opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := c.Assess(probe)
+			r := inlineChecker(t, "sandbox.test/Probe", tt.script, tt.opts).Assess(probe)
 			if r.Status != tt.want {
 				t.Fatalf("status = %s (%q), want %s", r.Status, r.Message, tt.want)
 			}
-			if tt.want == stUnknown && !strings.Contains(r.Message, name) {
-				t.Errorf("message %q does not name the script %q", r.Message, name)
+			if tt.want == stUnknown && (!strings.HasPrefix(r.Message, name+" ") || !r.ScriptError) {
+				t.Errorf("message %q (script error %v) does not name the script %q", r.Message, r.ScriptError, name)
 			}
 			if !strings.Contains(r.Message, tt.says) {
 				t.Errorf("message %q does not say %q", r.Message, tt.says)
+			}
+		})
+	}
+}
+
+// A script that breaks a budget ends with an error naming the budget,
+// having allocated not much more than it; one that raises an error is
+// Unknown with the error. Each runs as the inline script of apps/Deployment.
+func TestLuaBudgets(t *testing.T) {
+	const script = "lua health script for apps/Deployment "
+	tests := []struct {
+		name   string
+		source string
+		opts   Options
+		want   string
+	}{
+		{"string doubling", `local s = "x" while true do s = s .. s end`, Options{},
+			script + "exceeded its memory budget of 64 MiB"},
+		{"string doubling, 1 MiB", `local s = "x" while true do s = s .. s end`, Options{MemoryLimit: 1 << 20},
+			script + "exceeded its memory budget of 1 MiB"},
+		{"many operands in one concat", `local s = ("x"):rep(1000) while true do s = s .. s .. s .. s .. s .. s .. s .. s end`, Options{MemoryLimit: 1 << 20},
+			script + "exceeded its memory budget of 1 MiB"},
+		{"doubling caught by pcall", `local s = "x" while true do pcall(function() s = s .. s end) end`, Options{MemoryLimit: 1 << 20},
+			script + "exceeded its memory budget of 1 MiB"},
+		{"infinite loop", `while true do end`, Options{MaxInstructions: 100_000, Timeout: time.Hour},
+			script + "exceeded its instruction budget of 100000 instructions"},
+		{"error", `error("replicas are not ready")`, Options{},
+			script + "failed: line 1: replicas are not ready"},
+	}
+	dep := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := inlineChecker(t, "apps/Deployment", tt.source, tt.opts)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			got := c.Assess(dep)
+			runtime.ReadMemStats(&after)
+			want := Result{Status: stUnknown, Message: tt.want, ScriptError: true}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			budget := int64(defaultMemoryLimit)
+			if tt.opts.MemoryLimit > 0 {
+				budget = tt.opts.MemoryLimit
+			}
+			if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(3*budget) {
+				t.Errorf("the run allocated %d MiB, over 3 × its budget of %d MiB", allocated>>20, budget>>20)
 			}
 		})
 	}

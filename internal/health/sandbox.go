@@ -28,16 +28,15 @@ import (
 //   - stacks: lua.Options caps the call stack (callStackSize frames) and the
 //     value stack (registryMaxSize slots); deep recursion and huge unpacks
 //     fail with "stack overflow".
-//   - memory: the string library functions that can build large strings
-//     (rep, format, gsub, upper, lower, reverse, and table.concat) charge what
-//     they produce to a per-run budget of limits.memory bytes, checked before
-//     the allocation where the size is known in advance. Tables and the ".."
-//     operator cannot be metered from outside gopher-lua, so while a script
-//     runs the heap is sampled every heapSampleInterval and the run ends if
-//     it grew by more than limits.memory. The heap is the process's, so other
-//     goroutines' allocations count too; hence a generous default. One
-//     instruction can still overshoot before the next sample (a ".." of many
-//     large strings).
+//   - memory: the ".." operator (rewritten into a call when the script is
+//     compiled: meterConcat), the string library functions that can build
+//     large strings (rep, format, gsub, upper, lower, reverse) and
+//     table.concat charge what they produce to a per-run budget of
+//     limits.memory bytes, checked before the allocation. Tables cannot be
+//     metered from outside gopher-lua, so while a script runs the heap is
+//     sampled every heapSampleInterval and the run ends if it grew by more
+//     than limits.memory. The heap is the process's, so other goroutines'
+//     allocations count too; hence a generous default.
 //
 // A run that breaks a limit ends at its next instruction. A Go function that
 // does not return (a pathological pattern match) cannot be interrupted: after
@@ -60,14 +59,19 @@ const (
 	gsubWorkLimit = 64 << 20
 )
 
-// run executes a script against obj and turns what it returns into a Result.
-// Any failure is Unknown, with a message naming the script.
-func (c *Checker) run(s *script, obj *unstructured.Unstructured) Result {
-	unknown := func(format string, args ...any) Result {
-		return Result{Status: appspec.HealthUnknown, Message: "health script " + s.name + ": " + fmt.Sprintf(format, args...)}
+// run executes a script against obj, whose "group/Kind" is key, and turns
+// what it returns into a Result. Any failure is Unknown, with a message
+// naming the script.
+func (c *Checker) run(s *script, key string, obj *unstructured.Unstructured) Result {
+	failed := func(format string, args ...any) Result {
+		name := "lua health script for " + key
+		if s.key != key {
+			name += " (" + s.name + ")"
+		}
+		return Result{Status: appspec.HealthUnknown, Message: name + " " + fmt.Sprintf(format, args...), ScriptError: true}
 	}
 	if s.err != nil {
-		return unknown("%v", s.err)
+		return failed("%v", s.err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.limits.timeout)
 	defer cancel()
@@ -75,6 +79,8 @@ func (c *Checker) run(s *script, obj *unstructured.Unstructured) Result {
 	done := make(chan outcome, 1)
 	go func() { done <- execute(s.proto, obj.Object, g, c.limits.memory) }()
 
+	// Growth counts from the lowest heap seen: a collection of other
+	// goroutines' garbage during the run must not widen the budget.
 	base := heapBytes()
 	tick := time.NewTicker(heapSampleInterval)
 	defer tick.Stop()
@@ -84,7 +90,7 @@ func (c *Checker) run(s *script, obj *unstructured.Unstructured) Result {
 		select {
 		case o := <-done:
 			if err := g.Err(); err != nil && !errors.Is(err, errFinished) {
-				return unknown("%v", err)
+				return failed("%v", err)
 			}
 			if o.err != nil {
 				// Lua errors start with the chunk name, which is s.name.
@@ -92,21 +98,23 @@ func (c *Checker) run(s *script, obj *unstructured.Unstructured) Result {
 				if rest, ok := strings.CutPrefix(msg, s.name+":"); ok {
 					msg = "line " + rest
 				}
-				return unknown("%s", msg)
+				return failed("failed: %s", msg)
 			}
 			if o.invalid != "" {
-				return unknown("%s", o.invalid)
+				return failed("%s", o.invalid)
 			}
 			return o.result
 		case <-deadline:
-			g.stop(fmt.Errorf("timed out after %s", c.limits.timeout))
+			g.stop(fmt.Errorf("exceeded its time limit of %s", c.limits.timeout))
 			deadline, abandon = nil, time.After(abandonGrace)
 		case <-tick.C:
-			if grown := heapBytes() - base; grown > c.limits.memory {
+			heap := heapBytes()
+			if heap-base > c.limits.memory {
 				g.stop(memoryError(c.limits.memory))
 			}
+			base = min(base, heap)
 		case <-abandon:
-			return unknown("did not stop within %s of its time limit; abandoned", abandonGrace)
+			return failed("exceeded its time limit of %s and did not stop within %s; abandoned", c.limits.timeout, abandonGrace)
 		}
 	}
 }
@@ -128,13 +136,15 @@ func execute(proto *lua.FunctionProto, obj map[string]any, g *guard, memory int6
 		MinimizeStackMemory: true,
 	})
 	defer L.Close()
-	if err := openSandbox(L, newMeter(memory, g)); err != nil {
+	m := newMeter(memory, g)
+	if err := openSandbox(L, m); err != nil {
 		return outcome{err: err}
 	}
 	L.SetGlobal("obj", toLua(L, obj))
 	L.SetContext(g)
 	L.Push(L.NewFunctionFromProto(proto))
-	if err := L.PCall(0, 1, nil); err != nil {
+	L.Push(L.NewFunction(m.concat)) // the chunk's concatLocal
+	if err := L.PCall(1, 1, nil); err != nil {
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) {
 			return outcome{err: errors.New(apiErr.Object.String())}
@@ -217,7 +227,14 @@ func toLua(L *lua.LState, v any) lua.LValue {
 var errFinished = errors.New("finished")
 
 func memoryError(limit int64) error {
-	return fmt.Errorf("exceeded its memory limit of %d MiB", limit>>20)
+	return fmt.Errorf("exceeded its memory budget of %s", byteSize(limit))
+}
+
+func byteSize(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // guard is the context of one run. gopher-lua calls Done before every
@@ -245,7 +262,7 @@ func (g *guard) Value(key any) any           { return g.parent.Value(key) }
 
 func (g *guard) Done() <-chan struct{} {
 	if g.left.Add(-1) == 0 {
-		g.stop(fmt.Errorf("exceeded its limit of %d instructions", g.budget))
+		g.stop(fmt.Errorf("exceeded its instruction budget of %d instructions", g.budget))
 	}
 	return g.done
 }

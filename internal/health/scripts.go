@@ -26,6 +26,7 @@ const (
 // FunctionProto is read-only once compiled.
 type script struct {
 	name  string // where it came from, for messages
+	key   string // the "group/Kind" it was configured for, maybe with "*"
 	proto *lua.FunctionProto
 	err   error // why it did not compile
 }
@@ -75,11 +76,11 @@ func (c *Checker) script(key string) *script {
 	return nil
 }
 
-func compile(name, src string) *script {
-	s := &script{name: name}
+func compile(name, key, src string) *script {
+	s := &script{name: name, key: key}
 	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err == nil {
-		s.proto, err = lua.Compile(chunk, name)
+		s.proto, err = lua.Compile(meterConcat(chunk), name)
 	}
 	if err != nil {
 		// gopher-lua's syntax errors span lines and pad with spaces.
@@ -102,7 +103,7 @@ func loadInline(in map[string]string) (layer, error) {
 		if err != nil {
 			return layer{}, err
 		}
-		l.add(key, compile("inline "+key, in[k]))
+		l.add(key, compile("inline "+key, key, in[k]))
 	}
 	return l, nil
 }
@@ -166,7 +167,7 @@ func loadDir(dir string) (layer, error) {
 			return err
 		}
 		key := strings.ReplaceAll(strings.TrimSuffix(rel, "/"+scriptFile), "_", "*")
-		l.add(key, compile(rel, src))
+		l.add(key, compile(rel, key, src))
 		return nil
 	})
 	if err != nil {
