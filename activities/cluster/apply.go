@@ -113,7 +113,7 @@ func (a *Activities) settleFor(in WaveInput) time.Duration {
 // (after, of the given health) left it or within the settle wait, for which it watches the
 // others. A wave with a hook, a dry run or a failed apply (a nil in
 // after: no such state) never settles, nor does one with an object that
-// degrades: its WaitWave reports that.
+// degrades or whose health script fails: its WaitWave reports that.
 func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*object, after []*unstructured.Unstructured, health []appspec.HealthStatus, wait time.Duration) bool {
 	if len(objs) == 0 || slices.Contains(after, nil) {
 		return false
@@ -149,11 +149,11 @@ func (a *Activities) settles(ctx context.Context, d *desired, t Target, objs []*
 		for _, i := range pending {
 			o := objs[i]
 			live := notBefore(w.get(o.mapping.Resource, o.namespaced(), o.obj.GetNamespace(), o.obj.GetName()), after[i])
-			st := a.health.Assess(live).Status
-			if st == appspec.HealthDegraded {
+			h := a.health.Assess(live)
+			if h.Status == appspec.HealthDegraded || h.ScriptError {
 				return false
 			}
-			all = all && done(st)
+			all = all && done(h.Status)
 		}
 		if all {
 			return true

@@ -11,7 +11,8 @@
 //     RespectIgnoreDifferences, FailOnSharedResource, dry run).
 //   - WaitWave watches the step's objects (dynamic informers) until they
 //     are healthy and its hooks have completed, heartbeating and resuming
-//     after a worker restart.
+//     after a worker restart. A Degraded object, a failed hook or a failing
+//     Lua health script ends it at once.
 //   - Prune deletes tracked objects that are no longer rendered; DeleteHooks
 //     deletes a sync's hooks by delete policy; DeleteApp deletes an app's
 //     objects by cascade policy and runs its PostDelete hooks.

@@ -53,11 +53,13 @@ func resumeProgress(ctx context.Context) waveProgress {
 // suspended) and every hook has completed, watching the objects through
 // informers (one per kind and namespace, selected by the app label) rather
 // than polling. It heartbeats the hooks seen finished and resumes from them
-// after a worker restart. A Degraded resource or a failed hook ends the
-// wait with a normal output: Health Degraded, Failed naming the resource
-// and Message its health message (no error, so the per-resource results
-// reach the workflow). The activity's StartToClose is the wave's timeout:
-// when ctx ends the last output is returned with ctx's error.
+// after a worker restart. A Degraded resource, a failed hook or a Lua
+// health script that fails (Unknown health, which would otherwise wait out
+// the timeout) ends the wait with a normal output: Health Degraded, Failed
+// naming the resource and Message its health message (no error, so the
+// per-resource results reach the workflow). The activity's StartToClose is
+// the wave's timeout: when ctx ends the last output is returned with ctx's
+// error.
 func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, error) {
 	d, err := a.load(ctx, in.Target, in.Manifests, in.Operation.SyncOptions)
 	if err != nil {
@@ -184,16 +186,16 @@ func (a *Activities) assess(objs []*object, w *liveWatch, prog *waveProgress) (W
 			case h.Status == appspec.HealthHealthy:
 				r.Action = ActionHookSucceeded
 				prog.add(k)
-			case h.Status == appspec.HealthDegraded:
+			case h.Status == appspec.HealthDegraded, h.ScriptError:
 				r.Action, failed = ActionHookFailed, true
 			default:
 				pending = true
 			}
 		} else {
 			h = a.health.Assess(live)
-			switch h.Status {
-			case appspec.HealthHealthy, appspec.HealthSuspended:
-			case appspec.HealthDegraded:
+			switch {
+			case h.Status == appspec.HealthHealthy, h.Status == appspec.HealthSuspended:
+			case h.Status == appspec.HealthDegraded, h.ScriptError:
 				failed = true
 			default:
 				pending = true
