@@ -68,6 +68,9 @@ type Config struct {
 	NoClusterWatch bool
 	// Plugins are the config-management plugins renders may use.
 	Plugins []render.PluginConfig
+	// RenderSandbox, when set, runs every render in a child process under
+	// its limits (nil: in the worker's process).
+	RenderSandbox *render.Sandbox
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -162,7 +165,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
-		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics,
+		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
 	})
 	if err != nil {
 		return nil, err

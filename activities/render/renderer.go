@@ -57,6 +57,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Metrics records cache reads and render durations (nil: none).
 	Metrics Metrics
+	// Sandbox, when set, renders in child processes (nil: in this
+	// process).
+	Sandbox *Sandbox
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -70,6 +73,7 @@ type Renderer struct {
 	ttl       time.Duration
 	stats     cacheCounters
 	metrics   Metrics
+	sandbox   *Sandbox
 }
 
 // NewRenderer checks its dependencies.
@@ -83,7 +87,8 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = CacheTTL
 	}
-	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics}, nil
+	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
+		sandbox: cfg.Sandbox}, nil
 }
 
 const (
@@ -167,9 +172,18 @@ func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.U
 	return objs, nil
 }
 
-// renderFresh renders req; shared says that every source rendered with
-// the directory tool (Request.sharedKey).
-func (r *Renderer) renderFresh(ctx context.Context, req Request) (_ []*unstructured.Unstructured, _ []byte, shared bool, _ error) {
+// renderFresh renders req, in the sandbox when the Renderer has one;
+// shared says that every source rendered with the directory tool
+// (Request.sharedKey).
+func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructured.Unstructured, []byte, bool, error) {
+	if r.sandbox != nil {
+		return r.sandbox.render(ctx, r, req)
+	}
+	return r.renderLocal(ctx, req)
+}
+
+// renderLocal renders req in this process.
+func (r *Renderer) renderLocal(ctx context.Context, req Request) (_ []*unstructured.Unstructured, _ []byte, shared bool, _ error) {
 	if len(req.Sources) == 0 {
 		return nil, nil, false, fmt.Errorf("%w: no sources", ErrBadPath)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/worker"
@@ -66,6 +67,9 @@ type workerSettings struct {
 	// directory of Lua health checks.
 	ResourceCustomizations string
 	SweepEvery             time.Duration
+	// RenderSandbox runs renders in child processes under RenderLimits.
+	RenderSandbox bool
+	RenderLimits  render.SandboxLimits
 	// namespace is copied from the common settings.
 	namespace string
 	// roleProd and metrics are copied from the role (production.go).
@@ -164,6 +168,13 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.StringVar(&w.ResourceCustomizations, "resource-customizations", env("RESOURCE_CUSTOMIZATIONS", ""), "directory of Lua health checks, <group>/<Kind>/health.lua (env WINDLASS_RESOURCE_CUSTOMIZATIONS)")
 	fs.DurationVar(&w.SweepEvery, "self-heal-sweep", envDuration("SELF_HEAL_SWEEP", 5*time.Minute), "how often every selfHeal app is refreshed as a safety net; negative disables (env WINDLASS_SELF_HEAL_SWEEP)")
 	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
+	d := render.DefaultSandboxLimits
+	fs.BoolVar(&w.RenderSandbox, "render-sandbox", env("RENDER_SANDBOX", "true") == "true", "render in child processes under the render limits, so that no repository can crash or exhaust the worker (env WINDLASS_RENDER_SANDBOX)")
+	fs.Int64Var(&w.RenderLimits.MemoryBytes, "render-memory-bytes", envInt64("RENDER_MEMORY_BYTES", d.MemoryBytes), "memory limit of one render sandbox (env WINDLASS_RENDER_MEMORY_BYTES)")
+	fs.DurationVar(&w.RenderLimits.CPU, "render-cpu", envDuration("RENDER_CPU", d.CPU), "CPU-time limit of one render (env WINDLASS_RENDER_CPU)")
+	fs.DurationVar(&w.RenderLimits.Wall, "render-timeout", envDuration("RENDER_TIMEOUT", d.Wall), "wall-time limit of one render (env WINDLASS_RENDER_TIMEOUT)")
+	fs.IntVar(&w.RenderLimits.StackBytes, "render-stack-bytes", envInt("RENDER_STACK_BYTES", d.StackBytes), "goroutine stack limit in a render sandbox (env WINDLASS_RENDER_STACK_BYTES)")
+	fs.Int64Var(&w.RenderLimits.OutputBytes, "render-max-output-bytes", envInt64("RENDER_MAX_OUTPUT_BYTES", d.OutputBytes), "largest rendered manifests of one app, as JSON (env WINDLASS_RENDER_MAX_OUTPUT_BYTES)")
 }
 
 // credentials loads the repository credentials file, if one is named.
@@ -221,6 +232,9 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if _, err := w.credentials(); err != nil {
 		errs = append(errs, fmt.Errorf("repo-credentials: %w", err))
+	}
+	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
+		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))
 	}
 	return errors.Join(errs...)
 }

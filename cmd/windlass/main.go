@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
 
@@ -61,6 +62,9 @@ run "windlass <command> -h" for the verbs or flags of a command.
 `
 
 func main() {
+	if os.Getenv(render.SandboxEnv) == "1" { // a worker's render sandbox
+		os.Exit(render.SandboxMain(os.Stdin, os.Stdout))
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

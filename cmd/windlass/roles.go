@@ -286,6 +286,16 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		}
 		checker = hc
 	}
+	var sandbox *render.Sandbox
+	if w.RenderSandbox {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("render sandbox: %w", err)
+		}
+		if sandbox, err = render.NewSandbox(exe, w.RenderLimits, log); err != nil {
+			return nil, err
+		}
+	}
 	rdb, err := w.roleProd.Redis.client(redisAddr)
 	if err != nil {
 		return nil, err
@@ -301,7 +311,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
-		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins,
+		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 	})
 	if err != nil {
@@ -312,7 +322,13 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		_ = rdb.Close()
 		return nil, err
 	}
-	return func() { wk.Stop(); _ = rdb.Close() }, nil
+	return func() {
+		wk.Stop()
+		_ = rdb.Close()
+		if sandbox != nil {
+			sandbox.Close()
+		}
+	}, nil
 }
 
 func listenAPI(h http.Handler, addr string) (*http.Server, net.Listener, error) {

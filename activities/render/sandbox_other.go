@@ -1,0 +1,11 @@
+//go:build !unix
+
+package render
+
+import "time"
+
+// Without rlimits, the sandbox's Go memory and stack limits and the
+// worker's wall-time limit still hold.
+func limitMemory(int64)      {}
+func limitCPU(time.Duration) {}
+func onCPULimit(fn func())   {}
