@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -269,7 +270,7 @@ type sandboxProc struct {
 
 func startSandbox(exe string) (*sandboxProc, error) {
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), SandboxEnv+"=1")
+	cmd.Env = append(sandboxEnviron(os.Environ()), SandboxEnv+"=1")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("render sandbox: %w", err)
@@ -285,6 +286,22 @@ func startSandbox(exe string) (*sandboxProc, error) {
 	}
 	go func() { _ = cmd.Wait(); close(p.waited) }()
 	return p, nil
+}
+
+// sandboxKeep are the variables a sandbox inherits: none of the worker's
+// settings or credentials, only what tools and chart downloads need.
+var sandboxKeep = []string{"PATH", "HOME", "TMPDIR", "USER", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "ALL_PROXY", "all_proxy"}
+
+func sandboxEnviron(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(sandboxKeep, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // roundTrip writes one request frame and reads one response frame.

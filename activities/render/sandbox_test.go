@@ -139,6 +139,15 @@ var laughs = func() string {
 	return b.String()
 }()
 
+// A sandbox inherits no worker setting or credential from the
+// environment.
+func TestSandboxEnviron(t *testing.T) {
+	got := sandboxEnviron([]string{"PATH=/bin", "WINDLASS_REDIS_PASSWORD=s3cret", "TEMPORAL_API_KEY=k", "HOME=/home/w", "HTTPS_PROXY=http://p:3128"})
+	if d := cmp.Diff([]string{"PATH=/bin", "HOME=/home/w", "HTTPS_PROXY=http://p:3128"}, got); d != "" {
+		t.Fatal(d)
+	}
+}
+
 func TestBytesText(t *testing.T) {
 	got := []string{bytesText(1 << 30), bytesText(64 << 20), bytesText(64 << 10), bytesText(100)}
 	if d := cmp.Diff([]string{"1 GiB", "64 MiB", "64 KiB", "100 bytes"}, got); d != "" {
