@@ -1,6 +1,7 @@
 package appspec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -185,11 +186,20 @@ func (s Source) validate(field string) error {
 	return nil
 }
 
+// MaxSpecBytes bounds an application's spec as JSON: the spec travels in
+// the app workflow's state and in every sync's input and summary, which
+// Temporal bounds, so large values belong in the repository.
+const MaxSpecBytes = 128 << 10
+
 // Validate checks that the spec is well formed. It does not check project
 // permissions. The returned error is a *FieldError.
 func (a Application) Validate() error {
 	if err := ValidateAppName(a.Name); err != nil {
 		return err
+	}
+	if b, err := json.Marshal(a); err == nil && len(b) > MaxSpecBytes {
+		return &FieldError{Field: "spec", Reason: fmt.Sprintf("is %d KiB as JSON, more than the %d KiB an application may hold: "+
+			"move large values (Helm values, Jsonnet arguments, parameters) into files in the repository", len(b)>>10, MaxSpecBytes>>10)}
 	}
 	if err := ValidateProjectName(a.Project); err != nil {
 		return err

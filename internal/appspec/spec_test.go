@@ -25,6 +25,12 @@ func TestValidate(t *testing.T) {
 		{name: "bad revision", edit: func(a *Application) { a.Source.TargetRevision = "main~1" }, field: "source.targetRevision"},
 		{name: "bad namespace", edit: func(a *Application) { a.Destination.Namespace = "A_B" }, field: "destination.namespace"},
 		{name: "negative refresh", edit: func(a *Application) { a.RefreshSeconds = -1 }, field: "refreshSeconds"},
+		{name: "a 1 MB Jsonnet argument", edit: func(a *Application) {
+			a.Source.Directory = &Directory{Jsonnet: &Jsonnet{TLAs: []JsonnetVar{{Name: "big", Value: strings.Repeat("x", 1<<20)}}}}
+		}, field: "spec"},
+		{name: "large Helm values that fit", edit: func(a *Application) {
+			a.Source.Helm = &Helm{Values: strings.Repeat("k: v\n", 20000)}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
