@@ -46,6 +46,8 @@ type syncRun struct {
 	// quietOneStep: a plan of a single step reports no progress before
 	// it (versionQuietOneStep).
 	quietOneStep bool
+	// hooked says the log holds, or held, a hook.
+	hooked bool
 }
 
 // SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
@@ -158,7 +160,21 @@ const versionQuietOneStep = "quiet-one-step"
 
 // madeHooks says the sync created hooks (not in a dry run).
 func (s *syncRun) madeHooks() bool {
-	return !s.in.Operation.DryRun && slices.ContainsFunc(s.res.Resources, func(r cluster.ResourceResult) bool { return r.Hook })
+	return !s.in.Operation.DryRun && s.hooked
+}
+
+// log adds results to the sync's per-resource log, which keeps at most
+// cluster.MaxResults entries (a sync's result stays far below Temporal's
+// payload limit) and counts the rest; omitted were left out already.
+func (s *syncRun) log(results []cluster.ResourceResult, omitted int) {
+	s.hooked = s.hooked || slices.ContainsFunc(results, func(r cluster.ResourceResult) bool { return r.Hook })
+	room := max(cluster.MaxResults-len(s.res.Resources), 0)
+	if len(results) > room {
+		omitted += len(results) - room
+		results = results[:room]
+	}
+	s.res.Resources = append(s.res.Resources, results...)
+	s.res.Omitted += omitted
 }
 
 // stepError is a failed step, naming the failing resource.
@@ -221,7 +237,7 @@ const msgSyncRetry = "sync attempt failed, retrying"
 // once is one attempt of the sync.
 func (s *syncRun) once(ctx workflow.Context) error {
 	in := s.in
-	s.res.Resources, s.res.Failed = nil, nil
+	s.res.Resources, s.res.Failed, s.res.Omitted = nil, nil, 0
 	req := render.Request{AppName: in.Spec.Name, Namespace: in.Spec.Destination.Namespace, Sources: in.Sources}
 	if len(req.Sources) == 0 {
 		req = renderRequest(in.Spec, in.SHA)
@@ -272,7 +288,7 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	}
 	if !in.Operation.Prune {
 		for _, k := range in.PruneSkipped {
-			s.res.Resources = append(s.res.Resources, cluster.ResourceResult{ResourceKey: k, Action: cluster.ActionPruneSkipped, Message: msgPruneSkipped})
+			s.log([]cluster.ResourceResult{{ResourceKey: k, Action: cluster.ActionPruneSkipped, Message: msgPruneSkipped}}, 0)
 		}
 	}
 	return nil
@@ -291,7 +307,7 @@ func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass stri
 	}
 	in := cluster.PruneInput{Target: s.target, Manifests: s.ref, Operation: op, Pass: pass}
 	out, err := pruneResources(ctx, in)
-	s.res.Resources = append(s.res.Resources, out.Resources...)
+	s.log(out.Resources, out.Omitted)
 	if err != nil {
 		return &stepError{msg: "prune failed", cause: err}
 	}
@@ -316,7 +332,7 @@ func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass stri
 	in.Operation.Resources, in.Pass, in.Approved = s.awaiting, "", true
 	s.awaiting = nil
 	out, err = pruneResources(ctx, in)
-	s.res.Resources = append(s.res.Resources, out.Resources...)
+	s.log(out.Resources, out.Omitted)
 	s.report(ctx)
 	if err != nil {
 		return &stepError{msg: "approved prune failed", cause: err}
@@ -346,7 +362,7 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) er
 	s.created = s.created || !s.in.Operation.DryRun
 	start := workflow.Now(ctx)
 	applied, err := applyWave(ctx, wi)
-	s.res.Resources = append(s.res.Resources, applied.Resources...)
+	s.log(applied.Resources, applied.Omitted)
 	if err != nil {
 		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
 	}
@@ -370,11 +386,13 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) er
 	}
 	waited, err := waitWave(ctx, wi, max(wait-workflow.Now(ctx).Sub(start), time.Second))
 	// The log keeps what happened: hook outcomes, not every health check.
+	var outcomes []cluster.ResourceResult
 	for _, r := range waited.Resources {
 		if r.Action != cluster.ActionWaited {
-			s.res.Resources = append(s.res.Resources, r)
+			outcomes = append(outcomes, r)
 		}
 	}
+	s.log(outcomes, 0)
 	s.res.Health = worseHealth(s.res.Health, waited.Health)
 	if err != nil {
 		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": waiting failed", resource: waited.Failed, cause: err}

@@ -533,3 +533,28 @@ func TestPruneCandidates(t *testing.T) {
 	require.Equal(t, []appspec.ResourceKey{{Kind: "ConfigMap", Name: "0"}, {Kind: "Secret", Name: "0"}, {Kind: "Secret", Name: "1"}}, got)
 	require.Len(t, pruneCandidates(rs), maxPruneSkipped)
 }
+
+// A sync's log keeps at most cluster.MaxResults entries and counts the
+// rest, those its activities left out too; a hook past the bound is still
+// cleaned up.
+func TestSyncLogIsBounded(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(nil)
+	wi := expectOneStepPlan(env, in)
+	var applied []cluster.ResourceResult
+	for i := range cluster.MaxResults {
+		applied = append(applied, cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Name: strconv.Itoa(i)}, Action: cluster.ActionCreated})
+	}
+	applied = append(applied, cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Group: "batch", Kind: "Job", Name: "smoke"}, Action: cluster.ActionCreated, Hook: true})
+	env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{Resources: applied, Omitted: 7000}, nil).Once()
+	hooks := wi
+	hooks.HooksOnly = true
+	env.OnActivity(cluster.WaitWaveName, mock.Anything, hooks).Return(cluster.WaveOutput{Health: appspec.HealthHealthy}, nil).Once()
+	env.OnActivity(cluster.DeleteHooksName, mock.Anything, cluster.HookCleanupInput{Target: target(), SyncID: in.ID, Outcome: cluster.OutcomeSucceeded}).Return(nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res.Resources, cluster.MaxResults)
+	require.Equal(t, 7001, res.Omitted)
+}

@@ -90,12 +90,15 @@ type SelfHealState struct {
 
 // AppStatus is the observed state of an application.
 type AppStatus struct {
-	Sync         appspec.SyncStatus       `json:"sync"`
-	Health       appspec.HealthStatus     `json:"health"`
-	Revision     string                   `json:"revision,omitempty"`
-	SHA          string                   `json:"sha,omitempty"`
-	Resources    []appspec.ResourceStatus `json:"resources,omitempty"`
-	ReconciledAt time.Time                `json:"reconciledAt,omitzero"`
+	Sync      appspec.SyncStatus       `json:"sync"`
+	Health    appspec.HealthStatus     `json:"health"`
+	Revision  string                   `json:"revision,omitempty"`
+	SHA       string                   `json:"sha,omitempty"`
+	Resources []appspec.ResourceStatus `json:"resources,omitempty"`
+	// OmittedResources counts the resources left out of Resources (a
+	// compare keeps cluster.MaxResults); Sync and Health are of them all.
+	OmittedResources int       `json:"omittedResources,omitempty"`
+	ReconciledAt     time.Time `json:"reconciledAt,omitzero"`
 	// RevisionMetadata describes SHA's commit (subject, author, date)
 	// when a worker has read it.
 	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`
@@ -293,7 +296,10 @@ type SyncSummary struct {
 type SyncResult struct {
 	SyncSummary
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
-	Health    appspec.HealthStatus     `json:"health,omitempty"`
+	// Omitted counts the results left out of Resources, which keeps at
+	// most cluster.MaxResults.
+	Omitted int                  `json:"omitted,omitempty"`
+	Health  appspec.HealthStatus `json:"health,omitempty"`
 	// Failed names the resource that failed the sync.
 	Failed *appspec.ResourceKey `json:"failed,omitempty"`
 }

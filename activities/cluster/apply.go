@@ -76,6 +76,7 @@ func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, e
 			}
 		}
 	}
+	out.Resources, out.Omitted = boundResults(out.Resources)
 	return out, failure.Activity(err)
 }
 

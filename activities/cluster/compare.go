@@ -28,6 +28,7 @@ import (
 // WithDiff each differing resource carries a unified diff.
 func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
 	out, err := a.compare(ctx, in, true, nil)
+	out.Resources, out.Omitted = boundStatuses(out.Resources)
 	return out, failure.Activity(err)
 }
 

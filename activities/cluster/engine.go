@@ -129,6 +129,8 @@ type WaveOutput struct {
 	// Failed names the resource that failed the wave, with Message.
 	Failed  *appspec.ResourceKey `json:"failed,omitempty"`
 	Message string               `json:"message,omitempty"`
+	// Omitted counts the resources left out of Resources (MaxResults).
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // PruneInput is the input of Prune.
@@ -172,6 +174,8 @@ type HookCleanupOutput struct {
 // PruneOutput lists what Prune deleted or kept, in deletion order.
 type PruneOutput struct {
 	Resources []ResourceResult `json:"resources"`
+	// Omitted counts the resources left out of Resources (MaxResults).
+	Omitted int `json:"omitted,omitempty"`
 	// AwaitingApproval lists the resources kept because they are marked
 	// Prune=confirm and the prune was not Approved; a confirmed second
 	// Prune limited to them (Operation.Resources) deletes them.

@@ -36,6 +36,7 @@ func (a *Activities) Prune(ctx context.Context, in PruneInput) (PruneOutput, err
 	if err != nil {
 		err = fmt.Errorf("prune %s: %w", appName(in.Target), err)
 	}
+	out.Resources, out.Omitted = boundResults(out.Resources)
 	return out, failure.Activity(err)
 }
 

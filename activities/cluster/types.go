@@ -99,6 +99,9 @@ type CompareOutput struct {
 	Sync      appspec.SyncStatus       `json:"sync"`
 	Health    appspec.HealthStatus     `json:"health"`
 	Resources []appspec.ResourceStatus `json:"resources"`
+	// Omitted counts the resources left out of Resources (Compare keeps
+	// MaxResults); Sync and Health are of them all.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // WaitInput is the input of WaitHealthy.

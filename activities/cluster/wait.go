@@ -79,11 +79,14 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 	out, err := a.waitObjects(wctx, d, in.Target, objs, &prog)
 	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 		// The wave's own timeout: say what was not ready, and why.
-		return timedOut(out), nil
+		out = timedOut(out)
+		out.Resources, out.Omitted = boundResults(out.Resources)
+		return out, nil
 	}
 	if err != nil && ctx.Err() == nil {
 		err = failure.Activity(fmt.Errorf("wait wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err))
 	}
+	out.Resources, out.Omitted = boundResults(out.Resources)
 	return out, err
 }
 
