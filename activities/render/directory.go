@@ -1,43 +1,44 @@
 package render
 
 import (
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
-	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
-// appDir returns the directory of the app inside the checkout root,
-// refusing paths that leave it (also through symlinks).
+// appDir returns the real path of the app's directory inside the checkout
+// root, refusing paths that leave it (also through symlinks).
 func appDir(root, p string) (string, error) {
 	if err := appspec.ValidRepoPath(p); err != nil {
 		return "", fmt.Errorf("%w: %q: %w", ErrBadPath, p, err)
 	}
-	dir := filepath.Join(root, filepath.FromSlash(p))
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("%w: %q", ErrPathNotFound, p)
-	}
-	rootReal, err := filepath.EvalSymlinks(root)
+	repo, err := openRepoRoot(root, 0)
 	if err != nil {
 		return "", err
 	}
-	if real != rootReal && !strings.HasPrefix(real, rootReal+string(os.PathSeparator)) {
+	defer repo.Close()
+	rel, err := repo.rel(p)
+	if err != nil {
 		return "", fmt.Errorf("%w: %q leaves the repository", ErrBadPath, p)
 	}
-	st, err := os.Stat(real)
-	if err != nil || !st.IsDir() {
+	st, err := repo.stat(rel)
+	switch {
+	case errors.Is(err, ErrPathNotFound):
+		return "", fmt.Errorf("%w: %q", ErrPathNotFound, p)
+	case err != nil:
+		return "", err
+	case !st.IsDir():
 		return "", fmt.Errorf("%w: %q is not a directory", ErrPathNotFound, p)
 	}
-	return real, nil
+	// The repoRoot has checked every link on the way.
+	return filepath.EvalSymlinks(filepath.Join(repo.dir, filepath.FromSlash(rel)))
 }
 
 // detectTool names the config-management tool of dir the way Argo CD
@@ -62,63 +63,32 @@ func (r *Renderer) detectTool(dir string) string {
 	return appspec.ToolDirectory
 }
 
-// renderDirectory parses the manifests of a plain directory.
-func renderDirectory(dir string, opts *appspec.Directory) ([]*unstructured.Unstructured, error) {
+// renderDirectory parses the manifests of a plain directory (in.Dir),
+// reading them through the checkout's repoRoot.
+func renderDirectory(in toolInput, opts *appspec.Directory) ([]*unstructured.Unstructured, error) {
 	if opts == nil {
 		opts = &appspec.Directory{}
 	}
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != dir && (!opts.Recurse || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		switch strings.ToLower(path.Ext(rel)) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
-		}
-		if opts.Include != "" && !matchAny(opts.Include, rel) {
-			return nil
-		}
-		if opts.Exclude != "" && matchAny(opts.Exclude, rel) {
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
+	repo, err := openRepoRoot(in.Root, in.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", dir, err)
+		return nil, err
 	}
-	sort.Strings(files)
+	defer repo.Close()
+	files, err := manifestFiles(repo.dir, in.Dir, *opts)
+	if err != nil {
+		return nil, err
+	}
 	var out []*unstructured.Unstructured
-	for _, f := range files {
-		st, err := os.Stat(f)
+	for _, rel := range files {
+		if strings.EqualFold(path.Ext(rel), ".jsonnet") {
+			continue
+		}
+		objs, err := parseManifestFile(repo, rel)
 		if err != nil {
 			return nil, err
 		}
-		if st.Size() > manifest.MaxFileBytes {
-			return nil, fmt.Errorf("%w: %s is larger than %d bytes", manifest.ErrInvalidManifest, filepath.Base(f), manifest.MaxFileBytes)
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
+		if out, err = addObjects(out, objs); err != nil {
 			return nil, err
-		}
-		rel, _ := filepath.Rel(dir, f)
-		objs, err := manifest.Parse(filepath.ToSlash(rel), b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-		if len(out) > manifest.MaxObjects {
-			return nil, fmt.Errorf("%w: more than %d objects", manifest.ErrInvalidManifest, manifest.MaxObjects)
 		}
 	}
 	return out, nil

@@ -52,7 +52,7 @@ func TestRenderDirectory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, err := renderDirectory(root, tt.opts)
+			objs, err := renderDirectory(toolInput{Root: root, Dir: root}, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,5 +12,8 @@
 // means that plugin, *.jsonnet means Jsonnet, anything else a directory of
 // YAML/JSON. Sources may also be charts from Helm repositories (HTTP or
 // OCI), and several sources may be combined ($ref value files). Nothing is
-// ever read outside the checkout, nor written into it.
+// ever read outside the checkout, nor written into it: every read of a
+// checkout goes through one os.Root (repoRoot), which refuses a symlink
+// leading out at any depth of a chain, and anything but a regular file
+// within Config.MaxFileBytes, with an error naming the path.
 package render

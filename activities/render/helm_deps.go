@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -21,74 +21,80 @@ const helmMaxDepth = 8
 // fills in the dependencies its charts/ directory lacks. Nothing is written
 // into the checkout: fetched dependencies are added in memory.
 func (r *Renderer) loadLocalChart(ctx context.Context, root, dir string) (*chart.Chart, error) {
-	rootReal, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("checkout root: %w", err)
-	}
-	ch, err := loadChartDir(rootReal, dir)
+	repo, err := openRepoRoot(root, r.maxFile)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.resolveDependencies(ctx, ch, rootReal, dir, 0); err != nil {
+	defer repo.Close()
+	ch, err := loadChartDir(repo, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.resolveDependencies(ctx, ch, repo, dir, 0); err != nil {
 		return nil, err
 	}
 	return ch, nil
 }
 
-// loadChartDir loads a chart directory after checking that its symlinks
-// stay inside root (Helm's loader follows them) and that its values.yaml is
-// no YAML bomb.
-func loadChartDir(root, dir string) (*chart.Chart, error) {
-	if err := helmCheckLinks(root, dir, nil); err != nil {
+// loadChartDir loads a chart directory after checking its files through
+// the repoRoot (Helm's loader reads them itself, following symlinks) and
+// that its values.yaml is no YAML bomb.
+func loadChartDir(repo *repoRoot, dir string) (*chart.Chart, error) {
+	if err := helmCheckFiles(repo, dir, nil); err != nil {
 		return nil, err
 	}
-	rel, _ := filepath.Rel(root, dir)
-	if b, err := os.ReadFile(filepath.Join(dir, "values.yaml")); err == nil {
+	rel, err := repo.rel(dir)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := repo.readFile(path.Join(rel, "values.yaml")); err == nil {
 		if err := helmCheckExpansion(b); err != nil {
-			return nil, fmt.Errorf("%w: %s/values.yaml: %w", ErrChart, filepath.ToSlash(rel), err)
+			return nil, fmt.Errorf("%w: %s/values.yaml: %w", ErrChart, rel, err)
 		}
 	}
 	ch, err := loader.LoadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: load chart %s: %w", ErrChart, filepath.ToSlash(rel), err)
+		return nil, fmt.Errorf("%w: load chart %s: %w", ErrChart, rel, err)
 	}
 	return ch, nil
 }
 
-// helmCheckLinks refuses symlinks below dir that leave root, dangle, or
-// loop back to a directory being walked (Helm's loader would recurse
-// forever). onPath holds the real directories being walked.
-func helmCheckLinks(root, dir string, onPath map[string]bool) error {
+// helmCheckFiles refuses files below dir that the repoRoot would not read
+// (a symlink out of the checkout, a dangling one, a device, a FIFO, a file
+// over the limit), and symlinks that loop back to a directory being walked
+// (Helm's loader would recurse forever). onPath holds the real directories
+// being walked.
+func helmCheckFiles(repo *repoRoot, dir string, onPath map[string]bool) error {
 	if onPath == nil {
 		onPath = map[string]bool{}
 	}
 	onPath[dir] = true
 	defer delete(onPath, dir)
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := repo.rel(p)
 		if err != nil {
 			return err
 		}
-		if d.Type()&fs.ModeSymlink == 0 {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return fmt.Errorf("%w: symlink %s: %w", ErrBadPath, filepath.ToSlash(rel), err)
-		}
-		if !helmWithin(root, real) {
-			return fmt.Errorf("%w: symlink %s leaves the repository", ErrBadPath, filepath.ToSlash(rel))
-		}
-		st, err := os.Stat(real)
-		if err != nil || !st.IsDir() {
+		st, err := repo.stat(rel)
+		switch {
+		case err != nil:
 			return err
+		case !st.IsDir():
+			return repo.checkFile(rel, st)
+		}
+		real, err := filepath.EvalSymlinks(p) // a link to a directory inside the checkout
+		if err != nil {
+			return fmt.Errorf("%w: symlink %s: %w", ErrBadPath, rel, err)
 		}
 		for a := range onPath {
-			if helmWithin(real, a) {
-				return fmt.Errorf("%w: symlink %s makes a loop", ErrBadPath, filepath.ToSlash(rel))
+			if within(a, real) {
+				return fmt.Errorf("%w: symlink %s makes a loop", ErrBadPath, rel)
 			}
 		}
-		return helmCheckLinks(root, real, onPath)
+		return helmCheckFiles(repo, real, onPath)
 	})
 }
 
@@ -97,7 +103,7 @@ func helmCheckLinks(root, dir string, onPath map[string]bool) error {
 // versions from Chart.lock when it has them, file:// charts from the same
 // checkout (dir is ch's directory there; empty for a downloaded chart),
 // others from their HTTP or OCI repository through the chart cache.
-func (r *Renderer) resolveDependencies(ctx context.Context, ch *chart.Chart, root, dir string, depth int) error {
+func (r *Renderer) resolveDependencies(ctx context.Context, ch *chart.Chart, repo *repoRoot, dir string, depth int) error {
 	if ch.Metadata == nil || len(ch.Metadata.Dependencies) == 0 {
 		return nil
 	}
@@ -126,11 +132,11 @@ func (r *Renderer) resolveDependencies(ctx context.Context, ch *chart.Chart, roo
 			continue
 		}
 		fetched[key] = true
-		sub, subDir, err := r.fetchDependency(ctx, dep, locked[dep.Name], root, dir)
+		sub, subDir, err := r.fetchDependency(ctx, dep, locked[dep.Name], repo, dir)
 		if err != nil {
 			return fmt.Errorf("chart %s: dependency %s: %w", ch.Name(), dep.Name, err)
 		}
-		if err := r.resolveDependencies(ctx, sub, root, subDir, depth+1); err != nil {
+		if err := r.resolveDependencies(ctx, sub, repo, subDir, depth+1); err != nil {
 			return err
 		}
 		ch.AddDependency(sub)
@@ -140,7 +146,7 @@ func (r *Renderer) resolveDependencies(ctx context.Context, ch *chart.Chart, roo
 
 // fetchDependency loads one missing dependency and returns it with its
 // directory in the checkout (empty unless it came from file://).
-func (r *Renderer) fetchDependency(ctx context.Context, dep, lock *chart.Dependency, root, dir string) (*chart.Chart, string, error) {
+func (r *Renderer) fetchDependency(ctx context.Context, dep, lock *chart.Dependency, checkout *repoRoot, dir string) (*chart.Chart, string, error) {
 	repo := dep.Repository
 	switch {
 	case repo == "":
@@ -149,7 +155,7 @@ func (r *Renderer) fetchDependency(ctx context.Context, dep, lock *chart.Depende
 		if dir == "" {
 			return nil, "", fmt.Errorf("%w: %s: a downloaded chart cannot use file:// dependencies", ErrChart, repo)
 		}
-		return loadFileDependency(dep, root, dir)
+		return loadFileDependency(dep, checkout, dir)
 	case strings.HasPrefix(repo, "@") || strings.HasPrefix(repo, "alias:"):
 		return nil, "", fmt.Errorf("%w: %s: named repositories are not supported, use the repository URL", ErrChart, repo)
 	case !isHelmRepoURL(repo):
@@ -175,23 +181,26 @@ func (r *Renderer) fetchDependency(ctx context.Context, dep, lock *chart.Depende
 
 // loadFileDependency loads a file:// dependency, which must stay inside
 // the checkout.
-func loadFileDependency(dep *chart.Dependency, root, dir string) (*chart.Chart, string, error) {
+func loadFileDependency(dep *chart.Dependency, repo *repoRoot, dir string) (*chart.Chart, string, error) {
 	p := strings.TrimPrefix(dep.Repository, "file://")
 	full := p
 	if !filepath.IsAbs(p) {
 		full = filepath.Join(dir, filepath.FromSlash(p))
 	}
-	real, err := filepath.EvalSymlinks(full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%w: %s", ErrPathNotFound, dep.Repository)
+	rel, err := repo.rel(full)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %s leaves the repository", ErrBadPath, dep.Repository)
 	}
+	if _, err := repo.stat(rel); errors.Is(err, ErrPathNotFound) {
+		return nil, "", fmt.Errorf("%w: %s", ErrPathNotFound, dep.Repository)
+	} else if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", dep.Repository, err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(repo.dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %s: %w", ErrBadPath, dep.Repository, err)
 	}
-	if !helmWithin(root, filepath.Clean(full)) || !helmWithin(root, real) {
-		return nil, "", fmt.Errorf("%w: %s leaves the repository", ErrBadPath, dep.Repository)
-	}
-	sub, err := loadChartDir(root, real)
+	sub, err := loadChartDir(repo, real)
 	if err != nil {
 		return nil, "", err
 	}

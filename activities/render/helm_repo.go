@@ -115,7 +115,7 @@ func (r *Renderer) loadRepoChart(ctx context.Context, repoURL, chartName, versio
 	if err != nil {
 		return nil, err
 	}
-	if err := r.resolveDependencies(ctx, ch, "", "", 0); err != nil {
+	if err := r.resolveDependencies(ctx, ch, nil, "", 0); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -161,73 +159,55 @@ func helmCheckExpansion(data []byte) error {
 
 // readHelmFile reads a value file or file parameter: a path relative to the
 // chart directory that stays inside the checkout, or $ref/path inside the
-// checkout of the source named ref. A chart from a Helm repository has no
-// checkout, so it takes only $ref/ paths.
+// checkout of the source named ref, through that checkout's repoRoot. A
+// chart from a Helm repository has no checkout, so it takes only $ref/
+// paths.
 func readHelmFile(in toolInput, p string) ([]byte, error) {
-	full, err := helmFilePath(in, p)
+	root, rel, err := helmFilePath(in, p)
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(full)
+	repo, err := openRepoRoot(root, in.Limit)
 	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	if rel, err = repo.rel(rel); err != nil {
+		return nil, fmt.Errorf("%w: %q leaves the repository", ErrBadPath, p)
+	}
+	b, err := repo.readFile(rel)
+	if errors.Is(err, ErrPathNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrPathNotFound, p)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %q is not a file", ErrBadPath, p)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", p, err)
 	}
-	if st.Size() > manifest.MaxFileBytes {
-		return nil, fmt.Errorf("%w: %q is larger than %d bytes", ErrHelmValues, p, manifest.MaxFileBytes)
-	}
-	return os.ReadFile(full)
+	return b, nil
 }
 
-// helmFilePath resolves p (see readHelmFile) to a real path, refusing paths
-// that leave their checkout, also through symlinks.
-func helmFilePath(in toolInput, p string) (string, error) {
-	var root, base, rel string
+// helmFilePath splits p (see readHelmFile) into its checkout root and its
+// path there (absolute, or relative to the root).
+func helmFilePath(in toolInput, p string) (root, rel string, _ error) {
 	switch {
 	case strings.Contains(p, "://"):
-		return "", fmt.Errorf("%w: %q: remote files are not supported", ErrBadPath, p)
+		return "", "", fmt.Errorf("%w: %q: remote files are not supported", ErrBadPath, p)
 	case strings.HasPrefix(p, "$"):
 		ref, rest, _ := strings.Cut(p[1:], "/")
 		r, ok := in.Refs[ref]
 		if !ok {
-			return "", fmt.Errorf("%w: %q: no source has ref %q", ErrBadPath, p, ref)
+			return "", "", fmt.Errorf("%w: %q: no source has ref %q", ErrBadPath, p, ref)
 		}
 		root, rel = r, rest
 	case in.Dir == "":
-		return "", fmt.Errorf("%w: %q: a chart from a Helm repository takes only $ref/ files", ErrBadPath, p)
+		return "", "", fmt.Errorf("%w: %q: a chart from a Helm repository takes only $ref/ files", ErrBadPath, p)
 	default:
-		root, base, rel = in.Root, in.Dir, p
+		root, rel = in.Root, p
 	}
 	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") {
-		return "", fmt.Errorf("%w: %q must be a relative path", ErrBadPath, p)
+		return "", "", fmt.Errorf("%w: %q must be a relative path", ErrBadPath, p)
 	}
-	rootReal, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", fmt.Errorf("checkout root: %w", err)
+	if root == in.Root && in.Dir != "" && !strings.HasPrefix(p, "$") {
+		rel = filepath.Join(in.Dir, filepath.FromSlash(rel)) // a real path, as the repoRoot's
 	}
-	if base == "" {
-		base = rootReal
-	}
-	full := filepath.Join(base, filepath.FromSlash(rel))
-	if !helmWithin(rootReal, full) {
-		return "", fmt.Errorf("%w: %q leaves the repository", ErrBadPath, p)
-	}
-	real, err := filepath.EvalSymlinks(full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: %q", ErrPathNotFound, p)
-	}
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %w", ErrBadPath, p, err)
-	}
-	if !helmWithin(rootReal, real) {
-		return "", fmt.Errorf("%w: %q leaves the repository", ErrBadPath, p)
-	}
-	return real, nil
-}
-
-// helmWithin reports whether p is dir or inside it (both clean).
-func helmWithin(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(os.PathSeparator))
+	return root, rel, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -62,7 +61,10 @@ func (r *Renderer) renderJsonnet(ctx context.Context, in toolInput) ([]*unstruct
 	if err != nil {
 		return nil, err
 	}
-	files, err := manifestFiles(imp.root, in.Dir, opts)
+	// An evaluation abandoned on ctx's end may still import: it then
+	// fails on the closed root.
+	defer imp.repo.Close()
+	files, err := manifestFiles(imp.repo.dir, in.Dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +78,7 @@ func (r *Renderer) renderJsonnet(ctx context.Context, in toolInput) ([]*unstruct
 				objs, err = jsonnetObjects(rel, js)
 			}
 		} else {
-			objs, err = parseManifestFile(imp.root, rel)
+			objs, err = parseManifestFile(imp.repo, rel)
 		}
 		if err != nil {
 			return nil, err
@@ -88,10 +90,6 @@ func (r *Renderer) renderJsonnet(ctx context.Context, in toolInput) ([]*unstruct
 	return out, nil
 }
 
-// manifestFiles lists the .jsonnet, .yaml, .yml and .json files of dir
-// as paths relative to root, sorted. Subdirectories count only with
-// recurse (hidden ones never); include and exclude match the path
-// relative to dir. A file that is a symlink must stay inside root.
 // hasJsonnet says whether the files of dir that opts select hold a
 // Jsonnet file.
 func hasJsonnet(root, dir string, opts appspec.Directory) bool {
@@ -99,6 +97,10 @@ func hasJsonnet(root, dir string, opts appspec.Directory) bool {
 	return err == nil && slices.ContainsFunc(files, func(f string) bool { return strings.HasSuffix(strings.ToLower(f), ".jsonnet") })
 }
 
+// manifestFiles lists the .jsonnet, .yaml, .yml and .json files of dir
+// as paths relative to root (a real path), sorted. Subdirectories count
+// only with recurse (hidden ones never); include and exclude match the
+// path relative to dir. Reading them is the repoRoot's to check.
 func manifestFiles(root, dir string, opts appspec.Directory) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -121,9 +123,6 @@ func manifestFiles(root, dir string, opts appspec.Directory) ([]string, error) {
 			return nil
 		}
 		inRoot, _ := filepath.Rel(root, p)
-		if !within(realPath(p), root) {
-			return fmt.Errorf("%w: %s is a symlink out of the repository", ErrBadPath, filepath.ToSlash(inRoot))
-		}
 		files = append(files, filepath.ToSlash(inRoot))
 		return nil
 	})
@@ -134,17 +133,9 @@ func manifestFiles(root, dir string, opts appspec.Directory) ([]string, error) {
 	return files, nil
 }
 
-// parseManifestFile parses a YAML or JSON file (rel to root).
-func parseManifestFile(root, rel string) ([]*unstructured.Unstructured, error) {
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > manifest.MaxFileBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", manifest.ErrInvalidManifest, rel, manifest.MaxFileBytes)
-	}
-	b, err := os.ReadFile(p)
+// parseManifestFile parses a YAML or JSON file (rel to the root).
+func parseManifestFile(repo *repoRoot, rel string) ([]*unstructured.Unstructured, error) {
+	b, err := repo.readFile(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +222,7 @@ func jsonnetObjects(name, js string) ([]*unstructured.Unstructured, error) {
 // wins, as with jsonnet -J). Absolute imports, imports that climb out of
 // the root and symlinks that lead out of it are refused.
 type jsonnetImporter struct {
-	root   string   // real path of the checkout
+	repo   *repoRoot
 	jpaths []string // relative to root
 	mu     sync.Mutex
 	cache  map[string]*jsonnetFile
@@ -246,17 +237,23 @@ type jsonnetFile struct {
 var _ jsonnet.Importer = (*jsonnetImporter)(nil)
 
 func newJsonnetImporter(in toolInput, libs []string) (*jsonnetImporter, error) {
-	root, appRel, err := checkoutPaths(in)
+	_, appRel, err := checkoutPaths(in)
 	if err != nil {
 		return nil, err
 	}
-	imp := &jsonnetImporter{root: root, jpaths: []string{filepath.ToSlash(appRel)}, cache: map[string]*jsonnetFile{}}
+	repo, err := openRepoRoot(in.Root, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	imp := &jsonnetImporter{repo: repo, jpaths: []string{filepath.ToSlash(appRel)}, cache: map[string]*jsonnetFile{}}
 	for _, lib := range libs {
 		if err := appspec.ValidRepoPath(lib); err != nil || lib == "" {
+			repo.Close()
 			return nil, fmt.Errorf("%w: jsonnet lib %q must be a path inside the repository", ErrBadPath, lib)
 		}
 		clean := path.Clean(strings.TrimPrefix(lib, "./"))
-		if !within(realPath(filepath.Join(root, filepath.FromSlash(clean))), root) {
+		if _, err := repo.stat(clean); errors.Is(err, errLeaves) {
+			repo.Close()
 			return nil, fmt.Errorf("%w: jsonnet lib %q leads out of the repository", ErrBadPath, lib)
 		}
 		imp.jpaths = append(imp.jpaths, clean)
@@ -300,25 +297,13 @@ func (im *jsonnetImporter) load(rel, asked string) (*jsonnetFile, error) {
 	if rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil, im.deny(fmt.Errorf("%w: jsonnet import %q leaves the repository", ErrBadPath, asked))
 	}
-	real := realPath(filepath.Join(im.root, filepath.FromSlash(rel)))
-	if !within(real, im.root) {
-		return nil, im.deny(fmt.Errorf("%w: jsonnet import %q leads out of the repository (symlink)", ErrBadPath, asked))
-	}
 	f := &jsonnetFile{}
-	st, err := os.Stat(real)
+	b, err := im.repo.readFile(rel)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrPathNotFound):
 	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("jsonnet import %q is not a regular file", asked)
-	case st.Size() > manifest.MaxFileBytes:
-		return nil, fmt.Errorf("%w: jsonnet import %q is larger than %d bytes", ErrJsonnet, asked, manifest.MaxFileBytes)
+		return nil, im.deny(fmt.Errorf("jsonnet import %q: %w", asked, err))
 	default:
-		b, err := os.ReadFile(real)
-		if err != nil {
-			return nil, err
-		}
 		f.contents, f.exists = jsonnet.MakeContentsRaw(b), true
 	}
 	im.cache[rel] = f

@@ -63,10 +63,11 @@ func (r *Renderer) renderKustomize(_ context.Context, in toolInput) ([]*unstruct
 // kustomizeBuild is `kustomize build in.Dir` after Argo CD's edits, with
 // loads confined to the checkout and remote bases refused unless allowed.
 func kustomizeBuild(in toolInput, opts appspec.Kustomize) (resmap.ResMap, error) {
-	fsys, err := newRepoFS(in.Root, opts.AllowRemoteBases)
+	fsys, err := newRepoFS(in.Root, in.Limit, opts.AllowRemoteBases)
 	if err != nil {
 		return nil, err
 	}
+	defer fsys.Close()
 	if hasOverrides(opts) {
 		if err := applyOverrides(fsys, in, opts); err != nil {
 			if v := fsys.violation(); v != nil {

@@ -13,14 +13,14 @@ import (
 
 var errReadOnly = errors.New("the repository is read-only during a render")
 
-// repoFS is the file system kustomize builds from: the disk, confined to
-// the checkout root (every path is resolved through its symlinks first and
-// must land inside the root), read-only, with the app's edited
-// kustomization file laid over the original. When remote bases are
-// allowed, kustomize's own git clones (os.TempDir()/kustomize-*) are
-// readable too.
+// repoFS is the file system kustomize builds from: the checkout, read
+// through its repoRoot (no symlink may lead out of it, only bounded
+// regular files are read), read-only, with the app's edited kustomization
+// file laid over the original. When remote bases are allowed, kustomize's
+// own git clones (os.TempDir()/kustomize-*) are readable too.
 type repoFS struct {
 	disk    filesys.FileSystem
+	repo    *repoRoot
 	root    string // real path of the checkout
 	clones  string // real path prefix of kustomize's clones, or ""
 	overlay map[string][]byte
@@ -31,21 +31,20 @@ type repoFS struct {
 
 var _ filesys.FileSystem = (*repoFS)(nil)
 
-func newRepoFS(root string, allowClones bool) (*repoFS, error) {
-	// Kustomize asks for absolute paths: a relative root (a relative
-	// cache dir) must be made absolute before they are compared.
-	abs, err := filepath.Abs(root)
+// newRepoFS opens the checkout root; limit bounds each file read (0: the
+// default).
+func newRepoFS(root string, limit int64, allowClones bool) (*repoFS, error) {
+	// Kustomize asks for absolute paths: openRepoRoot makes a relative
+	// root (a relative cache dir) absolute before they are compared.
+	repo, err := openRepoRoot(root, limit)
 	if err != nil {
-		return nil, fmt.Errorf("checkout root: %w", err)
+		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("checkout root: %w", err)
-	}
-	f := &repoFS{disk: filesys.MakeFsOnDisk(), root: real, overlay: map[string][]byte{}}
+	f := &repoFS{disk: filesys.MakeFsOnDisk(), repo: repo, root: repo.dir, overlay: map[string][]byte{}}
 	if allowClones {
 		tmp, err := filepath.EvalSymlinks(os.TempDir())
 		if err != nil {
+			repo.Close()
 			return nil, fmt.Errorf("temp dir: %w", err)
 		}
 		f.clones = filepath.Join(tmp, "kustomize-")
@@ -53,29 +52,71 @@ func newRepoFS(root string, allowClones bool) (*repoFS, error) {
 	return f, nil
 }
 
+func (f *repoFS) Close() error { return f.repo.Close() }
+
 // resolve returns the real path of p (the longest existing prefix with
 // its symlinks evaluated, plus the rest), refusing anything outside the
-// root or kustomize's clones.
+// root or kustomize's clones. A path inside the root lexically is checked
+// by the repoRoot, at every link of every component.
 func (f *repoFS) resolve(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
 	}
 	real := realPath(abs)
-	if within(real, f.root) || (f.clones != "" && strings.HasPrefix(real, f.clones)) {
+	if rel, ok := f.inRoot(abs); ok {
+		if _, err := f.repo.stat(rel); errors.Is(err, errLeaves) {
+			return "", f.deny(fmt.Errorf("%w: kustomize may not read %q: it is outside the repository", ErrBadPath, rel))
+		}
 		return real, nil
 	}
-	shown := abs
-	if rel, err := filepath.Rel(f.root, abs); err == nil && !strings.HasPrefix(rel, "..") {
-		shown = filepath.ToSlash(rel) // inside lexically, out through a symlink
+	if f.clones != "" && strings.HasPrefix(real, f.clones) {
+		return real, nil
 	}
-	err = fmt.Errorf("%w: kustomize may not read %q: it is outside the repository", ErrBadPath, shown)
+	return "", f.deny(fmt.Errorf("%w: kustomize may not read %q: it is outside the repository", ErrBadPath, abs))
+}
+
+// inRoot returns abs relative to the root when it lies inside lexically.
+func (f *repoFS) inRoot(abs string) (string, bool) {
+	if !within(abs, f.root) {
+		return "", false
+	}
+	rel, err := f.repo.rel(abs)
+	return rel, err == nil
+}
+
+// deny records err as the violation if it is the first.
+func (f *repoFS) deny(err error) error {
 	f.mu.Lock()
 	if f.denied == nil {
 		f.denied = err
 	}
 	f.mu.Unlock()
-	return "", err
+	return err
+}
+
+// read reads p: the overlay, a file of the checkout through the
+// repoRoot, or a file of kustomize's clones.
+func (f *repoFS) read(p string) ([]byte, error) {
+	real, err := f.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := f.overlay[real]; ok {
+		return append([]byte(nil), b...), nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	if rel, ok := f.inRoot(abs); ok {
+		b, err := f.repo.readFile(rel)
+		if err != nil && !errors.Is(err, ErrPathNotFound) {
+			return nil, f.deny(err)
+		}
+		return b, err
+	}
+	return f.disk.ReadFile(real)
 }
 
 // violation is the first path refused, if any.
@@ -83,39 +124,6 @@ func (f *repoFS) violation() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.denied
-}
-
-// realPath evaluates the symlinks of the longest existing prefix of the
-// clean absolute path p. A dangling link is followed by its text, so that
-// a link out of the root is refused as such, not read as a missing file.
-func realPath(p string) string { return realPathN(p, 0) }
-
-// maxLinks bounds the dangling links realPath follows (a loop).
-const maxLinks = 40
-
-func realPathN(p string, links int) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	parent := filepath.Dir(p)
-	if parent == p {
-		return p
-	}
-	dir := realPathN(parent, links)
-	if links < maxLinks {
-		if target, err := os.Readlink(filepath.Join(dir, filepath.Base(p))); err == nil {
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(dir, target)
-			}
-			return realPathN(filepath.Clean(target), links+1)
-		}
-	}
-	return filepath.Join(dir, filepath.Base(p))
-}
-
-// within reports whether p is root or below it.
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, root+string(os.PathSeparator))
 }
 
 func (f *repoFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
@@ -132,18 +140,19 @@ func (f *repoFS) RemoveAll(p string) error {
 }
 
 func (f *repoFS) Open(p string) (filesys.File, error) {
-	real, err := f.resolve(p)
+	b, err := f.read(p)
 	if err != nil {
 		return nil, err
 	}
-	if b, ok := f.overlay[real]; ok {
-		mem := filesys.MakeFsInMemory()
-		if err := mem.WriteFile(real, b); err != nil {
-			return nil, err
-		}
-		return mem.Open(real)
+	name, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
 	}
-	return f.disk.Open(real)
+	mem := filesys.MakeFsInMemory()
+	if err := mem.WriteFile(name, b); err != nil {
+		return nil, err
+	}
+	return mem.Open(name)
 }
 
 func (f *repoFS) IsDir(p string) bool {
@@ -187,16 +196,7 @@ func (f *repoFS) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
-func (f *repoFS) ReadFile(p string) ([]byte, error) {
-	real, err := f.resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	if b, ok := f.overlay[real]; ok {
-		return append([]byte(nil), b...), nil
-	}
-	return f.disk.ReadFile(real)
-}
+func (f *repoFS) ReadFile(p string) ([]byte, error) { return f.read(p) }
 
 func (f *repoFS) Walk(p string, fn filepath.WalkFunc) error {
 	real, err := f.resolve(p)

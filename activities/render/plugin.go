@@ -442,6 +442,11 @@ func sortedKeys(m map[string]string) []string {
 // (with their mode) and symlinks that stay inside src (made relative, so
 // that they point into the copy). A symlink out of src fails the copy.
 func copyTree(src, dst string) error {
+	repo, err := openRepoRoot(src, 0)
+	if err != nil {
+		return err
+	}
+	defer repo.Close()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -455,10 +460,10 @@ func copyTree(src, dst string) error {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case d.Type()&fs.ModeSymlink != 0:
-			real := realPath(p)
-			if !within(real, src) {
+			if _, err := repo.stat(filepath.ToSlash(rel)); errors.Is(err, errLeaves) {
 				return fmt.Errorf("%w: symlink %s leads out of the repository", ErrBadPath, filepath.ToSlash(rel))
 			}
+			real := realPath(p)
 			link, err := filepath.Rel(filepath.Dir(p), real)
 			if err != nil {
 				return err

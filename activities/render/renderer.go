@@ -60,6 +60,9 @@ type Config struct {
 	// Sandbox, when set, renders in child processes (nil: in this
 	// process).
 	Sandbox *Sandbox
+	// MaxFileBytes bounds each file a render reads from a repository (0:
+	// DefaultMaxFileBytes).
+	MaxFileBytes int64
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -74,6 +77,7 @@ type Renderer struct {
 	stats     cacheCounters
 	metrics   Metrics
 	sandbox   *Sandbox
+	maxFile   int64
 }
 
 // NewRenderer checks its dependencies.
@@ -88,7 +92,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 		cfg.CacheTTL = CacheTTL
 	}
 	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
-		sandbox: cfg.Sandbox}, nil
+		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes}, nil
 }
 
 const (
@@ -233,12 +237,14 @@ type toolInput struct {
 	Namespace string
 	// Refs maps a source's ref name to its checkout root.
 	Refs map[string]string
+	// Limit bounds each file read from a checkout (0: the default).
+	Limit int64
 }
 
 // renderSource checks out one source and renders it with its tool, which
 // it returns.
 func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceRequest, refs map[string]string) (_ []*unstructured.Unstructured, tool string, _ error) {
-	in := toolInput{Source: s, AppName: req.AppName, Namespace: req.Namespace, Refs: refs}
+	in := toolInput{Source: s, AppName: req.AppName, Namespace: req.Namespace, Refs: refs, Limit: r.maxFile}
 	if s.Chart != "" {
 		defer r.timeRender(appspec.ToolHelm, time.Now())
 		objs, err := r.renderHelmRepoChart(ctx, in)
@@ -267,7 +273,7 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 	var objs []*unstructured.Unstructured
 	switch tool {
 	case appspec.ToolDirectory:
-		objs, err = renderDirectory(dir, s.Directory)
+		objs, err = renderDirectory(in, s.Directory)
 	case appspec.ToolHelm:
 		objs, err = r.renderHelm(ctx, in)
 	case appspec.ToolKustomize:
