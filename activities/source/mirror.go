@@ -227,15 +227,24 @@ func commitWithPrefix(repo *git.Repository, prefix string) (string, error) {
 	return "", fmt.Errorf("%w: %d commits start with %s, give more digits", ErrAmbiguousRevision, len(found), prefix)
 }
 
-// writeTree writes the files of tree below dir. Symlinks are written as
-// links only when they stay inside dir; submodules are skipped.
+// writeTree writes the files of tree below dir, symlinks as they are:
+// the renderers refuse, naming it, a read that a link leads out of dir
+// (dropping the link would make an app render without its file). Writes
+// go through an os.Root, so that no link can redirect them out of dir.
+// Submodules are skipped.
 func writeTree(tree *object.Tree, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	return tree.Files().ForEach(func(f *object.File) error {
 		target := filepath.Join(dir, filepath.FromSlash(f.Name))
 		if !strings.HasPrefix(target, dir+string(os.PathSeparator)) {
 			return fmt.Errorf("tree entry %q leaves the checkout", f.Name)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		name := filepath.FromSlash(f.Name)
+		if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
 		}
 		switch f.Mode {
@@ -244,11 +253,7 @@ func writeTree(tree *object.Tree, dir string) error {
 			if err != nil {
 				return err
 			}
-			resolved := filepath.Join(filepath.Dir(target), link)
-			if filepath.IsAbs(link) || !strings.HasPrefix(resolved, dir+string(os.PathSeparator)) {
-				return nil // a link out of the repository is dropped
-			}
-			return os.Symlink(link, target)
+			return root.Symlink(link, name)
 		case filemode.Submodule:
 			return nil
 		}
@@ -261,7 +266,7 @@ func writeTree(tree *object.Tree, dir string) error {
 		if f.Mode == filemode.Executable {
 			perm = 0o755
 		}
-		w, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+		w, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
 		if err != nil {
 			return err
 		}
