@@ -63,7 +63,11 @@ func ParseApplication(data []byte) (Application, error) {
 		return Application{}, err
 	}
 	app = app.Defaulted()
-	if err := app.Validate(); err != nil {
+	err = app.Validate()
+	if err == nil {
+		err = app.checkSize()
+	}
+	if err != nil {
 		if isArgo {
 			err = relocate(err, "name", "metadata.name", "spec.")
 		}

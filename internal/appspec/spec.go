@@ -191,15 +191,22 @@ func (s Source) validate(field string) error {
 // Temporal bounds, so large values belong in the repository.
 const MaxSpecBytes = 128 << 10
 
+// checkSize refuses a spec larger than MaxSpecBytes. ParseApplication
+// runs it when a spec is saved; Validate does not, because workflows call
+// it and encoding/json is not for workflow code.
+func (a Application) checkSize() error {
+	if b, err := json.Marshal(a); err == nil && len(b) > MaxSpecBytes {
+		return &FieldError{Field: "spec", Reason: fmt.Sprintf("is %d KiB as JSON, more than the %d KiB an application may hold: "+
+			"move large values (Helm values, Jsonnet arguments, parameters) into files in the repository", len(b)>>10, MaxSpecBytes>>10)}
+	}
+	return nil
+}
+
 // Validate checks that the spec is well formed. It does not check project
 // permissions. The returned error is a *FieldError.
 func (a Application) Validate() error {
 	if err := ValidateAppName(a.Name); err != nil {
 		return err
-	}
-	if b, err := json.Marshal(a); err == nil && len(b) > MaxSpecBytes {
-		return &FieldError{Field: "spec", Reason: fmt.Sprintf("is %d KiB as JSON, more than the %d KiB an application may hold: "+
-			"move large values (Helm values, Jsonnet arguments, parameters) into files in the repository", len(b)>>10, MaxSpecBytes>>10)}
 	}
 	if err := ValidateProjectName(a.Project); err != nil {
 		return err

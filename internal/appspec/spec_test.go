@@ -25,12 +25,6 @@ func TestValidate(t *testing.T) {
 		{name: "bad revision", edit: func(a *Application) { a.Source.TargetRevision = "main~1" }, field: "source.targetRevision"},
 		{name: "bad namespace", edit: func(a *Application) { a.Destination.Namespace = "A_B" }, field: "destination.namespace"},
 		{name: "negative refresh", edit: func(a *Application) { a.RefreshSeconds = -1 }, field: "refreshSeconds"},
-		{name: "a 1 MB Jsonnet argument", edit: func(a *Application) {
-			a.Source.Directory = &Directory{Jsonnet: &Jsonnet{TLAs: []JsonnetVar{{Name: "big", Value: strings.Repeat("x", 1<<20)}}}}
-		}, field: "spec"},
-		{name: "large Helm values that fit", edit: func(a *Application) {
-			a.Source.Helm = &Helm{Values: strings.Repeat("k: v\n", 20000)}
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,5 +157,23 @@ func TestValidateRepoURLPassword(t *testing.T) {
 				t.Errorf("the error repeats the password: %v", err)
 			}
 		})
+	}
+}
+
+// A spec is refused when it is saved if it is larger than MaxSpecBytes:
+// a 500 KB Jsonnet argument wedged its app's workflow.
+func TestParseApplicationSize(t *testing.T) {
+	doc := func(tla, values int) []byte {
+		return []byte(`{"name": "big", "project": "default", "source": {"repoURL": "https://git.example.com/r.git", "path": "p",` +
+			`"directory": {"jsonnet": {"tlas": [{"name": "x", "value": "` + strings.Repeat("x", tla) + `"}]}},` +
+			`"helm": {"values": "` + strings.Repeat("k: v\\n", values) + `"}}}`)
+	}
+	if _, err := ParseApplication(doc(10, 20000)); err != nil {
+		t.Fatalf("100 KB of Helm values: %v", err)
+	}
+	_, err := ParseApplication(doc(500<<10, 0))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "spec" || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "more than the 128 KiB") {
+		t.Fatalf("a 500 KB Jsonnet argument: %v; want a FieldError on spec naming the limit", err)
 	}
 }
