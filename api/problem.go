@@ -11,7 +11,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -70,6 +72,8 @@ func toProblem(err error) *Problem {
 			return problem(http.StatusConflict, app.Message())
 		case workflows.ErrTypeRevisionNotFound:
 			return problem(http.StatusUnprocessableEntity, app.Message())
+		case workflows.ErrTypeUnavailable:
+			return problem(http.StatusServiceUnavailable, app.Message())
 		}
 	}
 	switch {
@@ -84,14 +88,22 @@ func toProblem(err error) *Problem {
 	if errors.As(err, &notFound) {
 		return problem(http.StatusNotFound, "application not found")
 	}
+	// An HTTPError's message (auth's 503s) already names what failed.
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return problem(he.Code, he.Message)
+	}
+	// The cause is logged, not shown: it holds the server's address.
+	switch {
+	case errors.Is(err, secretstore.ErrUnreachable):
+		return problem(http.StatusServiceUnavailable, secretstore.ErrUnreachable.Error()+"; try again later")
+	case errors.Is(err, auth.ErrRedisUnreachable):
+		return problem(http.StatusServiceUnavailable, auth.ErrRedisUnreachable.Error()+"; try again later")
+	}
 	var unavailable *serviceerror.Unavailable
 	var deadline *serviceerror.DeadlineExceeded
 	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded) {
 		return problem(http.StatusServiceUnavailable, "the workflow service is unavailable: "+err.Error())
-	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		return problem(he.Code, he.Message)
 	}
 	if code := echo.StatusCode(err); code >= 400 && code < 500 {
 		return problem(code, err.Error())

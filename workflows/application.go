@@ -18,6 +18,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
 )
 
 // Search attribute keys.
@@ -297,7 +298,7 @@ func (a *application) admit(ctx workflow.Context, req SyncRequest, revision stri
 		var err error
 		revision, sources, err = a.resolveSources(ctx, a.st.Spec, req.Revision, true)
 		if err != nil {
-			return "", temporal.NewApplicationError("revision: "+errorMessage(err), ErrTypeRevisionNotFound)
+			return "", temporal.NewApplicationError("revision: "+errorMessage(err), unavailableOr(err, ErrTypeRevisionNotFound))
 		}
 	}
 	a.st.SyncSeq++
@@ -313,12 +314,21 @@ func (a *application) admit(ctx workflow.Context, req SyncRequest, revision stri
 func (a *application) checkWindow(ctx workflow.Context, manual bool) error {
 	d, err := a.window(ctx, manual)
 	if err != nil {
-		return temporal.NewApplicationError("sync windows: "+errorMessage(err), ErrTypeSyncWindow)
+		return temporal.NewApplicationError("sync windows: "+errorMessage(err), unavailableOr(err, ErrTypeSyncWindow))
 	}
 	if !d.Allowed {
 		return temporal.NewApplicationError(d.Reason, ErrTypeSyncWindow)
 	}
 	return nil
+}
+
+// unavailableOr is ErrTypeUnavailable when an activity failed because a
+// dependency did not answer, else typ.
+func unavailableOr(err error, typ string) string {
+	if failure.TypeOf(err) == failure.TypeUnreachable {
+		return ErrTypeUnavailable
+	}
+	return typ
 }
 
 func (a *application) window(ctx workflow.Context, manual bool) (appspec.WindowDecision, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
 )
 
 type appSuite struct {
@@ -396,6 +397,24 @@ func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
 	s.Require().NotEmpty(view.Status.Events)
 	s.Equal("SyncRefused", view.Status.Events[0].Reason)
 	s.Contains(view.Status.Events[0].Message, "revision nope not found")
+}
+
+// A sync whose revision cannot be resolved because the Kubernetes API
+// (the repository credentials) does not answer is refused as Unavailable,
+// not as a missing revision.
+func (s *appSuite) TestSyncRefusedAsUnavailable() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: true}).
+		Return(source.ResolveOutput{}, temporal.NewApplicationError("resolve main: the Kubernetes API is unreachable", failure.TypeUnreachable))
+	var sync *updateOutcome
+	s.at(time.Second, func() { sync = s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
+	s.cancelAt(time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
+	var app *temporal.ApplicationError
+	s.Require().ErrorAs(sync.err, &app)
+	s.Equal(ErrTypeUnavailable, app.Type())
+	s.Contains(app.Message(), "the Kubernetes API is unreachable")
 }
 
 // A non-automated app stays OutOfSync; a bad revision makes it Unknown

@@ -54,6 +54,9 @@ const (
 	ErrTypeRollback            = "RollbackRefused"
 	ErrTypeNotPermitted        = "NotPermitted"
 	ErrTypeDeleting            = "Deleting"
+	// ErrTypeUnavailable: a dependency of the step (the Kubernetes API,
+	// Redis) did not answer; the message names it.
+	ErrTypeUnavailable = "Unavailable"
 )
 
 // MetricReconcileDuration times one reconcile pass through the workflow

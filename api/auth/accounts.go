@@ -100,7 +100,7 @@ func (s *Service) authenticate(ctx context.Context, name, password, ip string) (
 	if known {
 		stored, err := s.passwordHash(ctx, name)
 		if err != nil {
-			return 0, err
+			return 0, unavailable("cannot check the password", "the secret store is unavailable", err)
 		}
 		if stored == nil {
 			known = false // no password set: nobody can log in

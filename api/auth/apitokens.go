@@ -182,7 +182,7 @@ func (s *Service) checkAPIToken(ctx context.Context, token string, c *claims) er
 	}
 	if err != nil {
 		s.log.Error(msgTokenCheckFailed, "id", c.ID, "error", err)
-		return fail(ErrUnavailable, "cannot check the API token: the secret store is unavailable; try again later", err)
+		return unavailable("cannot check the API token", "the secret store is unavailable", err)
 	}
 	want := data[tokenHashKey]
 	if subtle.ConstantTimeCompare([]byte(tokenHash(token)), want) != 1 || string(data[tokenSubjectKey]) != c.Subject {

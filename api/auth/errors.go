@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v5"
+
+	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
 // Sentinel errors. The errors the Service returns wrap one of them in an
@@ -32,8 +34,8 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrRateLimited: too many failed logins (429).
 	ErrRateLimited = errors.New("too many failed logins")
-	// ErrUnavailable: the revocation store could not be asked, so no token
-	// is accepted (503).
+	// ErrUnavailable: the revocation or secret store could not be asked,
+	// so no token is accepted (503).
 	ErrUnavailable = errors.New("revocation store unavailable")
 )
 
@@ -55,4 +57,18 @@ var statusOf = map[error]int{
 // logged by the API's error handler, never shown).
 func fail(sentinel error, msg string, causes ...error) error {
 	return echo.NewHTTPError(statusOf[sentinel], msg).Wrap(errors.Join(append([]error{sentinel}, causes...)...))
+}
+
+// unavailable fails with 503 and a message that says what could not be
+// done and names what did not answer: the Kubernetes API or Redis when the
+// cause says so, else otherwise.
+func unavailable(cannot, otherwise string, cause error) error {
+	why := otherwise
+	switch {
+	case errors.Is(cause, secretstore.ErrUnreachable):
+		why = secretstore.ErrUnreachable.Error()
+	case errors.Is(cause, ErrRedisUnreachable):
+		why = ErrRedisUnreachable.Error()
+	}
+	return fail(ErrUnavailable, cannot+": "+why+"; try again later", cause)
 }

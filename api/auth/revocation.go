@@ -34,6 +34,20 @@ const (
 	revokedGenKey    = "windlass:auth:revoked-generation:v1"
 )
 
+// ErrRedisUnreachable is wrapped by RedisRevocations' errors when Redis did
+// not answer (as opposed to answering with an error of its own).
+var ErrRedisUnreachable = errors.New("Redis is unreachable")
+
+// redisErr wraps err of the Redis operation op, marking a network failure
+// with ErrRedisUnreachable.
+func redisErr(op string, err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		return fmt.Errorf("redis %s: %w", op, err)
+	}
+	return fmt.Errorf("redis %s: %w: %w", op, ErrRedisUnreachable, err)
+}
+
 // RedisRevocations keeps revocation marks in Redis, one key per token ID
 // with a TTL of the token's remaining lifetime, so that every replica of the
 // API sees a logout at once. Give the client short dial and read timeouts:
@@ -51,7 +65,7 @@ func (r RedisRevocations) Revoke(ctx context.Context, jti string, until time.Tim
 		}
 	}
 	if err := r.Client.Set(ctx, revokedKeyPrefix+jti, "1", ttl).Err(); err != nil {
-		return fmt.Errorf("redis set revocation: %w", err)
+		return redisErr("set revocation", err)
 	}
 	return nil
 }
@@ -60,7 +74,7 @@ func (r RedisRevocations) Revoke(ctx context.Context, jti string, until time.Tim
 func (r RedisRevocations) Revoked(ctx context.Context, jti, generation string) (bool, error) {
 	vals, err := r.Client.MGet(ctx, revokedGenKey, revokedKeyPrefix+jti).Result()
 	if err != nil {
-		return false, fmt.Errorf("redis get revocation: %w", err)
+		return false, redisErr("get revocation", err)
 	}
 	if vals[1] != nil {
 		return true, nil
@@ -77,12 +91,12 @@ func (r RedisRevocations) Generation(ctx context.Context) (string, error) {
 	gen, err := r.Client.Get(ctx, revokedGenKey).Result()
 	if errors.Is(err, redis.Nil) {
 		if err := r.Client.SetNX(ctx, revokedGenKey, rand.Text(), 0).Err(); err != nil {
-			return "", fmt.Errorf("redis set revocation generation: %w", err)
+			return "", redisErr("set revocation generation", err)
 		}
 		gen, err = r.Client.Get(ctx, revokedGenKey).Result() // another replica may have won
 	}
 	if err != nil {
-		return "", fmt.Errorf("redis get revocation generation: %w", err)
+		return "", redisErr("get revocation generation", err)
 	}
 	return gen, nil
 }

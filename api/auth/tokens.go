@@ -133,7 +133,7 @@ func (s *Service) verify(ctx context.Context, token string) (verified, error) {
 	})
 	switch {
 	case keysErr != nil:
-		return verified{}, fail(ErrUnavailable, "cannot check the token: the signing keys are unavailable", keysErr)
+		return verified{}, unavailable("cannot check the token", "the signing keys are unavailable", keysErr)
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return verified{}, fail(ErrInvalidToken, "token expired", err)
 	case err != nil:
@@ -195,7 +195,7 @@ func (s *Service) checkRevoked(ctx context.Context, c *claims) error {
 	revoked, err := s.revocations.Revoked(ctx, c.ID, gen)
 	if err != nil {
 		s.log.Error(msgRevocationCheckFailed, "error", err)
-		return fail(ErrUnavailable, "cannot check whether the token is revoked: the revocation store is unavailable; try again later", err)
+		return unavailable("cannot check whether the token is revoked", "the revocation store is unavailable", err)
 	}
 	if revoked {
 		return fail(ErrInvalidToken, "token revoked")
@@ -211,7 +211,7 @@ func (s *Service) revocationGeneration(ctx context.Context) (string, error) {
 	gen, err := s.revocations.Generation(ctx)
 	if err != nil {
 		s.log.Error(msgRevocationCheckFailed, "error", err)
-		return "", fail(ErrUnavailable, "cannot issue a session: the revocation store is unavailable; try again later", err)
+		return "", unavailable("cannot issue a session", "the revocation store is unavailable", err)
 	}
 	return gen, nil
 }
@@ -226,7 +226,7 @@ func (s *Service) revoke(ctx context.Context, jti string, exp time.Time) error {
 	defer cancel()
 	if err := s.revocations.Revoke(ctx, jti, until); err != nil {
 		s.log.Error(msgRevocationFailed, "error", err)
-		return fail(ErrUnavailable, "cannot revoke the token: the revocation store is unavailable; try again later", err)
+		return unavailable("cannot revoke the token", "the revocation store is unavailable", err)
 	}
 	return nil
 }

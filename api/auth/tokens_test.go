@@ -255,7 +255,7 @@ func TestRevocationUnavailable(t *testing.T) {
 		{method: http.MethodPost, path: "/api/v1/session", body: loginBody("alice", alicePassword)},
 	} {
 		rec := en.do(r)
-		got := []any{rec.Code, rec.Header().Get("WWW-Authenticate"), strings.Contains(message(rec), "revocation store is unavailable")}
+		got := []any{rec.Code, rec.Header().Get("WWW-Authenticate"), strings.Contains(message(rec), "Redis is unreachable")}
 		if d := cmp.Diff([]any{http.StatusServiceUnavailable, "", true}, got); d != "" {
 			t.Errorf("%s %s (-want +got):\n%s", r.method, r.path, d)
 		}

@@ -8,16 +8,20 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/probe"
+	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -26,6 +30,15 @@ const (
 	checkTemporal = "temporal"
 	checkRedis    = "redis"
 	checkWorker   = "worker"
+	checkKube     = "kubernetes"
+)
+
+// The API's check of the kube-apiserver that holds its Secrets: one GET
+// of /readyz, bounded by kubeReadyTimeout and reused for kubeReadyTTL so
+// that frequent probes stay cheap.
+const (
+	kubeReadyTimeout = 2 * time.Second
+	kubeReadyTTL     = 5 * time.Second
 )
 
 // appsRefresh is how often windlass_apps is counted (a variable for
@@ -46,6 +59,44 @@ func readiness(c client.Client, rdb redis.UniversalClient, extra map[string]prob
 		checks[n] = ch
 	}
 	return probe.New(checks)
+}
+
+// apiReadiness is the API's readiness: Temporal, Redis and the
+// management cluster's API, where login and settings read their Secrets.
+func apiReadiness(c client.Client, rdb redis.UniversalClient, kcfg *rest.Config) (*probe.Probes, error) {
+	kube, err := kubeCheck(kcfg)
+	if err != nil {
+		return nil, err
+	}
+	return readiness(c, rdb, map[string]probe.Check{checkKube: kube}), nil
+}
+
+// kubeCheck checks that the kube-apiserver of kcfg answers its /readyz.
+func kubeCheck(kcfg *rest.Config) (probe.Check, error) {
+	cfg := rest.CopyConfig(kcfg)
+	cfg.Timeout = kubeReadyTimeout
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for readiness: %w", err)
+	}
+	var (
+		mu   sync.Mutex
+		at   time.Time
+		last error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !at.IsZero() && time.Since(at) < kubeReadyTTL {
+			return last
+		}
+		last = cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		if last != nil {
+			last = fmt.Errorf("%w: %w", secretstore.ErrUnreachable, last)
+		}
+		at = time.Now()
+		return last
+	}, nil
 }
 
 const (

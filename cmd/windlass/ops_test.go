@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/probe"
@@ -354,5 +355,60 @@ func TestDebugOnMetricsListenerOnly(t *testing.T) {
 		if rec.Code != http.StatusTeapot {
 			t.Errorf("API listener GET %s: %d, want the API's own answer (%d)", path, rec.Code, http.StatusTeapot)
 		}
+	}
+}
+
+// healthyTemporal answers every health check.
+type healthyTemporal struct{ client.Client }
+
+func (healthyTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
+	return &client.CheckHealthResponse{}, nil
+}
+
+// TestAPIReadinessKube: the API is not ready while the management
+// cluster's API, which holds its Secrets, does not answer.
+func TestAPIReadinessKube(t *testing.T) {
+	addr := os.Getenv(testbed.EnvRedisAddr)
+	if addr == "" {
+		rd, err := testbed.StartRedis(t.Context(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rd.Stop() })
+		addr = rd.Addr()
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	kubeUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(kubeUp.Close)
+	for _, tt := range []struct {
+		name, host string
+		code       int
+		kube       string // the check's outcome, or a part of its error
+	}{
+		{name: "kubernetes up", host: kubeUp.URL, code: http.StatusOK, kube: "ok"},
+		{name: "kubernetes down", host: "https://" + testbed.ClosedAddr(t), code: http.StatusServiceUnavailable, kube: "the Kubernetes API is unreachable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			probes, err := apiReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := httptest.NewRecorder()
+			probe.Handler(probes, nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", probe.ReadyPath, nil))
+			var r probe.Report
+			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+				t.Fatalf("readyz body %q: %v", rec.Body, err)
+			}
+			if rec.Code != tt.code || !strings.Contains(r.Checks[checkKube], tt.kube) || r.Checks[checkRedis] != "ok" {
+				t.Errorf("readyz = %d %+v, want %d with %s %q", rec.Code, r.Checks, tt.code, checkKube, tt.kube)
+			}
+		})
 	}
 }

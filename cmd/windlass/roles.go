@@ -121,7 +121,11 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
-	handler, err := cfg.prod.apiOps(ctx, log, h, readiness(c, rdb, nil), m, c, cfg.Namespace)
+	probes, err := apiReadiness(c, rdb, kcfg)
+	if err != nil {
+		return err
+	}
+	handler, err := cfg.prod.apiOps(ctx, log, h, probes, m, c, cfg.Namespace)
 	if err != nil {
 		return err
 	}
@@ -206,7 +210,11 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	if password != "" {
 		fmt.Printf("initial admin password (shown once, stored hashed): %s\n", password)
 	}
-	handler, err := cfg.prod.apiOps(ctx, log, h, readiness(c, rdb, nil), m, c, cfg.Namespace)
+	probes, err := apiReadiness(c, rdb, kcfg)
+	if err != nil {
+		return err
+	}
+	handler, err := cfg.prod.apiOps(ctx, log, h, probes, m, c, cfg.Namespace)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 func TestActivity(t *testing.T) {
 	notFound := Permanent("NotFound", "not found")
+	unreachable := Transient(TypeUnreachable, "the API is unreachable")
 	tests := []struct {
 		name         string
 		err          error
@@ -20,6 +21,7 @@ func TestActivity(t *testing.T) {
 		{name: "nil", err: nil},
 		{name: "plain error stays retryable", err: io.ErrUnexpectedEOF},
 		{name: "wrapped sentinel", err: fmt.Errorf("resolve: %w", notFound), nonRetryable: true, typ: "NotFound"},
+		{name: "transient sentinel stays retryable", err: fmt.Errorf("list: %w", unreachable), typ: TypeUnreachable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,11 +34,11 @@ func TestActivity(t *testing.T) {
 			}
 			var app *temporal.ApplicationError
 			isApp := errors.As(got, &app)
-			if isApp != tt.nonRetryable {
-				t.Fatalf("application error = %v, want %v", isApp, tt.nonRetryable)
+			if isApp != (tt.typ != "") {
+				t.Fatalf("application error = %v, want %v", isApp, tt.typ != "")
 			}
-			if isApp && (!app.NonRetryable() || app.Type() != tt.typ || TypeOf(got) != tt.typ) {
-				t.Fatalf("got type %q non-retryable %v, want %q", app.Type(), app.NonRetryable(), tt.typ)
+			if isApp && (app.NonRetryable() != tt.nonRetryable || app.Type() != tt.typ || TypeOf(got) != tt.typ) {
+				t.Fatalf("got type %q non-retryable %v, want %q non-retryable %v", app.Type(), app.NonRetryable(), tt.typ, tt.nonRetryable)
 			}
 		})
 	}

@@ -7,5 +7,6 @@
 //
 // Two stores implement Store: Memory (tests, and a single process) and
 // Kubernetes (one Secret per name in the management namespace, shared by
-// every server and worker replica).
+// every server and worker replica). The Kubernetes store's errors wrap
+// ErrUnreachable when the API server does not answer.
 package secretstore

@@ -2,6 +2,7 @@ package secretstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +12,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/windlass-cd/windlass/internal/failure"
 )
+
+// ErrUnreachable is wrapped by the Kubernetes store's errors when the API
+// server did not answer, or answered that it cannot serve now. It is
+// transient: the activities that read credentials keep retrying it.
+var ErrUnreachable = failure.Transient(failure.TypeUnreachable, "the Kubernetes API is unreachable")
+
+// unreachable wraps err with ErrUnreachable unless the API server answered
+// it with a status of its own (not found, forbidden, conflict...).
+func unreachable(err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && !apierrors.IsServiceUnavailable(err) && !apierrors.IsServerTimeout(err) &&
+		!apierrors.IsTimeout(err) && !apierrors.IsTooManyRequests(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrUnreachable, err)
+}
 
 // Labels on every Secret the Kubernetes store writes.
 const (
@@ -49,7 +68,7 @@ func (k *Kubernetes) Get(ctx context.Context, name string) (map[string][]byte, e
 		return nil, fmt.Errorf("secret %s/%s: %w", k.ns, name, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get secret %s/%s: %w", k.ns, name, err)
+		return nil, fmt.Errorf("get secret %s/%s: %w", k.ns, name, unreachable(err))
 	}
 	return clone(s.Data), nil
 }
@@ -84,7 +103,7 @@ func (k *Kubernetes) Put(ctx context.Context, name string, data map[string][]byt
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("put secret %s/%s: %w", k.ns, name, err)
+			return fmt.Errorf("put secret %s/%s: %w", k.ns, name, unreachable(err))
 		}
 		return nil
 	}
@@ -93,7 +112,7 @@ func (k *Kubernetes) Put(ctx context.Context, name string, data map[string][]byt
 func (k *Kubernetes) ensureNamespace(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.ns}}
 	if _, err := k.c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", k.ns, err)
+		return fmt.Errorf("create namespace %s: %w", k.ns, unreachable(err))
 	}
 	return nil
 }
@@ -105,7 +124,7 @@ func (k *Kubernetes) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("secret %s/%s: %w", k.ns, name, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("delete secret %s/%s: %w", k.ns, name, err)
+		return fmt.Errorf("delete secret %s/%s: %w", k.ns, name, unreachable(err))
 	}
 	return nil
 }
@@ -117,7 +136,7 @@ func (k *Kubernetes) List(ctx context.Context, prefix string) ([]string, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list secrets in %s: %w", k.ns, err)
+		return nil, fmt.Errorf("list secrets in %s: %w", k.ns, unreachable(err))
 	}
 	var out []string
 	for _, s := range list.Items {
