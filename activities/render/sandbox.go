@@ -104,6 +104,8 @@ type sandboxRequest struct {
 	CacheDir string            `json:"cacheDir"`
 	Plugins  []PluginConfig    `json:"plugins,omitempty"`
 	Limits   SandboxLimits     `json:"limits"`
+	// MaxFileBytes is the worker's Config.MaxFileBytes.
+	MaxFileBytes int64 `json:"maxFileBytes,omitempty"`
 }
 
 // sandboxResponse is the sandbox's answer: the manifests as JSON, or the
@@ -131,7 +133,8 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 		}
 		roots[rootKey(src.RepoURL, src.SHA)] = root
 	}
-	resp, err := s.run(ctx, sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits})
+	resp, err := s.run(ctx, sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits,
+		MaxFileBytes: r.maxFile})
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -54,7 +54,8 @@ func SandboxMain(in io.Reader, out io.Writer) int {
 
 // serveRender renders one request in this process.
 func serveRender(req sandboxRequest) sandboxResponse {
-	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, log: slog.New(slog.DiscardHandler)}
+	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes,
+		log: slog.New(slog.DiscardHandler)}
 	objs, b, shared, err := r.renderLocal(context.Background(), req.Request)
 	if err == nil && int64(len(b)) > req.Limits.OutputBytes {
 		err = fmt.Errorf("%w: the rendered manifests (%s) are larger than the output limit of %s", ErrRenderLimit,
