@@ -239,6 +239,26 @@ func (w *WorkRepo) WriteFile(p, content string) error {
 	return nil
 }
 
+// Symlink makes the slash-separated path p a symlink to target in the
+// work tree, creating directories, and stages it.
+func (w *WorkRepo) Symlink(p, target string) error {
+	full := filepath.Join(w.Dir, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return fmt.Errorf("create directory for %s: %w", p, err)
+	}
+	if err := os.Symlink(target, full); err != nil {
+		return fmt.Errorf("symlink %s: %w", p, err)
+	}
+	wt, err := w.repo.Worktree()
+	if err != nil {
+		return fmt.Errorf("open work tree: %w", err)
+	}
+	if _, err := wt.Add(p); err != nil {
+		return fmt.Errorf("stage %s: %w", p, err)
+	}
+	return nil
+}
+
 // Remove deletes the slash-separated path from the work tree and stages the
 // removal.
 func (w *WorkRepo) Remove(p string) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +237,8 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 		return strings.HasSuffix(i, ":0.2"), i
 	})
 
+	outside := createSymlinkChainApp(t)
+
 	// Every history in the namespace, open and closed.
 	secret := []byte(bed.secret)
 	var token []byte
@@ -259,6 +262,9 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 				if bytes.Contains(b, secret) {
 					t.Fatalf("the repository secret is in the history of %s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType())
 				}
+				if bytes.Contains(b, outside) {
+					t.Fatalf("the file outside the checkout is in the history of %s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType())
+				}
 				scanned++
 			}
 		}
@@ -279,4 +285,54 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	if bytes.Contains(logs, secret) {
 		t.Fatal("the repository secret is in the logs")
 	}
+	if bytes.Contains(logs, outside) {
+		t.Fatal("the file outside the checkout is in the logs")
+	}
+}
+
+// createSymlinkChainApp creates an app whose YAML is a chain of symlinks
+// that all stay inside the repository as text, yet resolve through "/"
+// to a Secret on the worker's disk. The app must show an error naming the
+// file, and the Secret must not reach the cluster. It returns the
+// outside file's secret content.
+func createSymlinkChainApp(t *testing.T) []byte {
+	t.Helper()
+	ns, name := uniq("sec"), uniq("chain")
+	content := "outside-" + name
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: stolen}\nstringData: {token: "+content+"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, work := newRepo(t, name)
+	// d/a/up is "..", d/L "a/up/.." (the checkout) and each d/Mi
+	// "M(i-1)/..", one level higher: d/M30 is "/" from any checkout less than 30 deep.
+	links := map[string]string{"d/a/up": "..", "d/L": "a/up/..", "d/M1": "L/.."}
+	for i := 2; i <= 30; i++ {
+		links[fmt.Sprintf("d/M%d", i)] = fmt.Sprintf("M%d/..", i-1)
+	}
+	links["app/secret.yaml"] = "../d/M30" + outside
+	for link, target := range links {
+		if err := work.Symlink(link, target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(t, work, map[string]string{"app/svc.yaml": serviceYAML})
+	if code := call(t, http.MethodPost, "/api/v1/applications", appBody(name, url, "app", ns), nil); code != http.StatusCreated {
+		t.Fatalf("create: status %d", code)
+	}
+	eventually(t, 60*time.Second, "the app names the symlink", func() (bool, string) {
+		v := appView(t, name)
+		return strings.Contains(v.Status.Message, "app/secret.yaml"), v.Status.Message
+	})
+	if v := appView(t, name); strings.Contains(v.Status.Message, content) {
+		t.Fatalf("the app's message shows the outside file: %s", v.Status.Message)
+	}
+	var res workflows.SyncResult
+	if code := call(t, http.MethodPost, "/api/v1/applications/"+name+"/sync", nil, &res); code == http.StatusOK && res.Phase == workflows.PhaseSucceeded {
+		t.Fatal("a sync of the app succeeded")
+	}
+	if _, err := bed.kube.CoreV1().Secrets(ns).Get(t.Context(), "stolen", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the outside Secret is in the cluster (or: %v)", err)
+	}
+	return []byte(content)
 }
