@@ -232,10 +232,60 @@ func (s *Server) appID(c *echo.Context, action string) (string, error) {
 func (s *Server) status(ctx context.Context, id string) (workflows.AppView, error) {
 	var view workflows.AppView
 	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	var notReady *serviceerror.WorkflowNotReady
+	if errors.As(err, &notReady) {
+		return s.stuckView(ctx, id)
+	}
 	if err != nil {
 		return view, err
 	}
 	return view, v.Get(&view)
+}
+
+// stuckView is the view of an app whose workflow cannot answer because
+// its workflow task fails: the status it last published, Unknown, with
+// the task's failure as the message, so that a wedged app says why
+// instead of failing the request.
+func (s *Server) stuckView(ctx context.Context, id string) (workflows.AppView, error) {
+	proj, name, _ := workflows.ParseAppWorkflowID(id)
+	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return workflows.AppView{}, err
+	}
+	info := d.GetWorkflowExecutionInfo()
+	sa := info.GetSearchAttributes().GetIndexedFields()
+	view := workflows.AppView{Spec: appspec.Application{Name: name, Project: proj}}
+	view.Spec.Destination.Server = keyword(sa, workflows.SearchAttrCluster, "")
+	view.Spec.Destination.Namespace = keyword(sa, workflows.SearchAttrNamespace, "")
+	view.Status.Sync, view.Status.Health = appspec.SyncUnknown, appspec.HealthUnknown
+	view.Status.SHA = keyword(sa, workflows.SearchAttrRev, "")
+	cause := "its workflow task keeps failing"
+	if f := s.lastTaskFailure(ctx, id); f != "" {
+		cause += ": " + f
+	}
+	view.Status.Message = "the application's workflow cannot run: " + cause +
+		"; fix the repository or the spec, then refresh; the sync history is kept"
+	return view, nil
+}
+
+// lastTaskFailure is the message of the newest workflow task failure in
+// id's history (its first line), or "".
+func (s *Server) lastTaskFailure(ctx context.Context, id string) string {
+	resp, err := s.c.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
+		Namespace: s.opts.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: id}, MaximumPageSize: 100})
+	if err != nil {
+		return ""
+	}
+	for _, e := range resp.GetHistory().GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			msg, _, _ := strings.Cut(a.GetFailure().GetMessage(), "\n")
+			if len(msg) > 500 {
+				msg = msg[:500] + "…"
+			}
+			return msg
+		}
+	}
+	return ""
 }
 
 func (s *Server) getApp(c *echo.Context) error {

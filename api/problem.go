@@ -88,6 +88,10 @@ func toProblem(err error) *Problem {
 	if errors.As(err, &notFound) {
 		return problem(http.StatusNotFound, "application not found")
 	}
+	var notReady *serviceerror.WorkflowNotReady
+	if errors.As(err, &notReady) {
+		return problem(http.StatusServiceUnavailable, "the application's workflow task keeps failing; GET the application for the cause")
+	}
 	// An HTTPError's message (auth's 503s) already names what failed.
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
