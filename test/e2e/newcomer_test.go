@@ -30,6 +30,7 @@ func newcomerFiles() map[string]string {
 		"kustomize/base/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kust\ndata:\n  k: v\n",
 		"kustomize/overlay/kustomization.yaml": "resources: [../base]\nnamePrefix: dev-\n",
 		"jsonnet/main.jsonnet":                 "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jsonnet' }, data: { n: std.toString(1 + 1) } }\n",
+		"bomb/main.jsonnet":                    "local f(x) = f(x + 1) tailstrict; f(0)\n",
 	} {
 		files[p] = c
 	}
@@ -148,6 +149,50 @@ spec:
 	if _, err := os.Stat(filepath.Join(dir, ".windlass", "git")); err != nil {
 		t.Errorf("the Git cache is not under the relative data dir: %v", err)
 	}
+
+	// A Jsonnet recursion without end overflows the stack of its render
+	// sandbox, not windlass dev: the app shows the limit it broke, and
+	// once the repository is fixed it syncs.
+	t.Run("hostile jsonnet", func(t *testing.T) {
+		name := uniq("nc-bomb")
+		manifest := filepath.Join(t.TempDir(), "app.yaml")
+		yaml := fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: %s}\nspec:\n  project: default\n"+
+			"  source: {repoURL: %s, targetRevision: main, path: bomb}\n"+
+			"  destination: {server: https://kubernetes.default.svc, namespace: %s}\n  syncPolicy: {syncOptions: [CreateNamespace=true]}\n",
+			name, repoURL, ns)
+		if err := os.WriteFile(manifest, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, stderr, code := cli("", "app", "create", "-f", manifest); code != 0 {
+			t.Fatalf("create: exit %d: %s%s", code, out, stderr)
+		}
+		appStatus := func() (sync, health, message string) {
+			out, _, _ := cli("", "app", "get", name, "-o", "json")
+			var got struct {
+				Status struct{ Sync, Health, Message string }
+			}
+			_ = json.Unmarshal([]byte(out), &got)
+			return got.Status.Sync, got.Status.Health, got.Status.Message
+		}
+		eventually(t, 2*time.Minute, name+" names the stack limit", func() (bool, string) {
+			sync, _, msg := appStatus()
+			return sync == "Unknown" && strings.Contains(msg, "stack limit"), sync + ": " + msg
+		})
+		if resp, err := http.Get("http://" + api + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("windlass dev after the bomb: %v %v", resp, err)
+		}
+		push(t, work, map[string]string{"bomb/main.jsonnet": "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'defused' } }\n"})
+		if out, stderr, code := cli("", "app", "refresh", name, "--hard"); code != 0 {
+			t.Fatalf("refresh: exit %d: %s%s", code, out, stderr)
+		}
+		eventually(t, 2*time.Minute, name+" renders again", func() (bool, string) {
+			sync, _, msg := appStatus()
+			return sync == "OutOfSync", sync + ": " + msg
+		})
+		if out, stderr, code := cli("", "app", "sync", name); code != 0 {
+			t.Fatalf("sync: exit %d: %s%s", code, out, stderr)
+		}
+	})
 }
 
 // freeLoopbackPorts returns n loopback TCP ports that were free a moment
