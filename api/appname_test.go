@@ -21,7 +21,15 @@ const stubAppQueue = "api-test-stub-app"
 // stubApplication stands in for the application workflow where a test
 // needs created apps that answer: it takes setSpec and answers status.
 func stubApplication(ctx workflow.Context, in workflows.AppInput) error {
-	spec := in.Spec
+	if err := answerAsApp(ctx, in.Spec); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return false })
+}
+
+// answerAsApp sets the handlers a stand-in application workflow answers
+// with: setSpec, and status.
+func answerAsApp(ctx workflow.Context, spec appspec.Application) error {
 	err := workflow.SetUpdateHandler(ctx, workflows.UpdateSetSpec, func(_ workflow.Context, s appspec.Application) (workflows.AppView, error) {
 		spec = s
 		return workflows.AppView{Spec: s}, nil
@@ -29,13 +37,9 @@ func stubApplication(ctx workflow.Context, in workflows.AppInput) error {
 	if err != nil {
 		return err
 	}
-	err = workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (workflows.AppView, error) {
+	return workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (workflows.AppView, error) {
 		return workflows.AppView{Spec: spec}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return workflow.Await(ctx, func() bool { return false })
 }
 
 // startStubApps runs stubApplication on stubAppQueue for the test, and

@@ -21,16 +21,7 @@ const wedgedAppQueue = "api-test-wedged-app"
 // fails for good after a refresh, as one whose payloads grew too large
 // did: it takes setSpec, then fails every task once refreshed.
 func wedgedApplication(ctx workflow.Context, in workflows.AppInput) error {
-	spec := in.Spec
-	if err := workflow.SetUpdateHandler(ctx, workflows.UpdateSetSpec, func(_ workflow.Context, s appspec.Application) (workflows.AppView, error) {
-		spec = s
-		return workflows.AppView{Spec: s}, nil
-	}); err != nil {
-		return err
-	}
-	if err := workflow.SetQueryHandler(ctx, workflows.QueryStatus, func() (workflows.AppView, error) {
-		return workflows.AppView{Spec: spec}, nil
-	}); err != nil {
+	if err := answerAsApp(ctx, in.Spec); err != nil {
 		return err
 	}
 	workflow.GetSignalChannel(ctx, workflows.SignalRefresh).Receive(ctx, nil)
