@@ -116,7 +116,21 @@ type sandboxResponse struct {
 	Shared    bool            `json:"shared"`
 	Error     string          `json:"error,omitempty"`
 	ErrorType string          `json:"errorType,omitempty"`
+	// Rendered are the sandbox's render timings, for the worker's metrics.
+	Rendered []renderTiming `json:"rendered,omitempty"`
 }
+
+// renderTiming is one source rendered by tool, in d.
+type renderTiming struct {
+	Tool string        `json:"tool"`
+	D    time.Duration `json:"d"`
+}
+
+// timings records a sandbox's render timings; it serves no cache.
+type timings []renderTiming
+
+func (t *timings) CacheRequest(bool)                     {}
+func (t *timings) Rendered(tool string, d time.Duration) { *t = append(*t, renderTiming{tool, d}) }
 
 func rootKey(repo, sha string) string { return repo + "@" + sha }
 
@@ -137,6 +151,11 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 		MaxFileBytes: r.maxFile})
 	if err != nil {
 		return nil, nil, false, err
+	}
+	if r.metrics != nil {
+		for _, t := range resp.Rendered {
+			r.metrics.Rendered(t.Tool, t.D)
+		}
 	}
 	if resp.Error != "" {
 		return nil, nil, false, sandboxError(resp.Error, resp.ErrorType)

@@ -54,17 +54,18 @@ func SandboxMain(in io.Reader, out io.Writer) int {
 
 // serveRender renders one request in this process.
 func serveRender(req sandboxRequest) sandboxResponse {
+	var t timings
 	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes,
-		log: slog.New(slog.DiscardHandler)}
+		log: slog.New(slog.DiscardHandler), metrics: &t}
 	objs, b, shared, err := r.renderLocal(context.Background(), req.Request)
 	if err == nil && int64(len(b)) > req.Limits.OutputBytes {
 		err = fmt.Errorf("%w: the rendered manifests (%s) are larger than the output limit of %s", ErrRenderLimit,
 			bytesText(int64(len(b))), bytesText(req.Limits.OutputBytes))
 	}
 	if err != nil {
-		return sandboxResponse{Error: capError(err).Error(), ErrorType: failure.TypeOf(err)}
+		return sandboxResponse{Error: capError(err).Error(), ErrorType: failure.TypeOf(err), Rendered: t}
 	}
-	return sandboxResponse{Manifests: b, Count: len(objs), Shared: shared}
+	return sandboxResponse{Manifests: b, Count: len(objs), Shared: shared, Rendered: t}
 }
 
 // checkedOut answers checkouts from the ones the worker made.

@@ -57,6 +57,8 @@ func TestSandboxRendersAsInProcess(t *testing.T) {
 		"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\n",
 	})
 	r := sandboxed(t, root, DefaultSandboxLimits)
+	var rendered timings
+	r.metrics = &rendered
 	for _, tc := range []struct{ path, want string }{
 		{"dir", "a"}, {"kust", "k-b"}, {"jsonnet", "c"}, {"chart", "app"}, {"dir", "a"},
 	} {
@@ -72,6 +74,9 @@ func TestSandboxRendersAsInProcess(t *testing.T) {
 		if len(objs) != 1 || objs[0].GetName() != tc.want {
 			t.Fatalf("%s: rendered %v, want %s", tc.path, objs, tc.want)
 		}
+	}
+	if len(rendered) != 5 || rendered[0].Tool != appspec.ToolDirectory || rendered[3].Tool != appspec.ToolHelm {
+		t.Fatalf("the worker's render metrics: %+v; want the sandbox's five renders", rendered)
 	}
 	src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "bad"}
 	_, err := r.Render(t.Context(), SingleSource("app", "default", src, "sha"), true)
