@@ -46,7 +46,7 @@ type syncRun struct {
 	// quietOneStep: a plan of a single step reports no progress before
 	// it (versionQuietOneStep).
 	quietOneStep bool
-	// hooked says the log holds, or held, a hook.
+	// hooked says this attempt's log holds, or held, a hook.
 	hooked bool
 }
 
@@ -237,7 +237,7 @@ const msgSyncRetry = "sync attempt failed, retrying"
 // once is one attempt of the sync.
 func (s *syncRun) once(ctx workflow.Context) error {
 	in := s.in
-	s.res.Resources, s.res.Failed, s.res.Omitted = nil, nil, 0
+	s.res.Resources, s.res.Failed, s.res.Omitted, s.hooked = nil, nil, 0, false
 	req := render.Request{AppName: in.Spec.Name, Namespace: in.Spec.Destination.Namespace, Sources: in.Sources}
 	if len(req.Sources) == 0 {
 		req = renderRequest(in.Spec, in.SHA)
