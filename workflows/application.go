@@ -1290,7 +1290,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 				step := pr.Step
 				op.Step, op.StepIndex, op.Steps, op.Resources = &step, pr.StepIndex, pr.Steps, pr.Resources
 				op.AwaitingApproval = pr.AwaitingApproval
-				if !p.req.DryRun && showApplied(&a.st.Status, pr.Resources) && a.v.has(ctx, versionAppliedStatus) {
+				if !p.req.DryRun && a.v.has(ctx, versionAppliedStatus) && showApplied(&a.st.Status, pr.Resources) {
 					a.publish(ctx)
 				}
 			}
