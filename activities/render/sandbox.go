@@ -360,7 +360,10 @@ func (p *sandboxProc) died(err error, l SandboxLimits) error {
 	switch {
 	case strings.Contains(tail, "stack exceeds") || strings.Contains(tail, "stack overflow"):
 		return fmt.Errorf("%w: render exceeded its stack limit of %s (an endless recursion?)", ErrRenderLimit, bytesText(int64(l.StackBytes)))
-	case strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory"):
+	case strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") || peakRSS(p.cmd.ProcessState) >= l.MemoryBytes/2:
+		// Where a failed allocation leaves the Go runtime, it may also
+		// die of a fault: a process that grew past half its limit is
+		// taken to have run out.
 		return fmt.Errorf("%w: render exceeded its memory limit of %s", ErrRenderLimit, bytesText(l.MemoryBytes))
 	case code == sandboxCPUExit:
 		return fmt.Errorf("%w: render exceeded its CPU-time limit of %s", ErrRenderLimit, l.CPU)

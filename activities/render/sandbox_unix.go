@@ -5,6 +5,7 @@ package render
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -38,4 +39,16 @@ func onCPULimit(fn func()) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGXCPU)
 	go func() { <-c; fn() }()
+}
+
+// peakRSS is the largest resident set of an ended process, in bytes (0:
+// unknown).
+func peakRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		if runtime.GOOS == "darwin" {
+			return ru.Maxrss // bytes there, kilobytes on Linux
+		}
+		return ru.Maxrss << 10
+	}
+	return 0
 }
