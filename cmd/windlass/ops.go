@@ -180,7 +180,7 @@ var errWorkerStarting = errors.New("worker not started yet")
 // workerOps serves the worker's /metrics, /healthz, /readyz and
 // /debug/pprof/ on --metrics-address (none when it is empty) until ctx ends. Readiness
 // waits for the returned flag, set once the worker polls.
-func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, redisAddr string, m *metrics.Metrics) (*atomic.Bool, error) {
+func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, redisAddr string, kcfg *rest.Config, m *metrics.Metrics) (*atomic.Bool, error) {
 	started := &atomic.Bool{}
 	if p.MetricsAddr == "" {
 		return started, nil
@@ -190,16 +190,30 @@ func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { _ = rdb.Close() })
-	probes := readiness(c, rdb, map[string]probe.Check{checkWorker: func(context.Context) error {
-		if !started.Load() {
-			return errWorkerStarting
-		}
-		return nil
-	}})
+	probes, err := workerReadiness(c, rdb, kcfg, started)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := serveOps(ctx, log, p.MetricsAddr, probes, m); err != nil {
 		return nil, err
 	}
 	return started, nil
+}
+
+// workerReadiness is a worker's readiness: Temporal, Redis, the Kubernetes
+// API of its kubeconfig (its settings and the in-cluster destination), and
+// the worker polling (started).
+func workerReadiness(c client.Client, rdb redis.UniversalClient, kcfg *rest.Config, started *atomic.Bool) (*probe.Probes, error) {
+	kube, err := kubeCheck(kcfg)
+	if err != nil {
+		return nil, err
+	}
+	return readiness(c, rdb, map[string]probe.Check{checkKube: kube, checkWorker: func(context.Context) error {
+		if !started.Load() {
+			return errWorkerStarting
+		}
+		return nil
+	}}), nil
 }
 
 // syncInterceptor counts and times syncs by result.

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,9 +366,9 @@ func (healthyTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) 
 	return &client.CheckHealthResponse{}, nil
 }
 
-// TestAPIReadinessKube: the API is not ready while the management
-// cluster's API, which holds its Secrets, does not answer.
-func TestAPIReadinessKube(t *testing.T) {
+// TestReadinessKube: neither the API nor a worker is ready while the
+// management cluster's API, which holds their Secrets, does not answer.
+func TestReadinessKube(t *testing.T) {
 	addr := os.Getenv(testbed.EnvRedisAddr)
 	if addr == "" {
 		rd, err := testbed.StartRedis(t.Context(), t.TempDir())
@@ -395,20 +396,31 @@ func TestAPIReadinessKube(t *testing.T) {
 		{name: "kubernetes up", host: kubeUp.URL, code: http.StatusOK, kube: "ok"},
 		{name: "kubernetes down", host: "https://" + testbed.ClosedAddr(t), code: http.StatusServiceUnavailable, kube: "the Kubernetes API is unreachable"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			probes, err := apiReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := httptest.NewRecorder()
-			probe.Handler(probes, nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", probe.ReadyPath, nil))
-			var r probe.Report
-			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
-				t.Fatalf("readyz body %q: %v", rec.Body, err)
-			}
-			if rec.Code != tt.code || !strings.Contains(r.Checks[checkKube], tt.kube) || r.Checks[checkRedis] != "ok" {
-				t.Errorf("readyz = %d %+v, want %d with %s %q", rec.Code, r.Checks, tt.code, checkKube, tt.kube)
-			}
-		})
+		started := &atomic.Bool{}
+		started.Store(true)
+		for role, probes := range map[string]func() (*probe.Probes, error){
+			"api": func() (*probe.Probes, error) {
+				return apiReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host})
+			},
+			"worker": func() (*probe.Probes, error) {
+				return workerReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host}, started)
+			},
+		} {
+			t.Run(tt.name+", "+role, func(t *testing.T) {
+				probes, err := probes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := httptest.NewRecorder()
+				probe.Handler(probes, nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", probe.ReadyPath, nil))
+				var r probe.Report
+				if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+					t.Fatalf("readyz body %q: %v", rec.Body, err)
+				}
+				if rec.Code != tt.code || !strings.Contains(r.Checks[checkKube], tt.kube) || r.Checks[checkRedis] != "ok" {
+					t.Errorf("readyz = %d %+v, want %d with %s %q", rec.Code, r.Checks, tt.code, checkKube, tt.kube)
+				}
+			})
+		}
 	}
 }

@@ -239,11 +239,11 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	cfg.workerSettings.namespace = cfg.Namespace
 	cfg.workerSettings.roleProd, cfg.workerSettings.metrics = cfg.prod, m
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
-	started, err := cfg.prod.workerOps(ctx, log, c, cfg.RedisAddr, m)
+	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	kcfg, err := kube.LoadConfig(cfg.Kubeconfig)
+	started, err := cfg.prod.workerOps(ctx, log, c, cfg.RedisAddr, kcfg, m)
 	if err != nil {
 		return err
 	}
