@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -60,15 +61,21 @@ const (
 // Sandbox renders in child processes of the worker's binary, so that a
 // tool that crashes (a Go stack overflow cannot be recovered) or grows
 // without bound takes down the render, not the worker. A child serves one
-// render at a time and is reused while it lives.
+// render at a time and is reused while it lives; at most slots children
+// render at once, and other renders wait for one.
 type Sandbox struct {
 	exe    string
 	limits SandboxLimits
 	log    *slog.Logger
+	slots  chan struct{}
 
 	mu   sync.Mutex
 	idle []*sandboxProc
 }
+
+// sandboxSlots bounds the sandboxes rendering at once: each may take its
+// memory limit.
+var sandboxSlots = max(2, runtime.NumCPU())
 
 // NewSandbox runs renders with exe (the worker's own binary, which must
 // call SandboxMain when SandboxEnv is set) under limits.
@@ -82,7 +89,7 @@ func NewSandbox(exe string, limits SandboxLimits, log *slog.Logger) (*Sandbox, e
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Sandbox{exe: exe, limits: limits, log: log}, nil
+	return &Sandbox{exe: exe, limits: limits, log: log, slots: make(chan struct{}, sandboxSlots)}, nil
 }
 
 // Close stops the idle sandbox processes.
@@ -208,6 +215,12 @@ func (e *remoteError) Unwrap() error { return e.err }
 // run sends req to an idle or new sandbox process and reads its answer.
 // A process that breaks a limit or dies is not reused.
 func (s *Sandbox) run(ctx context.Context, req sandboxRequest) (sandboxResponse, error) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return sandboxResponse{}, ctx.Err()
+	}
 	p, err := s.get()
 	if err != nil {
 		return sandboxResponse{}, err
@@ -246,7 +259,9 @@ func (s *Sandbox) get() (*sandboxProc, error) {
 		p := s.idle[n-1]
 		s.idle = s.idle[:n-1]
 		s.mu.Unlock()
-		p.idle.Stop()
+		if p.idle != nil {
+			p.idle.Stop()
+		}
 		return p, nil
 	}
 	s.mu.Unlock()
@@ -301,7 +316,7 @@ func startSandbox(exe string) (*sandboxProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render sandbox: %w", err)
 	}
-	p := &sandboxProc{cmd: cmd, in: in, out: bufio.NewReader(out), stderr: &headTail{max: 8 << 10}, idle: time.NewTimer(0), waited: make(chan struct{})}
+	p := &sandboxProc{cmd: cmd, in: in, out: bufio.NewReader(out), stderr: &headTail{max: 8 << 10}, waited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("render sandbox: start %s: %w", exe, err)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -143,6 +144,25 @@ var laughs = func() string {
 	}
 	return b.String()
 }()
+
+// A render waits for a free sandbox slot, and gives up with its context.
+func TestSandboxSlots(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"ok/cm.yaml": cm("fine")})
+	r := sandboxed(t, root, DefaultSandboxLimits)
+	r.sandbox.slots = make(chan struct{}, 1)
+	r.sandbox.slots <- struct{}{} // another render holds the only slot
+	req := SingleSource("app", "default", appspec.Source{RepoURL: "https://example.com/r.git", Path: "ok"}, "sha")
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := r.Render(ctx, req, true); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a render without a free slot: %v; want it to wait until its context ends", err)
+	}
+	<-r.sandbox.slots
+	if ref, err := r.Render(t.Context(), req, true); err != nil || ref.Count != 1 {
+		t.Fatalf("with a free slot: %+v, %v", ref, err)
+	}
+}
 
 // A sandbox inherits no worker setting or credential from the
 // environment.
