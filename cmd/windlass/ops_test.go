@@ -224,7 +224,8 @@ func TestMetricsAndProbes(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&report)
 		return resp.StatusCode == http.StatusOK
 	})
-	if len(report.Checks) != 3 || report.Checks[checkWorker] != "ok" || report.Checks[checkRedis] != "ok" || report.Checks[checkTemporal] != "ok" {
+	if len(report.Checks) != 4 || report.Checks[checkWorker] != "ok" || report.Checks[checkRedis] != "ok" || report.Checks[checkTemporal] != "ok" ||
+		report.Checks[checkKube] != "ok" {
 		t.Errorf("worker readiness %+v", report)
 	}
 
