@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/failure"
@@ -225,7 +226,7 @@ func (s *Sandbox) run(ctx context.Context, req sandboxRequest) (sandboxResponse,
 	if err != nil {
 		return sandboxResponse{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.limits.Wall)
+	wall, cancel := context.WithTimeout(ctx, s.limits.Wall)
 	defer cancel()
 	type result struct {
 		resp sandboxResponse
@@ -236,22 +237,34 @@ func (s *Sandbox) run(ctx context.Context, req sandboxRequest) (sandboxResponse,
 		resp, err := p.roundTrip(req, s.limits.OutputBytes)
 		done <- result{resp, err}
 	}()
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return sandboxResponse{}, p.died(res.err, s.limits)
-		}
-		s.put(p)
-		return res.resp, nil
-	case <-ctx.Done():
-		p.stop()
-		<-done
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	tick := time.NewTicker(sandboxHeartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case res := <-done:
+			if res.err != nil {
+				return sandboxResponse{}, p.died(res.err, s.limits)
+			}
+			s.put(p)
+			return res.resp, nil
+		case <-tick.C:
+			if activity.IsActivity(ctx) {
+				activity.RecordHeartbeat(ctx) // a long render is not a lost worker
+			}
+		case <-wall.Done():
+			p.stop()
+			<-done
+			if ctx.Err() != nil {
+				return sandboxResponse{}, ctx.Err()
+			}
 			return sandboxResponse{}, fmt.Errorf("%w: render took longer than its wall-time limit of %s", ErrRenderLimit, s.limits.Wall)
 		}
-		return sandboxResponse{}, ctx.Err()
 	}
 }
+
+// sandboxHeartbeat is how often a render heartbeats while it waits for its
+// sandbox.
+const sandboxHeartbeat = 10 * time.Second
 
 func (s *Sandbox) get() (*sandboxProc, error) {
 	s.mu.Lock()
