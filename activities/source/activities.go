@@ -46,7 +46,7 @@ type Activities struct {
 	// refCacheDown skips the ref cache for a while after it failed.
 	refCacheDown breaker
 	treeGrace    time.Duration
-	// netTimeout bounds an SSH server's silence (0: DefaultNetTimeout).
+	// netTimeout bounds a Git server's silence (0: DefaultNetTimeout).
 	netTimeout time.Duration
 	sizes      treeSizes
 	// commits holds the metadata of the commits read (RevisionMetadata).
@@ -79,9 +79,9 @@ func WithTreeGrace(d time.Duration) Option {
 	}
 }
 
-// WithNetTimeout sets how long an SSH server may stay silent, on dial,
-// handshake or any read, before the operation fails (default
-// DefaultNetTimeout).
+// WithNetTimeout sets how long a Git server (SSH or HTTP(S)) may stay
+// silent, on dial, handshake or any read, before the operation fails
+// (default DefaultNetTimeout).
 func WithNetTimeout(d time.Duration) Option {
 	return func(a *Activities) {
 		if d > 0 {

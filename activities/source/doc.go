@@ -26,8 +26,9 @@
 // revision not found and ambiguous revision are not retryable; an
 // unreachable server is.
 //
-// An SSH connection fails once the server stays silent for the net timeout
-// (DefaultNetTimeout, WithNetTimeout): on dial, handshake and every read
-// or write, with a *TimeoutError. Fetches ask for progress so that a
+// A connection over SSH or HTTP(S) fails once the server stays silent for
+// the net timeout (DefaultNetTimeout, WithNetTimeout): on dial, the TLS or
+// SSH handshake, and every read or write, with a *TimeoutError; a transfer
+// that keeps moving is not cut off. Fetches ask for progress so that a
 // server preparing a large pack keeps talking.
 package source

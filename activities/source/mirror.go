@@ -150,7 +150,7 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 	if err != nil {
 		return err
 	}
-	err = repo.FetchContext(ctx, &git.FetchOptions{
+	err = repo.FetchContext(netContext(ctx, a.netTimeout), &git.FetchOptions{
 		RemoteName: "origin",
 		RefSpecs:   []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
 		Auth:       auth,
