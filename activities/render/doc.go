@@ -11,7 +11,9 @@
 // Kustomize (krusty, in-process), a configured plugin's discovery rule
 // means that plugin, *.jsonnet means Jsonnet, anything else a directory of
 // YAML/JSON. Sources may also be charts from Helm repositories (HTTP or
-// OCI), and several sources may be combined ($ref value files). Nothing is
+// OCI), whose silence is bounded by Config.NetTimeout (the dial, the
+// handshake and each read; a download that keeps moving is not cut off),
+// and several sources may be combined ($ref value files). Nothing is
 // ever read outside the checkout, nor written into it: every read of a
 // checkout goes through one os.Root (repoRoot), which refuses a symlink
 // leading out at any depth of a chain, and anything but a regular file

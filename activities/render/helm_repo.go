@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -24,6 +25,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/errcode"
 
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/netdeadline"
 )
 
 // ResolveChartName is the activity that resolves a chart version: a wire
@@ -41,10 +43,22 @@ var (
 const (
 	helmMaxIndexBytes = 256 << 20
 	helmMaxChartBytes = 100 << 20
-	helmHTTPTimeout   = 5 * time.Minute
 )
 
-var helmHTTPClient = &http.Client{Timeout: helmHTTPTimeout}
+// helmTransports holds one transport per net timeout (Config.NetTimeout),
+// so that connections to a repository are reused between renders.
+var helmTransports sync.Map // time.Duration → *http.Transport
+
+// helmTransport bounds the silence of chart repositories and registries
+// by timeout (see netdeadline): a large chart that keeps downloading is
+// never cut off; the render's context and limits bound the whole.
+func helmTransport(timeout time.Duration) *http.Transport {
+	if t, ok := helmTransports.Load(timeout); ok {
+		return t.(*http.Transport)
+	}
+	t, _ := helmTransports.LoadOrStore(timeout, netdeadline.Transport(timeout))
+	return t.(*http.Transport)
+}
 
 // ResolveChartInput is the input of the ResolveChart activity.
 type ResolveChartInput struct {
@@ -79,7 +93,7 @@ func (r *Renderer) ResolveChartVersion(ctx context.Context, repoURL, chartName, 
 		return "", err
 	}
 	if isOCIRepo(repoURL) {
-		c, err := r.helmRegistryClient(repoURL)
+		c, err := r.helmRegistryClient(ctx, repoURL)
 		if err != nil {
 			return "", err
 		}
@@ -150,7 +164,7 @@ func (r *Renderer) cachedChart(ctx context.Context, repoURL, chartName, version 
 	var data []byte
 	var err error
 	if isOCIRepo(repoURL) {
-		data, err = r.pullOCIChart(repoURL, chartName, version)
+		data, err = r.pullOCIChart(ctx, repoURL, chartName, version)
 	} else {
 		data, err = r.downloadHTTPChart(ctx, repoURL, chartName, version)
 	}
@@ -201,7 +215,7 @@ func (r *Renderer) downloadHTTPChart(ctx context.Context, repoURL, chartName, ve
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrChartRepo, err)
 	}
-	data, err := helmGet(ctx, u, helmMaxChartBytes)
+	data, err := r.helmGet(ctx, u, helmMaxChartBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +237,7 @@ func (r *Renderer) fetchHelmIndex(ctx context.Context, repoURL string) (*repo.In
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/index.yaml"
 	u.RawPath = ""
-	data, err := helmGet(ctx, u.String(), helmMaxIndexBytes)
+	data, err := r.helmGet(ctx, u.String(), helmMaxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -253,13 +267,13 @@ func (r *Renderer) fetchHelmIndex(ctx context.Context, repoURL string) (*repo.In
 
 // helmGet fetches u. Answers that retrying will not change (4xx other than
 // 408 and 429) are permanent; network errors and other answers are not.
-func helmGet(ctx context.Context, u string, limit int64) ([]byte, error) {
+func (r *Renderer) helmGet(ctx context.Context, u string, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadPath, err)
 	}
 	req.Header.Set("User-Agent", "windlass (Helm/v4)")
-	resp, err := helmHTTPClient.Do(req)
+	resp, err := (&http.Client{Transport: helmTransport(r.netTimeout)}).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
@@ -285,8 +299,8 @@ func helmGet(ctx context.Context, u string, limit int64) ([]byte, error) {
 
 // pullOCIChart pulls a chart from an OCI registry; the registry client
 // checks the digests of what it pulls.
-func (r *Renderer) pullOCIChart(repoURL, chartName, version string) ([]byte, error) {
-	c, err := r.helmRegistryClient(repoURL)
+func (r *Renderer) pullOCIChart(ctx context.Context, repoURL, chartName, version string) ([]byte, error) {
+	c, err := r.helmRegistryClient(ctx, repoURL)
 	if err != nil {
 		return nil, err
 	}
@@ -305,10 +319,11 @@ func (r *Renderer) pullOCIChart(repoURL, chartName, version string) ([]byte, err
 	return res.Chart.Data, nil
 }
 
-// helmRegistryClient makes an anonymous registry client. Registries on the
-// loopback interface are spoken to over plain HTTP, as Docker does.
-func (r *Renderer) helmRegistryClient(repoURL string) (*registry.Client, error) {
-	hc := &http.Client{Timeout: helmHTTPTimeout}
+// helmRegistryClient makes an anonymous registry client whose requests end
+// with ctx. Registries on the loopback interface are spoken to over plain
+// HTTP, as Docker does.
+func (r *Renderer) helmRegistryClient(ctx context.Context, repoURL string) (*registry.Client, error) {
+	hc := &http.Client{Transport: ctxTransport{ctx: ctx, base: helmTransport(r.netTimeout)}}
 	credDir := r.cacheDir
 	if credDir == "" {
 		credDir = os.TempDir()
@@ -347,6 +362,38 @@ func helmOCIError(ref string, err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)
 	}
 	return fmt.Errorf("%s: %w", ref, err)
+}
+
+// ctxTransport ends each request, and the reading of its answer, when ctx
+// ends: Helm's registry client takes no context of its own.
+type ctxTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
+	release := func() { stop(); cancel(nil) }
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+// releasingBody releases its request's context when closed.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 func isLoopbackHost(h string) bool {

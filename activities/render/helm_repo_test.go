@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // helmPackage writes a chart's files, packages it into outDir and returns
@@ -444,5 +447,82 @@ func TestHelmOCI(t *testing.T) {
 	in := toolInput{AppName: "rel", Source: SourceRequest{Source: appspec.Source{RepoURL: repoURL, Chart: "demo"}, SHA: "9.9.9"}}
 	if _, err := r.renderHelmRepoChart(t.Context(), in); !errors.Is(err, ErrChartNotFound) {
 		t.Fatalf("render of a missing tag: error = %v, want %v", err, ErrChartNotFound)
+	}
+}
+
+// TestHelmSilentServer: a chart repository or OCI registry that never
+// completes the handshake, stalls after its headers or stalls in the
+// middle of a chart fails the resolve or render with a retryable timeout
+// instead of hanging; a registry request also ends with its context.
+func TestHelmSilentServer(t *testing.T) {
+	silent := testbed.SilentListener(t)
+	stalled := testbed.StallingServer(t, testbed.Stall{Headers: true, ContentType: "application/json"})
+	midChart := testbed.StallingServer(t, testbed.Stall{Headers: true, ContentType: "application/gzip", Body: "\x1f\x8b"})
+	s := newHelmRepoServer(t)
+	helmPackage(t, s.dir, helmDemoChart("demo", "1.0.0", nil))
+	s.index(t, func(idx *repo.IndexFile) { idx.Entries["demo"][0].URLs = []string{midChart.URL + "/demo-1.0.0.tgz"} })
+	// A registry that lists and resolves, then stalls in every blob.
+	g := &helmOCIRegistry{blobs: map[string][]byte{}, manifests: map[string]map[string][]byte{}, tags: map[string][]string{}}
+	g.push(t, "charts/demo", helmPackage(t, t.TempDir(), helmDemoChart("demo", "1.0.0", nil)))
+	blobStall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/blobs/") {
+			g.ServeHTTP(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the client hangs up
+	}))
+	t.Cleanup(blobStall.Close)
+	hostOf := func(u string) string { return strings.TrimPrefix(u, "http://") }
+
+	resolve := func(ctx context.Context, r *Renderer, repoURL string) error {
+		_, err := r.ResolveChartVersion(ctx, repoURL, "demo", "")
+		return err
+	}
+	render := func(ctx context.Context, r *Renderer, repoURL string) error {
+		_, err := r.renderHelmRepoChart(ctx, toolInput{AppName: "rel", Source: SourceRequest{Source: appspec.Source{RepoURL: repoURL, Chart: "demo"}, SHA: "1.0.0"}})
+		return err
+	}
+	for _, tt := range []struct {
+		name    string
+		repoURL string
+		run     func(context.Context, *Renderer, string) error
+		ctx     time.Duration // a deadline of the context, with no net timeout
+		want    string
+	}{
+		{name: "index, tls handshake", repoURL: "https://" + silent, run: resolve, want: "timed out after 200ms"},
+		{name: "index, after the headers", repoURL: stalled.URL, run: resolve, want: "timed out after 200ms"},
+		{name: "chart, in the body", repoURL: s.URL, run: render, want: "timed out after 200ms"},
+		{name: "oci tags, no answer", repoURL: "oci://" + silent + "/charts", run: resolve, want: "timed out after 200ms"},
+		{name: "oci tags, after the headers", repoURL: "oci://" + hostOf(stalled.URL) + "/charts", run: resolve, want: "timed out after 200ms"},
+		{name: "oci pull, in a blob", repoURL: "oci://" + hostOf(blobStall.URL) + "/charts", run: render, want: "timed out after 200ms"},
+		{name: "oci tags, context deadline", repoURL: "oci://" + hostOf(stalled.URL) + "/charts", run: resolve, ctx: 200 * time.Millisecond,
+			want: "context deadline exceeded"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Renderer{cacheDir: t.TempDir(), netTimeout: 200 * time.Millisecond}
+			ctx := t.Context()
+			if tt.ctx > 0 {
+				r.netTimeout = time.Hour
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.ctx)
+				defer cancel()
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- tt.run(ctx, r, tt.repoURL) }()
+			var err error
+			select {
+			case err = <-errc:
+			case <-time.After(time.Minute):
+				t.Fatal("no answer: the call hangs")
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one with %q", err, tt.want)
+			}
+			if typ := failure.TypeOf(err); typ != "" {
+				t.Fatalf("error %v is permanent (%s), want retryable", err, typ)
+			}
+		})
 	}
 }

@@ -63,6 +63,9 @@ type Config struct {
 	// MaxFileBytes bounds each file a render reads from a repository (0:
 	// DefaultMaxFileBytes).
 	MaxFileBytes int64
+	// NetTimeout bounds the silence of a chart repository or registry: the
+	// dial, the handshake and each read (0: netdeadline.DefaultTimeout).
+	NetTimeout time.Duration
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -78,6 +81,8 @@ type Renderer struct {
 	metrics   Metrics
 	sandbox   *Sandbox
 	maxFile   int64
+	// netTimeout is Config.NetTimeout.
+	netTimeout time.Duration
 }
 
 // NewRenderer checks its dependencies.
@@ -92,7 +97,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 		cfg.CacheTTL = CacheTTL
 	}
 	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
-		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes}, nil
+		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout}, nil
 }
 
 const (

@@ -112,8 +112,9 @@ type sandboxRequest struct {
 	CacheDir string            `json:"cacheDir"`
 	Plugins  []PluginConfig    `json:"plugins,omitempty"`
 	Limits   SandboxLimits     `json:"limits"`
-	// MaxFileBytes is the worker's Config.MaxFileBytes.
-	MaxFileBytes int64 `json:"maxFileBytes,omitempty"`
+	// MaxFileBytes and NetTimeout are the worker's Config's.
+	MaxFileBytes int64         `json:"maxFileBytes,omitempty"`
+	NetTimeout   time.Duration `json:"netTimeout,omitempty"`
 }
 
 // sandboxResponse is the sandbox's answer: the manifests as JSON, or the
@@ -156,7 +157,7 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 		roots[rootKey(src.RepoURL, src.SHA)] = root
 	}
 	resp, err := s.run(ctx, sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits,
-		MaxFileBytes: r.maxFile})
+		MaxFileBytes: r.maxFile, NetTimeout: r.netTimeout})
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -55,7 +55,7 @@ func SandboxMain(in io.Reader, out io.Writer) int {
 // serveRender renders one request in this process.
 func serveRender(req sandboxRequest) sandboxResponse {
 	var t timings
-	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes,
+	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes, netTimeout: req.NetTimeout,
 		log: slog.New(slog.DiscardHandler), metrics: &t}
 	objs, b, shared, err := r.renderLocal(context.Background(), req.Request)
 	if err == nil && int64(len(b)) > req.Limits.OutputBytes {

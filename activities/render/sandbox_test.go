@@ -13,6 +13,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // TestMain makes this test binary a render sandbox when a test starts it
@@ -177,5 +178,18 @@ func TestBytesText(t *testing.T) {
 	got := []string{bytesText(1 << 30), bytesText(64 << 20), bytesText(64 << 10), bytesText(100)}
 	if d := cmp.Diff([]string{"1 GiB", "64 MiB", "64 KiB", "100 bytes"}, got); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// A sandbox bounds a chart repository's silence by the worker's
+// NetTimeout, not by its own wall-time limit.
+func TestSandboxNetTimeout(t *testing.T) {
+	stalled := testbed.StallingServer(t, testbed.Stall{Headers: true})
+	r := sandboxed(t, t.TempDir(), DefaultSandboxLimits)
+	r.netTimeout = 200 * time.Millisecond
+	src := appspec.Source{RepoURL: stalled.URL, Chart: "demo"}
+	_, err := r.Render(t.Context(), SingleSource("app", "default", src, "1.0.0"), true)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 200ms") {
+		t.Fatalf("error = %v, want the net timeout", err)
 	}
 }
