@@ -11,6 +11,7 @@ import (
 
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/netdeadline"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -78,7 +79,7 @@ func (s *Server) createCluster(c *echo.Context) error {
 	}
 	check := s.opts.ClusterCheck
 	if check == nil {
-		check = serverVersion
+		check = func(cl settings.Cluster) error { return serverVersion(cl, s.opts.ClusterTimeout) }
 	}
 	if err := check(cl); err != nil {
 		pr := problem(http.StatusUnprocessableEntity, "connection test failed: "+err.Error())
@@ -101,10 +102,23 @@ func (s *Server) createCluster(c *echo.Context) error {
 // registration stands, and workers start the watch when they start.
 const msgClusterWatch = "cluster watch not started or stopped"
 
-// serverVersion asks the cluster for its version.
-func serverVersion(cl settings.Cluster) error {
+// The connection test of a cluster: the server may stay silent for
+// DefaultClusterTimeout (Options.ClusterTimeout), and the whole request
+// takes at most clusterCheckTotal.
+const (
+	DefaultClusterTimeout = netdeadline.DefaultTimeout
+	clusterCheckTotal     = 30 * time.Second
+)
+
+// serverVersion asks the cluster for its version; timeout bounds the
+// server's silence (0: DefaultClusterTimeout).
+func serverVersion(cl settings.Cluster, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultClusterTimeout
+	}
 	cfg := cl.RESTConfig()
-	cfg.Timeout = 15 * time.Second
+	cfg.Timeout = clusterCheckTotal
+	cfg.Dial = netdeadline.Dialer{Timeout: timeout}.DialContext
 	d, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err

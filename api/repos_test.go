@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -17,31 +16,29 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
-// TestRepositoryConnectionTimeout: the connection test of an SSH server
-// that accepts and never answers fails with a timeout.
+// TestRepositoryConnectionTimeout: the connection test of a Git server
+// that accepts and never answers (SSH, or HTTPS in the TLS handshake), or
+// that stalls after its headers, fails with a timeout.
 func TestRepositoryConnectionTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() }) // never writes
-		}
-	}()
+	silent := testbed.SilentListener(t)
+	stalled := testbed.StallingServer(t, testbed.Stall{Headers: true, ContentType: "application/x-git-upload-pack-advertisement"})
 	en := newEnv(t, func(o *Options) { o.RepoCheck, o.GitTimeout = nil, 200*time.Millisecond })
-	repo := settings.Repository{URL: "ssh://git@" + ln.Addr().String() + "/team/app.git", SSHPrivateKey: testSSHKey(t), InsecureIgnoreHostKey: true}
-	runSteps(t, en, []step{
-		{name: "register", req: request{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, repo)},
-			status: http.StatusUnprocessableEntity, field: "url", detail: "timed out after 200ms"},
-	})
+	var steps []step
+	for _, tt := range []struct {
+		name string
+		repo settings.Repository
+	}{
+		{"ssh", settings.Repository{URL: "ssh://git@" + silent + "/team/app.git", SSHPrivateKey: testSSHKey(t), InsecureIgnoreHostKey: true}},
+		{"https handshake", settings.Repository{URL: "https://" + silent + "/team/app.git"}},
+		{"after the headers", settings.Repository{URL: stalled.URL + "/team/app.git"}},
+	} {
+		steps = append(steps, step{name: tt.name, req: request{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, tt.repo)},
+			status: http.StatusUnprocessableEntity, field: "url", detail: "timed out after 200ms"})
+	}
+	runSteps(t, en, steps)
 }
 
 // testSSHKey is a new ed25519 private key in PEM.

@@ -48,9 +48,12 @@ type Options struct {
 	// RepoCheck tests a repository's connection before it is registered
 	// (nil: an ls-remote with its credential).
 	RepoCheck func(r settings.Repository) error
-	// GitTimeout bounds an SSH server's silence in the connection test
-	// (0: source.DefaultNetTimeout).
+	// GitTimeout bounds a Git server's silence (SSH or HTTP(S)) in the
+	// connection test (0: source.DefaultNetTimeout).
 	GitTimeout time.Duration
+	// ClusterTimeout bounds a cluster's silence in the connection test:
+	// the dial, the TLS handshake and each read (0: DefaultClusterTimeout).
+	ClusterTimeout time.Duration
 	// SSO serves single sign-on under /api/v1/sso (nil: off, which
 	// GET /api/v1/sso/config says).
 	SSO *sso.Handler
