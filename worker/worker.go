@@ -71,6 +71,9 @@ type Config struct {
 	// RenderSandbox, when set, runs every render in a child process under
 	// its limits (nil: in the worker's process).
 	RenderSandbox *render.Sandbox
+	// RenderMaxFileBytes bounds each file a render reads from a repository
+	// (0: render.DefaultMaxFileBytes).
+	RenderMaxFileBytes int64
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -166,6 +169,7 @@ func New(cfg Config) (*Worker, error) {
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
 		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
+		MaxFileBytes: cfg.RenderMaxFileBytes,
 	})
 	if err != nil {
 		return nil, err

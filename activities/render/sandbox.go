@@ -186,7 +186,7 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 // knownErrors are the sentinels a sandbox's error may name by type; the
 // worker gives them back, so that errors.Is holds across the process.
 var knownErrors = []*failure.Sentinel{ErrPathNotFound, ErrBadPath, ErrChart, ErrHelmValues, ErrChartNotFound, ErrChartRepo,
-	ErrJsonnet, ErrKustomize, ErrRemoteBase, ErrPluginNotConfigured, ErrPluginOutput, ErrRenderLimit}
+	ErrJsonnet, ErrKustomize, ErrRemoteBase, ErrPluginNotConfigured, ErrPluginOutput, ErrRenderLimit, ErrFileTooLarge}
 
 // sandboxError is a sandbox's error message with its failure type.
 func sandboxError(msg, typ string) error {

@@ -193,3 +193,14 @@ func TestSandboxNetTimeout(t *testing.T) {
 		t.Fatalf("error = %v, want the net timeout", err)
 	}
 }
+
+// A sandbox reads each repository file within the worker's MaxFileBytes.
+func TestSandboxFileLimit(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"app/big.yaml": cm("big") + "data: {x: " + strings.Repeat("y", 200) + "}\n"})
+	r := sandboxed(t, root, DefaultSandboxLimits)
+	r.maxFile = 100
+	src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app"}
+	_, err := r.Render(t.Context(), SingleSource("app", "ns", src, "sha"), true)
+	wantError(t, err, ErrFileTooLarge, `"app/big.yaml" is larger than 100 bytes`, root)
+}

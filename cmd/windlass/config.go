@@ -14,6 +14,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/worker"
 )
@@ -70,6 +71,11 @@ type workerSettings struct {
 	// RenderSandbox runs renders in child processes under RenderLimits.
 	RenderSandbox bool
 	RenderLimits  render.SandboxLimits
+	// RenderMaxFileBytes bounds each file a render reads from a repository.
+	RenderMaxFileBytes int64
+	// HealthScripts are the limits of one Lua health script run (its
+	// CustomizationsDir is ResourceCustomizations).
+	HealthScripts health.Options
 	// namespace is copied from the common settings.
 	namespace string
 	// roleProd and metrics are copied from the role (production.go).
@@ -175,6 +181,19 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.DurationVar(&w.RenderLimits.Wall, "render-timeout", envDuration("RENDER_TIMEOUT", d.Wall), "wall-time limit of one render (env WINDLASS_RENDER_TIMEOUT)")
 	fs.IntVar(&w.RenderLimits.StackBytes, "render-stack-bytes", envInt("RENDER_STACK_BYTES", d.StackBytes), "goroutine stack limit in a render sandbox (env WINDLASS_RENDER_STACK_BYTES)")
 	fs.Int64Var(&w.RenderLimits.OutputBytes, "render-max-output-bytes", envInt64("RENDER_MAX_OUTPUT_BYTES", d.OutputBytes), "largest rendered manifests of one app, as JSON (env WINDLASS_RENDER_MAX_OUTPUT_BYTES)")
+	fs.Int64Var(&w.RenderMaxFileBytes, "render-max-file-bytes", envInt64("RENDER_MAX_FILE_BYTES", render.DefaultMaxFileBytes), "largest file a render reads from a repository (env WINDLASS_RENDER_MAX_FILE_BYTES)")
+	h := &w.HealthScripts
+	fs.Int64Var(&h.MemoryLimit, "health-script-memory-bytes", envInt64("HEALTH_SCRIPT_MEMORY_BYTES", health.DefaultMemoryLimit), "memory budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MEMORY_BYTES)")
+	fs.Int64Var(&h.MaxInstructions, "health-script-max-instructions", envInt64("HEALTH_SCRIPT_MAX_INSTRUCTIONS", health.DefaultMaxInstructions), "instruction budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MAX_INSTRUCTIONS)")
+	fs.DurationVar(&h.Timeout, "health-script-timeout", envDuration("HEALTH_SCRIPT_TIMEOUT", health.DefaultTimeout), "time limit of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_TIMEOUT)")
+}
+
+// healthOptions configure the health checks: the Lua scripts of
+// ResourceCustomizations under the HealthScripts limits.
+func (w workerSettings) healthOptions() health.Options {
+	o := w.HealthScripts
+	o.CustomizationsDir = w.ResourceCustomizations
+	return o
 }
 
 // credentials loads the repository credentials file, if one is named.
@@ -235,6 +254,9 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
 		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))
+	}
+	if h := w.HealthScripts; w.RenderMaxFileBytes <= 0 || h.MemoryLimit <= 0 || h.MaxInstructions <= 0 || h.Timeout <= 0 {
+		errs = append(errs, errors.New("render-max-file-bytes, health-script-memory-bytes, health-script-max-instructions and health-script-timeout must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -2,9 +2,17 @@ package main
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/internal/health"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -22,6 +30,10 @@ func TestLoadConfig(t *testing.T) {
 		{"worker needs redis", func(a []string) error { _, err := loadWorkerConfig(a); return err }, nil, "redis-address is required"},
 		{"worker ok", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "127.0.0.1:6379"}, ""},
 		{"worker bad refresh", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--refresh-seconds", "0"}, "refresh-seconds"},
+		{"worker zero render-max-file-bytes", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--render-max-file-bytes", "0"}, "render-max-file-bytes"},
+		{"worker negative health-script-memory-bytes", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--health-script-memory-bytes", "-1"}, "health-script-memory-bytes"},
+		{"worker zero health-script-max-instructions", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--health-script-max-instructions", "0"}, "health-script-max-instructions"},
+		{"dev zero health-script-timeout", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--health-script-timeout", "0s"}, "health-script-timeout"},
 		{"server needs redis", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0"}, "redis-address is required"},
 		{"server ok", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0", "--redis-address", "127.0.0.1:6379"}, ""},
 		{"temporal defaults", func(a []string) error { _, err := loadTemporalConfig(a); return err }, nil, ""},
@@ -87,5 +99,62 @@ func TestConfigDirsAreAbsolute(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+// The limits of renders and Lua health scripts: defaults, flags and their
+// environment variables reach the worker's settings, and take effect in
+// the health checker the worker builds from them.
+func TestWorkerLimitFlags(t *testing.T) {
+	t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	scripts := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(scripts, "ConfigMap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// 2 MB of string and a loop of a few thousand instructions: within the
+	// defaults, over the budgets set below.
+	script := `local s = ("x"):rep(2000000) for i = 1, 2000 do end return {status = "Healthy", message = tostring(#s)}`
+	if err := os.WriteFile(filepath.Join(scripts, "ConfigMap", "health.lua"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}
+	base := []string{"--redis-address", "127.0.0.1:6379", "--resource-customizations", scripts}
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		want     health.Options
+		maxFile  int64
+		assessed string // a part of the script's outcome
+	}{
+		{name: "defaults", want: health.Options{MemoryLimit: health.DefaultMemoryLimit, MaxInstructions: health.DefaultMaxInstructions, Timeout: health.DefaultTimeout},
+			maxFile: render.DefaultMaxFileBytes, assessed: "2000000"},
+		{name: "flags", args: []string{"--health-script-memory-bytes", "1048576", "--health-script-timeout", "2s", "--render-max-file-bytes", "4096"},
+			want:    health.Options{MemoryLimit: 1 << 20, MaxInstructions: health.DefaultMaxInstructions, Timeout: 2 * time.Second},
+			maxFile: 4096, assessed: "exceeded its memory budget of 1 MiB"},
+		{name: "environment", env: map[string]string{"WINDLASS_HEALTH_SCRIPT_MAX_INSTRUCTIONS": "1000", "WINDLASS_RENDER_MAX_FILE_BYTES": "8192"},
+			want:    health.Options{MemoryLimit: health.DefaultMemoryLimit, MaxInstructions: 1000, Timeout: health.DefaultTimeout},
+			maxFile: 8192, assessed: "instruction budget of 1000 instructions"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			c, err := loadWorkerConfig(append(base, tt.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.CustomizationsDir = scripts
+			if d := cmp.Diff(tt.want, c.healthOptions()); d != "" || c.RenderMaxFileBytes != tt.maxFile {
+				t.Fatalf("health options (-want +got):\n%s\nrender-max-file-bytes %d, want %d", d, c.RenderMaxFileBytes, tt.maxFile)
+			}
+			checker, err := health.New(c.healthOptions()) // as startWorker does
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := checker.Assess(cm); !strings.Contains(r.Message, tt.assessed) {
+				t.Fatalf("assessed %+v, want a message with %q", r, tt.assessed)
+			}
+		})
 	}
 }

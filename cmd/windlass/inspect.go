@@ -16,13 +16,13 @@ import (
 
 // newInspector serves the API's manifests, diff, tree and events endpoints:
 // manifests from the manifest cache the workers fill, live state from the
-// local cluster and the registered ones. customizations is the directory
-// of Lua health checks the workers use ("" for the built-in checks), so
-// that the API's health agrees with theirs.
-func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, customizations string) (api.Inspector, error) {
+// local cluster and the registered ones. hopts name the directory of Lua
+// health checks the workers use and their limits (no directory: the
+// built-in checks), so that the API's health agrees with theirs.
+func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hopts health.Options) (api.Inspector, error) {
 	var opts []cluster.Option
-	if customizations != "" {
-		hc, err := health.New(health.Options{CustomizationsDir: customizations})
+	if hopts.CustomizationsDir != "" {
+		hc, err := health.New(hopts)
 		if err != nil {
 			return nil, err
 		}

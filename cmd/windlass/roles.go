@@ -113,7 +113,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 		return err
 	}
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
-	insp, err := newInspector(kcfg, rdb, sets, log, cfg.ResourceCustomizations)
+	insp, err := newInspector(kcfg, rdb, sets, log, cfg.healthOptions())
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	defer rdb.Close()
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
-	insp, err := newInspector(kcfg, rdb, sets, log, "")
+	insp, err := newInspector(kcfg, rdb, sets, log, health.Options{})
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	}
 	var checker cluster.HealthChecker
 	if w.ResourceCustomizations != "" {
-		hc, err := health.New(health.Options{CustomizationsDir: w.ResourceCustomizations})
+		hc, err := health.New(w.healthOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +319,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
-		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox,
+		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 	})
 	if err != nil {

@@ -43,9 +43,9 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	defaultTimeout         = time.Second
-	defaultMaxInstructions = 10_000_000
-	defaultMemoryLimit     = 64 << 20
+	DefaultTimeout         = time.Second
+	DefaultMaxInstructions = 10_000_000
+	DefaultMemoryLimit     = 64 << 20
 )
 
 // Checker assesses health. Create it with New; it is safe for concurrent use.
@@ -61,13 +61,13 @@ type Checker struct {
 func New(opts Options) (*Checker, error) {
 	lim := limits{timeout: opts.Timeout, instructions: opts.MaxInstructions, memory: opts.MemoryLimit}
 	if lim.timeout <= 0 {
-		lim.timeout = defaultTimeout
+		lim.timeout = DefaultTimeout
 	}
 	if lim.instructions <= 0 {
-		lim.instructions = defaultMaxInstructions
+		lim.instructions = DefaultMaxInstructions
 	}
 	if lim.memory <= 0 {
-		lim.memory = defaultMemoryLimit
+		lim.memory = DefaultMemoryLimit
 	}
 	inline, err := loadInline(opts.Inline)
 	if err != nil {
@@ -85,7 +85,7 @@ func New(opts Options) (*Checker, error) {
 }
 
 // defaultChecker has the built-in checks and kstatus, and no scripts.
-var defaultChecker = &Checker{limits: limits{timeout: defaultTimeout, instructions: defaultMaxInstructions, memory: defaultMemoryLimit}}
+var defaultChecker = &Checker{limits: limits{timeout: DefaultTimeout, instructions: DefaultMaxInstructions, memory: DefaultMemoryLimit}}
 
 // Assess returns the health of a live object with the built-in checks and
 // kstatus only; nil means Missing.

@@ -360,7 +360,7 @@ func TestLuaBudgets(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			budget := int64(defaultMemoryLimit)
+			budget := int64(DefaultMemoryLimit)
 			if tt.opts.MemoryLimit > 0 {
 				budget = tt.opts.MemoryLimit
 			}
