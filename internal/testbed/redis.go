@@ -28,6 +28,28 @@ func (r *Redis) Addr() string { return r.addr }
 // Stop stops the server; see StopDir.
 func (r *Redis) Stop() error { return StopDir(r.dir) }
 
+// Start starts a server that Stop stopped again, empty, at the same
+// address: an outage and its end, for the clients of the first one.
+func (r *Redis) Start(ctx context.Context) error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return fmt.Errorf("redis-server not found on PATH: %w", err)
+	}
+	if err := prepareDir(r.dir); err != nil {
+		return err
+	}
+	_, port, err := net.SplitHostPort(r.addr)
+	if err != nil {
+		return err
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return err
+	}
+	_, err = startRedisOnce(ctx, r.dir, bin, p)
+	return err
+}
+
 // StartRedis runs redis-server (Debian package redis-server) on a free
 // 127.0.0.1 port without persistence, with dir as its working directory. It
 // returns once PING answers. Like the cluster, the server runs detached: its
@@ -50,7 +72,7 @@ func StartRedis(ctx context.Context, dir string) (*Redis, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		r, err := startRedisOnce(ctx, dir, bin)
+		r, err := startRedisOnce(ctx, dir, bin, 0)
 		if err == nil {
 			return r, nil
 		}
@@ -61,14 +83,18 @@ func StartRedis(ctx context.Context, dir string) (*Redis, error) {
 	}
 }
 
-func startRedisOnce(ctx context.Context, dir, bin string) (r *Redis, err error) {
-	pp, err := freePorts(1)
-	if err != nil {
-		return nil, err
+// startRedisOnce starts redis-server on port (0: a free one).
+func startRedisOnce(ctx context.Context, dir, bin string, port int) (r *Redis, err error) {
+	if port == 0 {
+		pp, err := freePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		port = pp[0]
 	}
-	addr := host + ":" + strconv.Itoa(pp[0])
+	addr := host + ":" + strconv.Itoa(port)
 	p, err := startProcess(dir, "redis-server", bin, []string{
-		"--port", strconv.Itoa(pp[0]), "--bind", host,
+		"--port", strconv.Itoa(port), "--bind", host,
 		"--save", "", "--appendonly", "no",
 		"--dir", dir, "--daemonize", "no", "--logfile", "",
 	})

@@ -59,4 +59,16 @@ func TestRedis(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, pidsFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("pids file after Stop: %v", err)
 	}
+
+	// Start again: the same address, empty.
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	if got, err := client.Ping(ctx).Result(); err != nil || got != "PONG" {
+		t.Fatalf("PING after Start = %q, %v", got, err)
+	}
+	if _, err := client.Get(ctx, "windlass:test").Result(); !errors.Is(err, redis.Nil) {
+		t.Errorf("GET after Start: %v, want redis.Nil", err)
+	}
 }
