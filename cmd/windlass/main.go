@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
@@ -149,10 +151,23 @@ func needDevServer(cmd string, builtIn bool) error {
 		cmd, cmd, temporalx.ErrDevServerNotBuiltIn)
 }
 
+// newLogger is a role's logger; the Redis client's own messages go to it.
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("log level %q: %w", level, err)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	redis.SetLogger(redisLog{log})
+	return log, nil
+}
+
+const msgRedisClient = "redis client"
+
+// redisLog passes the Redis client's messages (a failed dial while Redis
+// is down, say), which it would print unstructured, to slog.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, msgRedisClient, "detail", fmt.Sprintf(format, v...))
 }
