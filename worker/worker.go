@@ -88,8 +88,8 @@ type CacheConfig struct {
 	// RefTTL is how long ls-remote results are shared through Redis
 	// (default source.DefaultRefCacheTTL; negative: no sharing).
 	RefTTL time.Duration
-	// ManifestTTL is how long rendered manifests stay in Redis (default
-	// render.CacheTTL).
+	// ManifestTTL is how long rendered manifests, and the resource lists
+	// of compares, stay in Redis (default render.CacheTTL).
 	ManifestTTL time.Duration
 	// TreesMaxBytes and TreesMaxAge bound the Git checkouts on disk
 	// (defaults DefaultTreesMaxBytes and DefaultTreesMaxAge); EvictEvery is
@@ -179,7 +179,9 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	clusters := kube.NewFactory(cfg.Kube, cfg.KubeOptions)
-	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics)}
+	// A compare's full resource list, when longer than the workflow
+	// keeps, waits in the manifests' Redis for the API.
+	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics), cluster.WithResourceLists(render.RedisStore{Client: cfg.Redis}, cfg.Cache.ManifestTTL)}
 	if cfg.Health != nil {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
 	}

@@ -77,6 +77,7 @@ type Activities struct {
 	memo        *compareMemo
 	metrics     Metrics
 	settleWait  time.Duration
+	lists       *listWriter // nil: no full lists are kept
 }
 
 // Option configures Activities.

@@ -28,8 +28,7 @@ import (
 // WithDiff each differing resource carries a unified diff.
 func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
 	out, err := a.compare(ctx, in, true, nil)
-	out.Resources, out.Omitted = boundStatuses(out.Resources)
-	return out, failure.Activity(err)
+	return a.boundCompare(ctx, in.Target, out), failure.Activity(err)
 }
 
 // comparedPair is one compared resource's live and desired object (either
@@ -376,15 +375,15 @@ func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutp
 	for {
 		out, err := a.compare(ctx, in.CompareInput, false, nil)
 		if err != nil {
-			return out, failure.Activity(err)
+			return a.boundCompare(ctx, in.Target, out), failure.Activity(err)
 		}
 		heartbeat(ctx, out.Health)
 		if out.Health == appspec.HealthHealthy || out.Health == appspec.HealthDegraded {
-			return out, nil
+			return a.boundCompare(ctx, in.Target, out), nil
 		}
 		select {
 		case <-ctx.Done():
-			return out, ctx.Err()
+			return a.boundCompare(ctx, in.Target, out), ctx.Err()
 		case <-time.After(poll):
 		}
 	}

@@ -102,6 +102,9 @@ type CompareOutput struct {
 	// Omitted counts the resources left out of Resources (Compare keeps
 	// MaxResults); Sync and Health are of them all.
 	Omitted int `json:"omitted,omitempty"`
+	// ResourcesRef, when resources are left out, names the full list in
+	// the store (WithResourceLists; ResourceLists reads it).
+	ResourcesRef string `json:"resourcesRef,omitempty"`
 }
 
 // WaitInput is the input of WaitHealthy.
