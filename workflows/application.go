@@ -919,7 +919,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		st.RevisionMetadata = m
 	}
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = rev, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
-	st.OmittedResources = cmp.Omitted
+	st.OmittedResources, st.ResourcesRef = cmp.Omitted, cmp.ResourcesRef
 	a.st.Manifests, a.st.Sources = &ref, sources
 	a.reportKinds(ctx)
 	if a.timerFired && st.Sync == appspec.SyncSynced {

@@ -97,8 +97,11 @@ type AppStatus struct {
 	Resources []appspec.ResourceStatus `json:"resources,omitempty"`
 	// OmittedResources counts the resources left out of Resources (a
 	// compare keeps cluster.MaxResults); Sync and Health are of them all.
-	OmittedResources int       `json:"omittedResources,omitempty"`
-	ReconciledAt     time.Time `json:"reconciledAt,omitzero"`
+	OmittedResources int `json:"omittedResources,omitempty"`
+	// ResourcesRef names the full list in Redis when resources are
+	// omitted (cluster.CompareOutput.ResourcesRef); the API serves it.
+	ResourcesRef string    `json:"resourcesRef,omitempty"`
+	ReconciledAt time.Time `json:"reconciledAt,omitzero"`
 	// RevisionMetadata describes SHA's commit (subject, author, date)
 	// when a worker has read it.
 	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`
