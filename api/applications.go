@@ -297,6 +297,7 @@ func (s *Server) getApp(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.fullResources(c.Request().Context(), &view, nil)
 	return c.JSON(http.StatusOK, view)
 }
 

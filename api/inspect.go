@@ -18,11 +18,13 @@ import (
 	"github.com/windlass-cd/windlass/workflows"
 )
 
-// Inspector reads an app's rendered manifests (from the manifest cache;
-// the API never renders) and its live state, for the manifests, diff, tree
-// and events endpoints. NewInspector makes the real one.
+// Inspector reads an app's rendered manifests and full resource list
+// (from the manifest cache; the API never renders) and its live state, for
+// the manifests, diff, tree and events endpoints and the app's resources.
+// NewInspector makes the real one.
 type Inspector interface {
 	Load(ctx context.Context, ref render.ManifestRef) ([]*unstructured.Unstructured, error)
+	LoadResources(ctx context.Context, ref string) ([]appspec.ResourceStatus, error)
 	Diff(ctx context.Context, in cluster.CompareInput) (cluster.DiffOutput, error)
 	ResourceTree(ctx context.Context, in cluster.ResourceTreeInput) (cluster.ResourceTreeOutput, error)
 	Events(ctx context.Context, in cluster.ResourceTreeInput) ([]cluster.Event, error)
@@ -30,6 +32,7 @@ type Inspector interface {
 
 type inspector struct {
 	render.CacheReader
+	cluster.ResourceLists
 	*cluster.Activities
 }
 
@@ -42,7 +45,7 @@ func NewInspector(store render.Store, clusters cluster.ClientSource, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	return inspector{CacheReader: reader, Activities: a}, nil
+	return inspector{CacheReader: reader, ResourceLists: cluster.ResourceLists{Store: store}, Activities: a}, nil
 }
 
 // retryAfterRender is the Retry-After of a 503 answered while the app

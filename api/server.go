@@ -15,7 +15,6 @@ import (
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/api/sso"
 	"github.com/windlass-cd/windlass/api/webhook"
-	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -61,7 +60,8 @@ type Options struct {
 	// before the API's routes and middleware (nil: none).
 	Dex Mounted
 	// Inspector serves the manifests, diff, tree and events endpoints
-	// (nil: they answer 501).
+	// (nil: they answer 501), and the full resource lists of apps with
+	// more resources than their status holds (nil: the bounded lists).
 	Inspector Inspector
 }
 
@@ -144,7 +144,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.DELETE("/applications/:name", s.deleteApp)
 	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
 	v1.GET("/applications/:name/syncs", s.syncHistory)
-	v1.GET("/applications/:name/resources", s.queryApp(workflows.QueryResources, func() any { return &[]appspec.ResourceStatus{} }))
+	v1.GET("/applications/:name/resources", s.appResources)
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
 	v1.GET("/applications/:name/diff", s.appDiff)
 	v1.GET("/applications/:name/manifests", s.appManifests)

@@ -77,8 +77,12 @@ func (s *Server) streamApp(c *echo.Context) error {
 		return err
 	}
 	out := newSSE(c)
-	var last []byte
+	var (
+		last []byte
+		list resourceList
+	)
 	for {
+		s.fullResources(ctx, &view, &list)
 		b, err := json.Marshal(view)
 		if err != nil {
 			return err
