@@ -167,12 +167,16 @@ const msgAppDeleted = "app resources deleted"
 // wave (applied, awaited through watches) and are deleted by their policy;
 // a failed hook is reported in Failed and Message. The hooks are checked
 // against Project first (forbidden ones fail with a non-retryable
-// ForbiddenError).
+// ForbiddenError). The output lists at most MaxResults resources.
 func (a *Activities) DeleteApp(ctx context.Context, in DeleteAppInput) (DeleteAppOutput, error) {
 	out, err := a.deleteApp(ctx, in)
 	if err != nil && ctx.Err() == nil {
 		err = failure.Activity(fmt.Errorf("delete app %s: %w", appName(in.Target), err))
 	}
+	// Hooks, failures and the resources kept are the ones to show.
+	out.Resources, out.Omitted = bound(out.Resources, func(r ResourceResult) bool {
+		return r.Hook || r.Action == ActionFailed || r.Action == ActionHookFailed || r.Action == ActionDeleteSkipped
+	})
 	return out, err
 }
 

@@ -225,4 +225,6 @@ type DeleteAppOutput struct {
 	// Delete=confirm and the deletion was not Approved. The PostDelete
 	// hooks have not run then: an Approved DeleteApp finishes the job.
 	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
+	// Omitted counts the resources left out of Resources (MaxResults).
+	Omitted int `json:"omitted,omitempty"`
 }
