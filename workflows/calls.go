@@ -29,7 +29,7 @@ func renderManifests(ctx workflow.Context, in render.RenderInput) (render.Manife
 }
 
 // compareState compares, as a local activity when local (see
-// application.localCompare).
+// localCompare).
 func compareState(ctx workflow.Context, in cluster.CompareInput, local bool) (cluster.CompareOutput, error) {
 	var out cluster.CompareOutput
 	var f workflow.Future
@@ -39,18 +39,6 @@ func compareState(ctx workflow.Context, in cluster.CompareInput, local bool) (cl
 		f = workflow.ExecuteActivity(clusterOptions(ctx), cluster.CompareName, in)
 	}
 	err := f.Get(ctx, &out)
-	return out, err
-}
-
-func applyManifests(ctx workflow.Context, in cluster.ApplyInput) (cluster.ApplyOutput, error) {
-	var out cluster.ApplyOutput
-	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.ApplyName, in).Get(ctx, &out)
-	return out, err
-}
-
-func waitHealthy(ctx workflow.Context, in cluster.WaitInput, timeout time.Duration) (cluster.CompareOutput, error) {
-	var out cluster.CompareOutput
-	err := workflow.ExecuteActivity(waitOptions(ctx, timeout), cluster.WaitHealthyName, in).Get(ctx, &out)
 	return out, err
 }
 

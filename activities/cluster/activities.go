@@ -20,9 +20,7 @@ import (
 
 // Activity names: wire contracts, never rename.
 const (
-	ApplyName        = "cluster.Apply"
 	CompareName      = "cluster.Compare"
-	WaitHealthyName  = "cluster.WaitHealthy"
 	ResourceTreeName = "cluster.ResourceTree"
 )
 
@@ -193,7 +191,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 		name string
 		fn   any
 	}{
-		{ApplyName, a.Apply}, {CompareName, a.Compare}, {WaitHealthyName, a.WaitHealthy},
+		{CompareName, a.Compare},
 		{PlanName, a.Plan}, {ApplyWaveName, a.ApplyWave}, {WaitWaveName, a.WaitWave},
 		{PruneName, a.Prune}, {DeleteHooksName, a.DeleteHooks}, {DeleteAppName, a.DeleteApp},
 		{ResourceTreeName, a.ResourceTree},

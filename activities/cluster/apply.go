@@ -25,25 +25,8 @@ import (
 
 const (
 	msgApplied = "resource applied"
-	msgSynced  = "sync applied"
 	msgWave    = "wave applied"
 )
-
-// Apply server-side-applies the app's resources in sync order (hooks are
-// left out: the sync engine runs them).
-func (a *Activities) Apply(ctx context.Context, in ApplyInput) (ApplyOutput, error) {
-	op := SyncOperation{Strategy: StrategyApply, DryRun: in.DryRun}
-	d, err := a.load(ctx, in.Target, in.Manifests, nil)
-	if err != nil {
-		return ApplyOutput{}, failure.Activity(fmt.Errorf("apply %s: %w", appName(in.Target), err))
-	}
-	objs, _ := d.expand(in.Target, op)
-	res, _, err := a.applyObjects(ctx, d, in.Target, op, objs)
-	if err == nil {
-		a.log.Info(msgSynced, "app", appName(in.Target), "sha", in.Manifests.SHA, "resources", len(res))
-	}
-	return ApplyOutput{Resources: res}, failure.Activity(err)
-}
 
 // ApplyWave applies the resources and hooks of one step in kind order, then
 // name. Resources are server-side applied (field manager windlass, force);

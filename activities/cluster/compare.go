@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -360,31 +359,4 @@ func (a *Activities) diffOne(ctx context.Context, d *desired, t Target, o *objec
 		return false, "", nil
 	}
 	return false, secretSafeDiff(ln, dn), nil
-}
-
-// WaitHealthy polls the live objects' health (no diff: that is Compare's
-// job) until every resource is Healthy or one is Degraded, heartbeating as
-// it goes. It returns the last comparison when ctx ends (the activity's
-// timeout) with the context's error, so the caller can report progress.
-// The sync engine's WaitWave watches instead of polling.
-func (a *Activities) WaitHealthy(ctx context.Context, in WaitInput) (CompareOutput, error) {
-	poll := time.Duration(in.PollMillis) * time.Millisecond
-	if poll <= 0 {
-		poll = 500 * time.Millisecond
-	}
-	for {
-		out, err := a.compare(ctx, in.CompareInput, false, nil)
-		if err != nil {
-			return a.boundCompare(ctx, in.Target, out), failure.Activity(err)
-		}
-		heartbeat(ctx, out.Health)
-		if out.Health == appspec.HealthHealthy || out.Health == appspec.HealthDegraded {
-			return a.boundCompare(ctx, in.Target, out), nil
-		}
-		select {
-		case <-ctx.Done():
-			return a.boundCompare(ctx, in.Target, out), ctx.Err()
-		case <-time.After(poll):
-		}
-	}
 }

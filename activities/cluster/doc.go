@@ -21,8 +21,7 @@
 // normalisation and ignoreDifferences (JSON pointers, jq paths, managed
 // fields managers), reporting extraneous objects as requiring pruning and,
 // on request, a unified diff per resource. ResourceTree returns the managed
-// objects and their descendants. Apply and WaitHealthy are the earlier
-// whole-app activities.
+// objects and their descendants.
 //
 // Ownership: every applied object carries the windlass.dev/tracking-id
 // annotation, which alone decides which app owns it, and the windlass.dev/app

@@ -30,13 +30,6 @@ func TargetFor(spec appspec.Application) Target {
 	return t
 }
 
-// ApplyInput is the input of Apply.
-type ApplyInput struct {
-	Target    Target             `json:"target"`
-	Manifests render.ManifestRef `json:"manifests"`
-	DryRun    bool               `json:"dryRun,omitempty"`
-}
-
 // Action says what apply did to a resource.
 type Action string
 
@@ -73,12 +66,7 @@ type ResourceResult struct {
 	Health appspec.HealthStatus `json:"health,omitempty"`
 }
 
-// ApplyOutput lists the resources in the order they were applied.
-type ApplyOutput struct {
-	Resources []ResourceResult `json:"resources"`
-}
-
-// CompareInput is the input of Compare and WaitHealthy.
+// CompareInput is the input of Compare.
 type CompareInput struct {
 	Target    Target             `json:"target"`
 	Manifests render.ManifestRef `json:"manifests"`
@@ -105,11 +93,4 @@ type CompareOutput struct {
 	// ResourcesRef, when resources are left out, names the full list in
 	// the store (WithResourceLists; ResourceLists reads it).
 	ResourcesRef string `json:"resourcesRef,omitempty"`
-}
-
-// WaitInput is the input of WaitHealthy.
-type WaitInput struct {
-	CompareInput
-	// PollMillis is the poll interval (default 500).
-	PollMillis int `json:"pollMillis,omitempty"`
 }
