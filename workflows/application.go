@@ -39,8 +39,6 @@ var (
 type application struct {
 	cfg AppConfig
 	st  AppState
-	// v tells which versioned changes this run has.
-	v versions
 	// project is the app's project as of the last reconcile.
 	project *appspec.Project
 
@@ -79,29 +77,15 @@ type application struct {
 	// resources marked Delete=confirm.
 	deleteApproved bool
 
-	// lean is the path of versionLeanReconcile: cheap steps as local
-	// activities, no render when the request is the one last rendered,
-	// and no upsert that would not change anything.
-	lean bool
-	// publishedSA and publishedMemo are what the last upserts wrote.
+	// publishedSA and publishedMemo are what the last upserts wrote: an
+	// upsert that would change nothing is skipped.
 	publishedSA   string
 	publishedMemo map[string]any
-	// coalesce is the path of versionCoalescedPublish: a pass leaves its
-	// status unpublished (unpublished), and the loop publishes it before
-	// it waits, unless a sync that starts in the same workflow task has
-	// published it already with its operation.
-	coalesce, unpublished bool
-	// quiet is the path of versionQuietWait: the loop waits without a
-	// timer when work is already queued, a stale wake-up does not cost a
-	// pass, and the cluster watch is told the app's kinds without waiting
-	// for the signal to land.
-	quiet bool
-	// quick is the path of versionQuickPass: a pass's cheap steps run as
-	// one local activity (application.quickPass).
-	quick bool
-	// quickRender is the path of versionQuickRender: the quick pass also
-	// looks the pass's render request up in the manifest cache.
-	quickRender bool
+	// unpublished says a pass left its status unpublished: the loop
+	// publishes it before it waits, unless a sync that starts in the same
+	// workflow task has published it already with its operation (each
+	// upsert is a history event and a visibility write).
+	unpublished bool
 	// passSpec is the spec the last reconcile pass read.
 	passSpec appspec.Application
 }
@@ -128,7 +112,6 @@ func ApplicationWorkflow(ctx workflow.Context, in AppInput) error {
 
 func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	a := &application{
-		v:           readVersions(ctx), // before any handler can ask for a change
 		cfg:         in.Config,
 		refresh:     workflow.GetSignalChannel(ctx, SignalRefresh),
 		syncSig:     workflow.GetSignalChannel(ctx, SignalSync),
@@ -228,9 +211,7 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 // setSpec checks the spec against its project, then stores it.
 func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (AppView, error) {
 	spec = spec.Defaulted()
-	if a.v.has(ctx, versionLocalSpecCheck) {
-		ctx = withLocalSteps(ctx) // the project lookup is a cheap step
-	}
+	ctx = withLocalSteps(ctx) // the project lookup is a cheap step
 	proj, err := getProject(ctx, spec.Project)
 	if err != nil {
 		return AppView{}, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
@@ -248,12 +229,6 @@ func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (A
 	a.wake.SendAsync(true)
 	return a.view(), nil
 }
-
-// versionLocalSpecCheck marks workflows whose setSpec looks the project
-// up with a local activity (before, a regular one). The handler can run
-// before the loop has asked for versionLeanReconcile (an Update-With-Start
-// delivers it first), so it has a version of its own.
-const versionLocalSpecCheck = "local-spec-check"
 
 // --- sync and rollback ----------------------------------------------------
 
@@ -510,8 +485,7 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	a.st.Status.Operation = nil
 	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
 	out, err := deleteApp(a.onCluster(ctx, false), in)
-	if err == nil && len(out.AwaitingApproval) > 0 &&
-		a.v.has(ctx, versionDeleteApproval) {
+	if err == nil && len(out.AwaitingApproval) > 0 {
 		out, err = a.awaitDeleteApproval(ctx, in, out)
 	}
 	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources}, true
@@ -527,10 +501,6 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	}
 	return true
 }
-
-// versionDeleteApproval marks deletions that wait for Delete=confirm
-// approvals (before, such resources were kept).
-const versionDeleteApproval = "delete-approval"
 
 // awaitDeleteApproval answers the delete update with the resources that
 // wait for approval, waits for approveDeletion, then deletes again with
@@ -605,14 +575,7 @@ func repoKeys(spec appspec.Application) []string {
 // --- the loop -------------------------------------------------------------
 
 func (a *application) run(ctx workflow.Context) error {
-	if a.v.has(ctx, versionLeanReconcile) {
-		a.lean = true
-		ctx = withLocalSteps(ctx)
-		a.quiet = a.v.has(ctx, versionQuietWait)
-		a.coalesce = a.v.has(ctx, versionCoalescedPublish)
-		a.quick = a.quiet && a.v.has(ctx, versionQuickPass)
-		a.quickRender = a.quick && a.v.has(ctx, versionQuickRender)
-	}
+	ctx = withLocalSteps(ctx) // cheap steps run as local activities
 	for _, req := range a.st.QueuedSyncs {
 		a.handleSyncSignal(ctx, req)
 	}
@@ -655,7 +618,7 @@ func (a *application) run(ctx workflow.Context) error {
 // handler queued work.
 func (a *application) waitForWork(ctx workflow.Context) {
 	a.timerFired = false
-	if a.quiet && a.queuedWork(ctx) {
+	if a.queuedWork(ctx) {
 		return
 	}
 	timerCtx, cancel := workflow.WithCancel(ctx)
@@ -732,15 +695,6 @@ func (a *application) queuedWork(ctx workflow.Context) bool {
 	return false
 }
 
-// versionQuietWait marks workflows on the path of application.quiet.
-const versionQuietWait = "quiet-wait"
-
-// versionCoalescedPublish marks workflows on the path of
-// application.coalesce: a pass followed by a sync in the same workflow
-// task upserts the memo once, not twice (each upsert is a history event
-// and a visibility write).
-const versionCoalescedPublish = "coalesced-publish"
-
 func (a *application) onRefresh(r RefreshRequest) {
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
@@ -749,7 +703,7 @@ func (a *application) onRefresh(r RefreshRequest) {
 	} else {
 		a.otherCause = true
 	}
-	if !a.quiet || !r.Live || r.Hard {
+	if !r.Live || r.Hard {
 		a.fresh = true
 	}
 }
@@ -782,46 +736,34 @@ func (a *application) refreshBase() time.Duration {
 // revision of the first source that renders. It returns the revision shown
 // for the app.
 func (a *application) resolveSources(ctx workflow.Context, spec appspec.Application, override string, hard bool) (string, []render.SourceRequest, error) {
-	return buildSources(spec, override, func(_ int, s appspec.Source, rev string) (string, error) {
-		if s.Chart != "" {
-			// A chart from a Helm repository: the "SHA" is its version.
-			v, err := resolveChart(ctx, render.ResolveChartInput{RepoURL: s.RepoURL, Chart: s.Chart, Version: rev})
-			return v.Version, err
-		}
-		resolved, err := resolveRevision(ctx, source.ResolveInput{RepoURL: s.RepoURL, Revision: rev, Hard: hard})
-		return resolved.SHA, err
+	steps := passSteps{ctx: ctx}
+	return reconcile.BuildSources(spec, override, func(_ int, s appspec.Source, rev string) (string, error) {
+		return steps.Resolve(s, rev, hard)
 	})
 }
 
-// buildSources makes the render sources of spec's sources, each at the
-// SHA that sha answers for it (its index, the source and the revision to
-// resolve), and returns the revision shown for the app.
-func buildSources(spec appspec.Application, override string, sha func(int, appspec.Source, string) (string, error)) (string, []render.SourceRequest, error) {
-	var (
-		shown string
-		out   []render.SourceRequest
-	)
-	for i, s := range spec.AllSources() {
-		rev := s.Revision()
-		if override != "" && shown == "" && s.Ref == "" {
-			rev = override
-		}
-		resolved, err := sha(i, s, rev)
-		if err != nil {
-			return "", nil, err
-		}
-		s.TargetRevision = rev
-		out = append(out, render.SourceRequest{Source: s, SHA: resolved})
-		if shown == "" && (s.Ref == "" || s.Path != "") {
-			shown = rev
-		}
+// passSteps runs a pass's steps as activities: the cheap ones from ctx
+// (local, withLocalSteps), the compare from cctx, on the cluster's queue.
+type passSteps struct{ ctx, cctx workflow.Context }
+
+func (s passSteps) Project(name string) (appspec.Project, error) { return getProject(s.ctx, name) }
+
+func (s passSteps) Resolve(src appspec.Source, rev string, fresh bool) (string, error) {
+	if src.Chart != "" {
+		// A chart from a Helm repository: the "SHA" is its version.
+		v, err := resolveChart(s.ctx, render.ResolveChartInput{RepoURL: src.RepoURL, Chart: src.Chart, Version: rev})
+		return v.Version, err
 	}
-	return shown, out, nil
+	r, err := resolveRevision(s.ctx, source.ResolveInput{RepoURL: src.RepoURL, Revision: rev, Hard: fresh})
+	return r.SHA, err
 }
 
-func (a *application) renderRequest(sources []render.SourceRequest) render.Request {
-	spec := a.st.Spec
-	return render.Request{AppName: spec.Name, Namespace: spec.Destination.Namespace, Sources: sources}
+func (s passSteps) Render(req render.Request, hard bool) (render.ManifestRef, error) {
+	return renderManifests(s.ctx, render.RenderInput{Request: req, Hard: hard})
+}
+
+func (s passSteps) Compare(in cluster.CompareInput) (cluster.CompareOutput, error) {
+	return compareState(s.cctx, in, localCompare(s.cctx))
 }
 
 // reconcile checks the project, resolves, renders and compares, then
@@ -841,75 +783,30 @@ func (a *application) reconcile(ctx workflow.Context) {
 	st := &a.st.Status
 	st.ReconciledAt = now
 	st.Revision = spec.AllSources()[0].Revision()
-	defer func() {
-		if a.coalesce {
-			a.unpublished = true
-			return
-		}
-		a.publish(ctx)
-	}()
+	defer func() { a.unpublished = true }()
 	// Replay-safe: the SDK's workflow metrics handler drops what a replay
 	// records. No command, so no version marker.
 	defer func(start time.Time) {
 		workflow.GetMetricsHandler(ctx).Timer(MetricReconcileDuration).Record(workflow.Now(ctx).Sub(start))
 	}(st.ReconciledAt)
 
-	// The quick pass, when it runs, has done the steps it answers for;
-	// the pass runs the rest itself.
-	var (
-		q        reconcile.PassOutput
-		compared *render.ManifestRef
-	)
-	cctx, quick := ctx, a.quick && !hard && gitSourcesOnly(spec)
-	if quick {
-		cctx = a.onCluster(ctx, hard)
-		q, compared = a.quickPass(ctx, cctx, spec, fresh, drift)
+	// The quick pass, unless a hard refresh asks for a render, runs the
+	// steps it can; the pass runs the rest itself, with the same code.
+	in := reconcile.Input{App: spec, Fresh: fresh, Hard: hard, Drift: drift, Last: a.st.Manifests}
+	cctx := a.onCluster(ctx, hard)
+	var p reconcile.Pass
+	if !hard {
+		p = a.quickPass(ctx, cctx, in)
 	}
-	proj := q.Project
-	if proj == nil {
-		p, err := getProject(ctx, spec.Project)
-		if err != nil {
-			a.unknown(ctx, "project", err)
-			return
-		}
-		proj = &p
-	}
-	a.project = proj
-	if err := proj.CheckApp(spec); err != nil {
-		a.unknown(ctx, "project", err)
-		return
-	}
-	var (
-		rev     string
-		sources []render.SourceRequest
-		err     error
-	)
-	if q.Resolved != nil {
-		rev, sources, err = buildSources(spec, "", func(i int, _ appspec.Source, _ string) (string, error) { return q.Resolved[i].SHA, nil })
-	} else {
-		rev, sources, err = a.resolveSources(ctx, spec, "", fresh)
+	err := reconcile.Run(passSteps{ctx: ctx, cctx: cctx}, in, &p)
+	if p.Project != nil {
+		a.project = p.Project
 	}
 	if err != nil {
-		a.unknown(ctx, "resolve revision", err)
+		a.unknown(ctx, p.Next.String(), err)
 		return
 	}
-	var ref render.ManifestRef
-	if r := q.Rendered; r != nil && sameJSON(r.Request, a.renderRequest(sources)) {
-		ref = *r // the quick pass found the manifests in the cache
-	} else if ref, err = a.render(ctx, sources, hard); err != nil {
-		a.unknown(ctx, "render", err)
-		return
-	}
-	if !quick {
-		cctx = a.onCluster(ctx, hard)
-	}
-	var cmp cluster.CompareOutput
-	if q.Compare != nil && compared != nil && sameJSON(*compared, ref) {
-		cmp = *q.Compare
-	} else if cmp, err = compareState(cctx, cluster.CompareInput{Target: clusterTarget(spec), Manifests: ref, Fresh: hard, Drift: drift}, a.localCompare(cctx)); err != nil {
-		a.unknown(ctx, "compare", err)
-		return
-	}
+	ref, cmp, sources := *p.Manifests, *p.Compare, p.Sources
 	if ref.SHA != st.SHA {
 		a.st.SelfHeal = SelfHealState{}
 	}
@@ -918,7 +815,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 	if m := ref.RevisionMetadata; m != nil || ref.SHA != st.SHA {
 		st.RevisionMetadata = m
 	}
-	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = rev, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
+	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = p.Revision, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
 	st.OmittedResources, st.ResourcesRef = cmp.Omitted, cmp.ResourcesRef
 	a.st.Manifests, a.st.Sources = &ref, sources
 	a.reportKinds(ctx)
@@ -927,128 +824,34 @@ func (a *application) reconcile(ctx workflow.Context) {
 	}
 }
 
-// quickPass runs the pass's cheap steps as one local activity: the
-// project, the ls-remote of every source and, when the cluster's
-// activities run in this worker and every source resolving to the SHA it
-// was last rendered at would render the same request again, the compare
-// of those manifests (which it returns as compared). On the path of
-// versionQuickRender, a pass whose sources moved (or that has rendered
-// nothing yet) also has its new request looked up in the manifest cache:
-// on a hit the quick pass returns its ref as Rendered and compares those
-// manifests instead. The pass runs each step the quick pass did not
-// answer for, as before: the quick pass stops at a step that fails, and
-// a quick pass that fails as a whole (it is not retried) answers for
-// none.
-func (a *application) quickPass(ctx, cctx workflow.Context, spec appspec.Application, fresh, drift bool) (reconcile.PassOutput, *render.ManifestRef) {
-	in := reconcile.PassInput{Project: spec.Project, App: spec}
-	for _, s := range spec.AllSources() {
-		in.Sources = append(in.Sources, source.ResolveInput{RepoURL: s.RepoURL, Revision: s.Revision(), Hard: fresh})
-	}
-	var compared *render.ManifestRef
-	if expect := a.unmovedSHAs(spec); expect != nil && a.localCompare(cctx) {
-		compared = a.st.Manifests
-		in.Expect = expect
-		in.Compare = &cluster.CompareInput{Target: clusterTarget(spec), Manifests: *compared, Drift: drift}
-	}
-	if a.quickRender {
-		_, unresolved, _ := buildSources(spec, "", func(int, appspec.Source, string) (string, error) { return "", nil })
-		req := a.renderRequest(unresolved)
-		in.Render = &req
-		if in.Compare == nil && a.localCompare(cctx) {
-			in.Compare = &cluster.CompareInput{Target: clusterTarget(spec), Drift: drift}
-		}
-	}
-	var out reconcile.PassOutput
-	if err := workflow.ExecuteLocalActivity(quickPassOptions(ctx), reconcile.QuickPassName, in).Get(ctx, &out); err != nil {
+// quickPass runs the pass's cheap steps as one local activity
+// (reconcile.QuickPass) and returns how far it got. A quick pass that
+// fails as a whole (it is not retried), or whose answer is not whole,
+// answers for no step.
+func (a *application) quickPass(ctx, cctx workflow.Context, in reconcile.Input) reconcile.Pass {
+	var p reconcile.Pass
+	qin := reconcile.QuickInput{Input: in, Compare: localCompare(cctx)}
+	if err := workflow.ExecuteLocalActivity(quickPassOptions(ctx), reconcile.QuickPassName, qin).Get(ctx, &p); err != nil {
 		workflow.GetLogger(ctx).Warn(msgQuickPassFailed, "error", errorMessage(err))
-		return reconcile.PassOutput{}, nil
+		return reconcile.Pass{}
 	}
-	if len(out.Resolved) != len(in.Sources) {
-		out.Resolved = nil
+	if !p.Valid(in) {
+		return reconcile.Pass{}
 	}
-	if out.Rendered != nil {
-		compared = out.Rendered // a compare it ran was of these
-	}
-	return out, compared
+	return p
 }
-
-// unmovedSHAs are the SHAs the app's sources were last rendered at, when
-// rendering spec's sources at them again is the request last rendered
-// (so the pass would reuse its manifests, application.render); else nil.
-func (a *application) unmovedSHAs(spec appspec.Application) []string {
-	if a.st.Manifests == nil || len(a.st.Sources) != len(spec.AllSources()) {
-		return nil
-	}
-	_, sources, _ := buildSources(spec, "", func(i int, _ appspec.Source, _ string) (string, error) { return a.st.Sources[i].SHA, nil })
-	if !sameJSON(a.st.Manifests.Request, a.renderRequest(sources)) {
-		return nil
-	}
-	shas := make([]string, len(sources))
-	for i, s := range sources {
-		shas[i] = s.SHA
-	}
-	return shas
-}
-
-// gitSourcesOnly says whether every source of spec comes from Git: a
-// chart from a Helm repository resolves by an activity of its own.
-func gitSourcesOnly(spec appspec.Application) bool {
-	for _, s := range spec.AllSources() {
-		if s.Chart != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// versionQuickPass marks workflows whose passes run their cheap steps as
-// one local activity (application.quickPass).
-const versionQuickPass = "quick-pass"
-
-// versionQuickRender marks workflows whose quick pass also looks a moved
-// request up in the manifest cache (application.quickPass): a pass that
-// the cache answers schedules no render activity, and its compare runs in
-// the quick pass, so a new app whose manifests another app rendered (an
-// ApplicationSet's apps of one path, a fleet of one repository) starts
-// its first sync from its first workflow task.
-const versionQuickRender = "quick-render"
 
 const msgQuickPassFailed = "quick pass failed; the pass runs its steps one by one"
 
-// render renders the sources, unless (on the lean path) the request is
-// exactly the one last rendered and no hard refresh was asked for: the
-// render activity would answer the same reference from its cache, and a
-// reference whose cache entry is gone is rendered again where it is
-// loaded (render.Renderer.Load).
-func (a *application) render(ctx workflow.Context, sources []render.SourceRequest, hard bool) (render.ManifestRef, error) {
-	req := a.renderRequest(sources)
-	if a.lean && !hard && a.st.Manifests != nil && sameJSON(a.st.Manifests.Request, req) {
-		return *a.st.Manifests, nil
-	}
-	return renderManifests(ctx, render.RenderInput{Request: req, Hard: hard})
-}
-
 // localCompare says whether a pass's compare, started from ctx, runs as a
-// local activity: on the quiet path, when the cluster's activities run on
-// the workflow's own queue (a worker of that queue reaches the cluster, as
-// for a sync's plan, versionLocalPlan). Every pass compares, so this saves
-// an activity task and a workflow task per pass: a timer's pass that finds
-// nothing changed is one workflow task.
-func (a *application) localCompare(ctx workflow.Context) bool {
-	if !a.quiet || clusterQueue(ctx) != "" {
-		return false
-	}
-	return a.v.has(ctx, versionLocalCompare)
+// local activity: when the cluster's activities run on the workflow's own
+// queue (a worker of that queue reaches the cluster, as for a sync's
+// plan). Every pass compares, so this saves an activity task and a
+// workflow task per pass: a timer's pass that finds nothing changed is
+// one workflow task.
+func localCompare(ctx workflow.Context) bool {
+	return clusterQueue(ctx) == ""
 }
-
-// versionLocalCompare marks workflows whose passes compare locally (see
-// application.localCompare).
-const versionLocalCompare = "local-compare"
-
-// versionLeanReconcile marks workflows on the lean path (see
-// application.lean): fewer activities, workflow tasks and upserts for the
-// same outcome.
-const versionLeanReconcile = "lean-reconcile"
 
 func (a *application) unknown(ctx workflow.Context, step string, err error) {
 	st := &a.st.Status
@@ -1073,11 +876,7 @@ func (a *application) reportKinds(ctx workflow.Context) {
 	if slices.Equal(kinds, a.st.WatchedKinds) {
 		return
 	}
-	if a.quiet {
-		a.signalWatchAsync(ctx, kinds)
-		return
-	}
-	a.signalWatch(ctx, kinds)
+	a.signalWatchAsync(ctx, kinds)
 }
 
 // signalWatchAsync tells the cluster watch the app's kinds without
@@ -1176,9 +975,7 @@ func (a *application) autoSync(ctx workflow.Context) {
 	id := SyncWorkflowID(spec.Project, spec.Name, a.st.SyncSeq)
 	p := pendingSync{id: id, req: SyncRequest{Initiator: InitiatorAutomated, Prune: auto.Prune},
 		revision: st.Revision, sources: a.st.Sources}
-	if a.lean {
-		p.manifests = a.st.Manifests // rendered by this pass, for these sources
-	}
+	p.manifests = a.st.Manifests // rendered by this pass, for these sources
 	a.runSync(ctx, p)
 	delete(a.started, id) // no handler waits for an automated sync
 	a.reconcile(ctx)
@@ -1190,9 +987,6 @@ func (a *application) autoSync(ctx workflow.Context) {
 // when refresh is set; a failed resolution keeps the last queue of the
 // same server (none: the default queue) and is retried on the next call.
 func (a *application) onCluster(ctx workflow.Context, refresh bool) workflow.Context {
-	if !a.v.has(ctx, versionClusterQueue) {
-		return ctx
-	}
 	server := a.st.Spec.Destination.Server
 	p := a.st.Placement
 	if p != nil && p.Server != server {
@@ -1215,10 +1009,6 @@ func (a *application) onCluster(ctx workflow.Context, refresh bool) workflow.Con
 }
 
 const (
-	// versionClusterQueue marks workflows that run cluster activities on
-	// the destination cluster's task queue (before, all ran on the
-	// workflow's own queue).
-	versionClusterQueue = "cluster-task-queue"
 	// placementTTL is how long a resolved task queue is used before it is
 	// asked for again: a changed cluster mapping applies within it (or at
 	// once with a hard refresh).
@@ -1265,7 +1055,6 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	queue := clusterQueue(a.onCluster(ctx, false))
 	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
 		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true, Manifests: p.manifests,
-		Baseline: baselineLevel, // a new run: the level its own marker would record
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
 	if !p.req.Prune && len(p.req.Resources) == 0 {
@@ -1290,7 +1079,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 				step := pr.Step
 				op.Step, op.StepIndex, op.Steps, op.Resources = &step, pr.StepIndex, pr.Steps, pr.Resources
 				op.AwaitingApproval = pr.AwaitingApproval
-				if !p.req.DryRun && a.v.has(ctx, versionAppliedStatus) && showApplied(&a.st.Status, pr.Resources) {
+				if !p.req.DryRun && showApplied(&a.st.Status, pr.Resources) {
 					a.publish(ctx)
 				}
 			}
@@ -1411,7 +1200,7 @@ func (a *application) publish(ctx workflow.Context) {
 	spec, st := a.st.Spec, a.st.Status
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
 		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
-	if saKey := strings.Join(sa, "\x00"); !a.lean || saKey != a.publishedSA {
+	if saKey := strings.Join(sa, "\x00"); saKey != a.publishedSA {
 		a.publishedSA = saKey
 		_ = workflow.UpsertTypedSearchAttributes(ctx,
 			saProject.ValueSet(spec.Project),
@@ -1442,7 +1231,7 @@ func (a *application) publish(ctx workflow.Context) {
 	}
 	// The memo's content is not part of the replay check (only the
 	// command's type is), so new fields need no GetVersion.
-	if !a.lean || !sameJSON(memo, a.publishedMemo) {
+	if !sameJSON(memo, a.publishedMemo) {
 		a.publishedMemo = memo
 		_ = workflow.UpsertMemo(ctx, memo)
 	}

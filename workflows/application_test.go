@@ -35,8 +35,8 @@ type appSuite struct {
 	// the workflow runs them as activities of their own or the quick pass
 	// (the real reconcile.Activities, registered over steps) runs them.
 	steps *stepMock
-	// rendered is the SHA the app workflow rendered last: on the lean
-	// path a reconcile renders only another request.
+	// rendered is the SHA the app workflow rendered last: a reconcile
+	// renders only another request.
 	rendered string
 }
 

@@ -11,7 +11,6 @@
 // Workflow code does no I/O and touches no clock, randomness or map order:
 // every side effect is an activity called through the typed helpers in
 // calls.go. workflowcheck runs in CI. A change to the logic of a running
-// workflow goes behind workflow.GetVersion; the ApplicationWorkflow and the
-// SyncWorkflow ask for it through versions.has, which answers the changes
-// a new run has from one version, versionBaseline (versions.go).
+// workflow follows the versioning rule in docs/architecture.md ("Changing
+// workflow code"), and the replay test replays every release's histories.
 package workflows

@@ -85,11 +85,11 @@ func (s *appSuite) leanRun() *stepLog {
 	return l
 }
 
-// On the lean path (versionLeanReconcile, versionLocalPlan) the first sync renders once, in
-// the first reconcile: the sync gets the manifests, and later passes at
-// the same SHA reuse them. The cheap steps are local activities, and a
-// pass that changes nothing upserts nothing. Each pass's project and
-// ls-remote run in one local activity, the quick pass (versionQuickPass),
+// The first sync renders once, in the first reconcile: the sync gets the
+// manifests, and later passes at the same SHA reuse them. The cheap steps
+// are local activities, and a pass that changes nothing upserts nothing.
+// Each pass's project and ls-remote run in one local activity, the quick
+// pass,
 // and so does its compare when no source moved: the first pass, which
 // renders, compares on its own; the pass after the sync and the timer's
 // are one local activity each.
@@ -100,9 +100,8 @@ func (s *appSuite) TestLeanFirstSync() {
 	}, l.regular)
 	s.Equal(map[string]int{
 		reconcile.QuickPassName: 3, placement.TaskQueueName: 2,
-		// The cluster has no queue of its own: the sync's plan
-		// (versionLocalPlan) and the first pass's compare
-		// (versionLocalCompare) run in the workflow's worker.
+		// The cluster has no queue of its own: the sync's plan and the
+		// first pass's compare run in the workflow's worker.
 		cluster.PlanName: 1, cluster.CompareName: 1,
 	}, l.local)
 	s.Equal(3, s.stepCalls(project.GetName))
@@ -115,26 +114,16 @@ func (s *appSuite) TestLeanFirstSync() {
 }
 
 // stepsOneByOne are the local activities of leanRun when every pass runs
-// its steps one by one: before versionQuickPass, or when the quick pass
-// fails.
+// its steps one by one: when the quick pass fails.
 var stepsOneByOne = map[string]int{
 	project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
 	cluster.PlanName: 1, cluster.CompareName: 3,
 }
 
-// A run that began at baseline level 2 asks for versionQuickPass on its
-// own; without it, each pass runs its steps one by one.
-func (s *appSuite) TestQuickPassIsVersioned() {
-	atBaseline(s.env, 2)
-	s.env.OnGetVersion(versionQuickPass, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	l := s.leanRun()
-	s.Equal(stepsOneByOne, l.local)
-}
-
 // A quick pass that fails as a whole (it is not retried) answers for no
 // step: the pass runs them all, with the same outcome.
 func (s *appSuite) TestQuickPassFailureRunsTheSteps() {
-	s.env.OnActivity(reconcile.QuickPassName, mock.Anything, mock.Anything).Return(reconcile.PassOutput{}, errors.New("worker shutting down")).Times(3)
+	s.env.OnActivity(reconcile.QuickPassName, mock.Anything, mock.Anything).Return(reconcile.Pass{}, errors.New("worker shutting down")).Times(3)
 	l := s.leanRun()
 	want := maps.Clone(stepsOneByOne)
 	want[reconcile.QuickPassName] = 3
@@ -175,9 +164,8 @@ func (s *appSuite) quickRenderRun(cached render.ManifestRef) *stepLog {
 	return s.leanRun()
 }
 
-// A new app whose request the manifest cache holds renders nothing
-// (versionQuickRender): its first quick pass finds the manifests and
-// compares them, so the first pass is one local activity and the sync
+// A new app whose request the manifest cache holds renders nothing: its
+// first quick pass finds the manifests and compares them, so the first pass is one local activity and the sync
 // starts from the app's first workflow task. The passes after it find no
 // source moved and do not ask the cache.
 func (s *appSuite) TestQuickRenderFirstSync() {
@@ -186,18 +174,6 @@ func (s *appSuite) TestQuickRenderFirstSync() {
 	s.Equal(map[string]int{reconcile.QuickPassName: 3, placement.TaskQueueName: 2, cluster.PlanName: 1}, l.local)
 	s.Equal(1, s.stepCalls(cachedStep))
 	s.Equal(3, s.stepCalls(cluster.CompareName))
-}
-
-// A run that began at baseline level 3 asks for versionQuickRender on its
-// own; without it the quick pass does not ask the cache, and the first
-// pass renders.
-func (s *appSuite) TestQuickRenderIsVersioned() {
-	atBaseline(s.env, 3)
-	s.env.OnGetVersion(versionQuickRender, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	s.steps.On(cachedStep, mock.Anything).Return(ref(sha1), true).Maybe()
-	l := s.leanRun()
-	s.Equal(1, l.regular[render.RenderName])
-	s.Zero(s.stepCalls(cachedStep))
 }
 
 // A ref from the cache that is not of the pass's request is not taken,
@@ -211,56 +187,13 @@ func (s *appSuite) TestQuickRenderOfAnotherRequestIsNotTaken() {
 }
 
 // A pass whose automated sync starts in the same workflow task leaves its
-// status to the sync's publish (versionCoalescedPublish): the first sync
-// upserts the memo twice, as the sync starts and after the pass that
-// follows it, where a run from before the change (at baseline level 1,
-// which asks for it on its own) upserts it three times. The search
+// status to the sync's publish: the first sync upserts the memo twice, as
+// the sync starts and after the pass that follows it. The search
 // attributes are upserted alike.
 func (s *appSuite) TestPublishCoalesced() {
 	l := s.leanRun()
 	s.Equal([]string{PhaseRunning, ""}, l.memoOps[:l.memo5m])
 	s.Equal(2, l.upsAt5m)
-}
-
-func (s *appSuite) TestPublishCoalescingIsVersioned() {
-	atBaseline(s.env, 1)
-	s.env.OnGetVersion(versionCoalescedPublish, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	l := s.leanRun()
-	s.Equal([]string{"", PhaseRunning, ""}, l.memoOps[:l.memo5m])
-	s.Equal(2, l.upsAt5m)
-}
-
-// A workflow that began on the quiet path before versionLocalCompare
-// keeps comparing with a regular activity.
-func (s *appSuite) TestLocalCompareIsVersioned() {
-	beforeBaseline(s.env)
-	s.env.OnGetVersion(versionLocalCompare, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	l := s.leanRun()
-	s.Equal(3, l.regular[cluster.CompareName])
-	s.Zero(l.local[cluster.CompareName])
-	s.Equal(1, l.local[cluster.PlanName])
-}
-
-// A workflow that began before versionLeanReconcile (and a sync before
-// versionLocalPlan) keeps the old path:
-// every step a regular activity, a render in every pass and in the sync,
-// and an upsert of both in every pass.
-func (s *appSuite) TestLeanPathIsVersioned() {
-	s.syncsFromBefore()
-	beforeBaseline(s.env)
-	s.env.OnGetVersion(versionLeanReconcile, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	s.env.OnGetVersion(versionLocalPlan, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(4)
-	s.rendered = sha1 // registered above for every pass
-	l := s.leanRun()
-	s.Equal(map[string]int{
-		render.RenderName: 4, cluster.CompareName: 3,
-		cluster.PlanName: 1, cluster.ApplyWaveName: 1,
-		project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
-	}, l.regular)
-	s.Empty(l.local)
-	s.Equal(l.upsAt5m+1, l.saUps)
-	s.Equal(l.memo5m+1, l.memoUps)
 }
 
 // A cheap step run locally keeps its regular preset's per-attempt timeout
@@ -294,29 +227,22 @@ func TestLocalOptionsKeepThePreset(t *testing.T) {
 }
 
 // The API creates an app by an Update-With-Start of setSpec with the
-// start's own spec. On the quiet path (versionQuietWait) the wake-up that
-// setSpec sends is stale once the first pass has read the same spec: no
-// second pass. A spec that differs from the one the pass read gets its
-// pass, and a workflow before versionQuietWait keeps its extra pass.
+// start's own spec. The wake-up that setSpec sends is stale once the
+// first pass has read the same spec: no second pass. A spec that differs
+// from the one the pass read gets its pass.
 func (s *appSuite) TestStaleWakeCostsNoPass() {
 	changed := testSpec(false)
 	changed.RefreshSeconds = 900
 	for _, tc := range []struct {
 		name     string
 		spec     appspec.Application
-		oldPath  bool
 		compares int
 	}{
 		{name: "same spec", spec: testSpec(false), compares: 1},
 		{name: "changed spec", spec: changed, compares: 2},
-		{name: "before quiet-wait", spec: testSpec(false), oldPath: true, compares: 2},
 	} {
 		s.Run(tc.name, func() {
 			s.SetupTest()
-			if tc.oldPath {
-				beforeBaseline(s.env)
-				s.env.OnGetVersion(versionQuietWait, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-			}
 			l := s.recordSteps()
 			s.expectProject(appspec.DefaultProjectSpec())
 			for range tc.compares {
@@ -335,27 +261,19 @@ func (s *appSuite) TestStaleWakeCostsNoPass() {
 }
 
 // A sync of several steps tells the app which step runs, for the UI's
-// operation panel; on the quiet path (versionQuietOneStep) a sync of a
-// single step sends no report before it, and before that path it did.
+// operation panel; a sync of a single step sends no report before it.
 func (s *appSuite) TestProgressOfMultiStepSyncs() {
 	preSync := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
 	for _, tc := range []struct {
-		name    string
-		steps   []cluster.Step
-		oldPath bool
-		want    *cluster.Step
+		name  string
+		steps []cluster.Step
+		want  *cluster.Step
 	}{
 		{name: "two steps", steps: []cluster.Step{preSync, syncStep}, want: &syncStep},
 		{name: "one step", steps: []cluster.Step{syncStep}},
-		{name: "one step before quiet-one-step", steps: []cluster.Step{syncStep}, oldPath: true, want: &syncStep},
 	} {
 		s.Run(tc.name, func() {
 			s.SetupTest()
-			if tc.oldPath {
-				s.syncsFromBefore()
-				beforeBaseline(s.env)
-				s.env.OnGetVersion(versionQuietOneStep, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-			}
 			op := s.expectManualSyncPlan(tc.steps)
 			for i, step := range tc.steps {
 				wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: op, Step: step, SettleMillis: defaultWaveWait.Milliseconds()}
@@ -388,8 +306,8 @@ func (s *appSuite) TestProgressOfMultiStepSyncs() {
 }
 
 // A refresh about the live state (the drift watch's, the self-heal
-// sweep's) resolves the revision through the ls-remote cache on the quiet
-// path; any other refresh bypasses the cache.
+// sweep's) resolves the revision through the ls-remote cache; any other
+// refresh bypasses the cache.
 func (s *appSuite) TestLiveRefreshUsesTheRevisionCache() {
 	for _, tc := range []struct {
 		name  string
@@ -478,7 +396,7 @@ func (s *appSuite) TestDriftPassesListOncePerInterval() {
 }
 
 // What a running sync's wave applied shows in the app's status before the
-// wave is waited for (versionAppliedStatus): Synced, with the health its
+// wave is waited for: Synced, with the health its
 // apply left it in; the rest keeps its compared state.
 func (s *appSuite) TestStatusShowsAppliedWaves() {
 	cm := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}

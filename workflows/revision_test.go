@@ -27,7 +27,7 @@ func refWith(sha string, m *appspec.RevisionMetadata) render.ManifestRef {
 }
 
 // expectPass expects one reconcile pass: resolve (fresh), render unless
-// the lean path reuses the last render (rendered nil), compare.
+// the pass reuses the last render (rendered nil), compare.
 func (s *appSuite) expectPass(sha string, fresh, hard bool, rendered *render.ManifestRef, compared render.ManifestRef, out cluster.CompareOutput) {
 	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main", Hard: fresh}).
 		Return(source.ResolveOutput{SHA: sha, Ref: "refs/heads/main"}, nil).Once()

@@ -30,8 +30,6 @@ const (
 
 // syncRun is one SyncWorkflow execution.
 type syncRun struct {
-	// v tells which versioned changes this sync has.
-	v      versions
 	in     SyncInput
 	res    SyncResult
 	target cluster.Target
@@ -43,9 +41,6 @@ type syncRun struct {
 	stepIndex, steps int
 	// awaiting lists the resources whose pruning waits for approval.
 	awaiting []appspec.ResourceKey
-	// quietOneStep: a plan of a single step reports no progress before
-	// it (versionQuietOneStep).
-	quietOneStep bool
 	// hooked says this attempt's log holds, or held, a hook.
 	hooked bool
 }
@@ -63,16 +58,14 @@ type syncRun struct {
 // SyncResult, so the Temporal UI shows it as failed and the parent still
 // gets the per-resource log.
 func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
-	v := syncVersions(ctx, in)
 	ctx = withClusterQueue(ctx, in.TaskQueue)
 	// The plan reads the manifests and the cluster's kinds: a cheap step,
 	// local when the cluster's activities run on the workflow's own queue
 	// (a worker of that queue can reach the cluster).
-	if in.TaskQueue == "" && v.has(ctx, versionLocalPlan) {
+	if in.TaskQueue == "" {
 		ctx = withLocalSteps(ctx)
 	}
-	s := &syncRun{v: v, in: in, target: clusterTarget(in.Spec)}
-	s.quietOneStep = v.has(ctx, versionQuietOneStep)
+	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
 		s.in.Operation.SyncID = in.ID
@@ -121,7 +114,7 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	} else {
 		s.res.Message = "successfully synced"
 	}
-	if s.madeHooks() && s.v.has(ctx, versionHookCleanupOnSuccess) {
+	if s.madeHooks() {
 		if err := deleteHooks(ctx, cluster.HookCleanupInput{Target: s.target, SyncID: s.in.Operation.SyncID, Outcome: cluster.OutcomeSucceeded}); err != nil {
 			s.res.Message += "; hook cleanup failed: " + errorMessage(err)
 		}
@@ -129,34 +122,6 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	s.res.FinishedAt = workflow.Now(ctx)
 	return s.res, nil
 }
-
-// versionHookCleanupOnSuccess marks syncs that delete their hooks with the
-// HookSucceeded policy once they succeed (before, only failed and
-// terminated syncs cleaned up, and such hooks stayed).
-const versionHookCleanupOnSuccess = "hook-cleanup-on-success"
-
-// versionSettledApply marks syncs that skip the wait of a wave whose
-// apply found every object healthy or suspended as it left it
-// (WaveOutput.Settled).
-const versionSettledApply = "settled-apply"
-
-// versionLocalPlan marks syncs whose plan is a local activity when the
-// cluster's activities run on the workflow's own queue.
-const versionLocalPlan = "local-plan"
-
-// versionLastWaveNoWait marks syncs whose last step waits for its hooks
-// only, not for its resources' health.
-const versionLastWaveNoWait = "last-wave-no-wait"
-
-// versionAppliedStatus marks syncs that report what a wave applied before
-// waiting for it, and apps that show such reports in their status.
-const versionAppliedStatus = "applied-status"
-
-// versionQuietOneStep marks syncs that send no progress report before the
-// only step of their plan: "step 1 of 1" tells the app nothing its
-// Running operation does not, and each report costs a workflow task here
-// and one in the app.
-const versionQuietOneStep = "quiet-one-step"
 
 // madeHooks says the sync created hooks (not in a dry run).
 func (s *syncRun) madeHooks() bool {
@@ -314,9 +279,6 @@ func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass stri
 	if len(out.AwaitingApproval) == 0 || op.DryRun {
 		return nil
 	}
-	if !s.v.has(ctx, versionPruneApproval) {
-		return nil // before approvals, such resources were kept
-	}
 	s.awaiting = out.AwaitingApproval
 	s.report(ctx)
 	approvals := workflow.GetSignalChannel(ctx, SignalApproveDeletion)
@@ -340,15 +302,10 @@ func (s *syncRun) prune(ctx workflow.Context, plan cluster.PlanOutput, pass stri
 	return nil
 }
 
-const (
-	msgPruneApproved = "pruning approved"
-	// versionPruneApproval marks syncs that wait for Prune=confirm
-	// approvals.
-	versionPruneApproval = "prune-approval"
-)
+const msgPruneApproved = "pruning approved"
 
 // runStep applies one wave and, unless this is a dry run, waits for it.
-// The last step waits for its hooks only (versionLastWaveNoWait): as in
+// The last step waits for its hooks only: as in
 // Argo CD, a sync ends once its last wave is applied, and the app's
 // health shows the rest.
 func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) error {
@@ -370,20 +327,18 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) er
 		return nil
 	}
 	// A wave that its apply left healthy is done: no wait activity.
-	if applied.Settled && s.v.has(ctx, versionSettledApply) {
+	if applied.Settled {
 		s.res.Health = worseHealth(s.res.Health, applied.Health)
 		return nil
 	}
-	if last && s.v.has(ctx, versionLastWaveNoWait) {
+	if last {
 		if !slices.ContainsFunc(applied.Resources, func(r cluster.ResourceResult) bool { return r.Hook }) {
 			s.res.Health = worseHealth(s.res.Health, applied.Health)
 			return nil
 		}
 		wi.HooksOnly = true
 	}
-	if s.v.has(ctx, versionAppliedStatus) {
-		s.report(ctx) // what the wave applied, before its wait
-	}
+	s.report(ctx) // what the wave applied, before its wait
 	waited, err := waitWave(ctx, wi, max(wait-workflow.Now(ctx).Sub(start), time.Second))
 	// The log keeps what happened: hook outcomes, not every health check.
 	var outcomes []cluster.ResourceResult
@@ -421,11 +376,13 @@ func worseHealth(a, b appspec.HealthStatus) appspec.HealthStatus {
 	return appspec.Worse(a, b)
 }
 
-// progress tells the parent which step runs now (not the only one, with
-// quietOneStep).
+// progress tells the parent which step runs now. The only step of a plan
+// is not reported: "step 1 of 1" tells the app nothing its Running
+// operation does not, and each report costs a workflow task here and one
+// in the app.
 func (s *syncRun) progress(ctx workflow.Context, step cluster.Step, i, n int) {
 	s.step, s.stepIndex, s.steps = step, i, n
-	if s.quietOneStep && n == 1 {
+	if n == 1 {
 		return
 	}
 	s.report(ctx)

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
@@ -335,24 +334,18 @@ func expectWaitedStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) 
 }
 
 // A wave whose apply left every object healthy (WaveOutput.Settled) is not
-// waited for; another is. Before versionSettledApply, both were.
+// waited for; another is.
 func TestSyncSkipsWaitOfSettledWave(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		settled   bool
-		oldPath   bool
 		wantWaits int
 	}{
 		{name: "settled", settled: true, wantWaits: 0},
 		{name: "not settled", settled: false, wantWaits: 1},
-		{name: "settled, before the version", settled: true, oldPath: true, wantWaits: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := syncEnv(t)
-			if tc.oldPath {
-				beforeBaseline(env)
-				env.OnGetVersion(versionSettledApply, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-			}
 			in := syncInput(nil)
 			wi := expectWaitedStepPlan(env, in)
 			applied := cluster.WaveOutput{Resources: []cluster.ResourceResult{{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"},
@@ -406,10 +399,10 @@ func TestWaveWaitTimeoutBoundsSettleAndWait(t *testing.T) {
 	}
 }
 
-// The last step waits for its hooks only (versionLastWaveNoWait): a sync
+// The last step waits for its hooks only: a sync
 // whose last wave holds a resource that stays Progressing (a LoadBalancer
 // Service) succeeds once the wave is applied, as in Argo CD; earlier
-// waves are waited for. A sync at level 4 waits for every step.
+// waves are waited for.
 func TestLastStepWaitsForHooksOnly(t *testing.T) {
 	svc := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Kind: "Service", Namespace: "web", Name: "front"},
 		Action: cluster.ActionCreated, Phase: cluster.PhaseSync, Health: appspec.HealthProgressing}
@@ -418,7 +411,6 @@ func TestLastStepWaitsForHooksOnly(t *testing.T) {
 	pre := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
 	for _, tc := range []struct {
 		name       string
-		baseline   int
 		steps      []cluster.Step
 		applied    []cluster.ResourceResult
 		wantWaits  []cluster.WaveInput // by step: HooksOnly
@@ -430,17 +422,10 @@ func TestLastStepWaitsForHooksOnly(t *testing.T) {
 			wantWaits: []cluster.WaveInput{{Step: syncStep, HooksOnly: true}}, wantHealth: appspec.HealthHealthy},
 		{name: "an earlier wave is waited for", steps: []cluster.Step{pre, syncStep}, applied: []cluster.ResourceResult{svc},
 			wantWaits: []cluster.WaveInput{{Step: pre}}, wantHealth: appspec.HealthProgressing},
-		{name: "level 4 waits for the last wave", baseline: 4, steps: []cluster.Step{syncStep}, applied: []cluster.ResourceResult{svc},
-			wantWaits: []cluster.WaveInput{{Step: syncStep}}, wantHealth: appspec.HealthHealthy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := syncEnv(t)
 			in := syncInput(nil)
-			in.Baseline = tc.baseline
-			if tc.baseline != 0 && tc.baseline < 5 {
-				env.OnGetVersion(versionLastWaveNoWait, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-				env.OnGetVersion(versionAppliedStatus, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-			}
 			tgt := target()
 			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
 			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}

@@ -227,8 +227,8 @@ type RefreshRequest struct {
 	Hard   bool   `json:"hard,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// Live says the refresh is about the live state (the drift watch, the
-	// self-heal sweep): on the quiet path it resolves the revision through
-	// the ls-remote cache, as a timer's pass does, where other refreshes
+	// self-heal sweep): it resolves the revision through the ls-remote
+	// cache, as a timer's pass does, where other refreshes
 	// bypass it (Argo CD compares a watch event's app with its recent
 	// revision too).
 	Live bool `json:"live,omitempty"`
@@ -260,13 +260,6 @@ type SyncInput struct {
 	// Manifests, when set, are Sources rendered (by the app's reconcile
 	// just before an automated sync): the sync does not render again.
 	Manifests *render.ManifestRef `json:"manifests,omitempty"`
-	// Baseline is the level of versionBaseline the sync runs at: the
-	// newest of the code of the app workflow that starts it, the level
-	// the sync's own version marker would record. The sync records none
-	// (each marker also upserts TemporalChangeVersion: a history event
-	// and a visibility write). 0, a sync started before this field: the
-	// sync reads its own marker (syncVersions).
-	Baseline int `json:"baseline,omitempty"`
 	// PruneSkipped lists live resources no longer rendered (the app's
 	// last compare found them) that a sync without prune leaves: its
 	// result lists them as skipped, as Argo CD does. At most

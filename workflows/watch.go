@@ -118,9 +118,6 @@ const msgWatchEnded = "cluster watch ended, restarting"
 // watchQueue is the task queue of server's watch activity, resolved each
 // time the watch (re)starts ("" on a failure: the default queue).
 func watchQueue(ctx workflow.Context, server string) string {
-	if workflow.GetVersion(ctx, versionClusterQueue, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return ""
-	}
 	q, err := clusterTaskQueue(ctx, server)
 	if err != nil {
 		workflow.GetLogger(ctx).Warn(msgPlacementFailed, "server", server, "error", errorMessage(err))

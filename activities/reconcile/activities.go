@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -65,123 +64,71 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.QuickPass, activity.RegisterOptions{Name: QuickPassName})
 }
 
-// PassInput is one pass's cheap steps.
-type PassInput struct {
-	// Project is the app's project; App is checked against it before any
-	// source is resolved, as the workflow does.
-	Project string              `json:"project"`
-	App     appspec.Application `json:"app"`
-	// Sources are the app's sources to resolve, in order.
-	Sources []source.ResolveInput `json:"sources"`
-	// Expect are the SHAs the app's manifests were last rendered at, by
-	// source, if rendering them again would be the same request.
-	Expect []string `json:"expect,omitempty"`
-	// Render, when set, is the app's render request without SHAs, one
-	// source for each of Sources: when a source moved from Expect, the
-	// pass fills in the resolved SHAs and looks the request up in the
-	// manifest cache (it never renders).
-	Render *render.Request `json:"render,omitempty"`
-	// Compare, when set, compares its Manifests if no source moved from
-	// Expect, else the manifests the cache held for Render; without
-	// either, it does not run.
-	Compare *cluster.CompareInput `json:"compare,omitempty"`
-}
-
-// PassOutput holds the steps that succeeded, in order: a nil Project
-// means none did, a nil Resolved that not every source resolved, a nil
-// Rendered that the cache was not asked or did not hold the request, and
-// a nil Compare that the compare did not run or failed. A Compare with a
-// Rendered is of the Rendered manifests.
-type PassOutput struct {
-	Project  *appspec.Project       `json:"project,omitempty"`
-	Resolved []source.ResolveOutput `json:"resolved,omitempty"`
-	Rendered *render.ManifestRef    `json:"rendered,omitempty"`
-	Compare  *cluster.CompareOutput `json:"compare,omitempty"`
+// QuickInput is the quick pass's input.
+type QuickInput struct {
+	Input
+	// Compare lets the quick pass compare: the cluster's activities run
+	// in this worker.
+	Compare bool `json:"compare,omitempty"`
 }
 
 const msgQuickPassStopped = "quick pass stopped; the workflow runs the step on its own"
 
-// QuickPass reads the project, checks the app against it, resolves every
-// source and, when none moved from Expect, compares; when one moved, it
-// looks the new request up in the manifest cache and compares what it
-// holds. It returns no error for a step's failure: it stops there, and
+// QuickPass runs a pass's steps (Run) as far as they are cheap: the
+// project, the ls-remote of every Git source, the manifests last rendered
+// or the manifest cache's (it never renders), and the compare when in
+// lets it. It returns no error for a step's failure: it stops there, and
 // the workflow runs that step and the ones after it itself.
-func (a *Activities) QuickPass(ctx context.Context, in PassInput) (PassOutput, error) {
-	var out PassOutput
-	proj, err := a.projects.Get(ctx, project.GetInput{Name: in.Project})
-	if err != nil {
-		a.stopped(in, "project", err)
-		return out, nil
+func (a *Activities) QuickPass(ctx context.Context, in QuickInput) (Pass, error) {
+	var p Pass
+	if err := Run(quickSteps{ctx: ctx, a: a, compare: in.Compare}, in.Input, &p); err != nil {
+		a.log.Debug(msgQuickPassStopped, "app", in.App.Name, "project", in.App.Project, "step", p.Next.String(), "error", err.Error())
 	}
-	out.Project = &proj
-	if err := proj.CheckApp(in.App); err != nil {
-		a.stopped(in, "project", err)
-		return out, nil
-	}
-	resolved := make([]source.ResolveOutput, 0, len(in.Sources))
-	for _, s := range in.Sources {
-		r, err := a.sources.ResolveRevision(ctx, s)
-		if err != nil {
-			a.stopped(in, "resolve revision", err)
-			return out, nil
-		}
-		resolved = append(resolved, r)
-	}
-	out.Resolved = resolved
-	var compare cluster.CompareInput
-	if in.Compare != nil {
-		compare = *in.Compare
-	}
-	if in.Expect == nil || !slices.Equal(shas(resolved), in.Expect) {
-		req, ok := atSHAs(in.Render, resolved)
-		if !ok {
-			return out, nil
-		}
-		ref, ok := a.renders.Cached(ctx, req)
-		if !ok {
-			a.stopped(in, "render", errNotCached)
-			return out, nil
-		}
-		out.Rendered, compare.Manifests = &ref, ref
-	}
-	if in.Compare == nil {
-		return out, nil
-	}
-	cmp, err := a.cluster.Compare(ctx, compare)
-	if err != nil {
-		a.stopped(in, "compare", err)
-		return out, nil
-	}
-	out.Compare = &cmp
-	return out, nil
+	return p, nil
 }
 
-// stopped logs why the pass stopped early; the step's own run reports
-// the error in the app's status.
-func (a *Activities) stopped(in PassInput, step string, err error) {
-	a.log.Debug(msgQuickPassStopped, "app", in.App.Name, "project", in.Project, "step", step, "error", err.Error())
+// quickSteps are the steps of the quick pass, over the capabilities'
+// own activities.
+type quickSteps struct {
+	ctx     context.Context
+	a       *Activities
+	compare bool
 }
 
-var errNotCached = errors.New("the manifest cache does not hold the request")
+var (
+	errChart      = errors.New("a chart's version is resolved by an activity of its own")
+	errNotCached  = errors.New("the manifest cache does not hold the request")
+	errNotCompare = errors.New("the compare runs on the cluster's task queue")
+)
 
-// atSHAs is req with each source at its resolved SHA; false without a
-// request, or one whose sources do not match the resolved ones.
-func atSHAs(req *render.Request, resolved []source.ResolveOutput) (render.Request, bool) {
-	if req == nil || len(req.Sources) != len(resolved) {
-		return render.Request{}, false
-	}
-	out := *req
-	out.Sources = slices.Clone(req.Sources)
-	for i := range out.Sources {
-		out.Sources[i].SHA = resolved[i].SHA
-	}
-	return out, true
+func (q quickSteps) Project(name string) (appspec.Project, error) {
+	return q.a.projects.Get(q.ctx, project.GetInput{Name: name})
 }
 
-func shas(rs []source.ResolveOutput) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.SHA
+func (q quickSteps) Resolve(src appspec.Source, rev string, fresh bool) (string, error) {
+	if src.Chart != "" {
+		return "", errChart
 	}
-	return out
+	out, err := q.a.sources.ResolveRevision(q.ctx, source.ResolveInput{RepoURL: src.RepoURL, Revision: rev, Hard: fresh})
+	return out.SHA, err
+}
+
+// Render answers from the manifest cache alone, and only with manifests
+// of req itself.
+func (q quickSteps) Render(req render.Request, hard bool) (render.ManifestRef, error) {
+	if hard {
+		return render.ManifestRef{}, errNotCached
+	}
+	ref, ok := q.a.renders.Cached(q.ctx, req)
+	if !ok || !SameRequest(ref.Request, req) {
+		return render.ManifestRef{}, errNotCached
+	}
+	return ref, nil
+}
+
+func (q quickSteps) Compare(in cluster.CompareInput) (cluster.CompareOutput, error) {
+	if !q.compare {
+		return cluster.CompareOutput{}, errNotCompare
+	}
+	return q.a.cluster.Compare(q.ctx, in)
 }

@@ -21,7 +21,9 @@ type fakeSteps struct {
 	shas       map[string]string // repo URL -> SHA; absent: an error
 	cached     map[string]bool   // first source's SHA -> the cache holds the request
 	compareErr error
-	calls      []string
+	// other makes the cache answer with the manifests of another request.
+	other bool
+	calls []string
 }
 
 func (f *fakeSteps) Cached(_ context.Context, req render.Request) (render.ManifestRef, bool) {
@@ -29,6 +31,9 @@ func (f *fakeSteps) Cached(_ context.Context, req render.Request) (render.Manife
 	f.calls = append(f.calls, "cached "+sha)
 	if !f.cached[sha] {
 		return render.ManifestRef{}, false
+	}
+	if f.other {
+		req.AppName = "other"
 	}
 	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 3, Request: req}, true
 }
@@ -60,139 +65,117 @@ func TestQuickPass(t *testing.T) {
 		repoA, repoB = "https://git.test/a.git", "https://git.test/b.git"
 		shaA, shaB   = "aaaa", "bbbb"
 	)
-	app := appspec.Application{Name: "web", Project: "default",
-		Source:      appspec.Source{RepoURL: repoA, Path: "."},
+	srcA, srcB := appspec.Source{RepoURL: repoA, Path: ".", TargetRevision: "main"}, appspec.Source{RepoURL: repoB, Path: ".", TargetRevision: "main"}
+	app := appspec.Application{Name: "web", Project: "default", Sources: []appspec.Source{srcA, srcB},
 		Destination: appspec.Destination{Server: appspec.InClusterServer, Namespace: "web"}}.Defaulted()
+	chartApp := app
+	chartApp.Sources = []appspec.Source{{RepoURL: "https://charts.test", Chart: "web", TargetRevision: "1.0.0"}}
 	open := appspec.DefaultProjectSpec()
 	closed := open
 	closed.SourceRepos = []string{"https://git.test/other.git"}
-	both := []source.ResolveInput{{RepoURL: repoA, Revision: "main"}, {RepoURL: repoB, Revision: "main"}}
-	compare := &cluster.CompareInput{Manifests: render.ManifestRef{SHA: shaA}}
-	synced := &cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
-	resolved := []source.ResolveOutput{{SHA: shaA, Ref: "refs/heads/main"}, {SHA: shaB, Ref: "refs/heads/main"}}
-	// The request the workflow hands over, without SHAs; the cache's ref
-	// is of that request at the resolved SHAs.
-	unresolved := &render.Request{AppName: "web", Namespace: "web", Sources: []render.SourceRequest{
-		{Source: appspec.Source{RepoURL: repoA, Path: "."}}, {Source: appspec.Source{RepoURL: repoB, Path: "."}}}}
-	cachedRef := func(a, b string) *render.ManifestRef {
-		req := *unresolved
-		req.Sources = []render.SourceRequest{{Source: unresolved.Sources[0].Source, SHA: a}, {Source: unresolved.Sources[1].Source, SHA: b}}
+	at := func(a, b string) []render.SourceRequest {
+		return []render.SourceRequest{{Source: srcA, SHA: a}, {Source: srcB, SHA: b}}
+	}
+	ref := func(a, b string) *render.ManifestRef {
+		req := Request(app, at(a, b))
 		return &render.ManifestRef{Key: req.Key(), SHA: a, Count: 3, Request: req}
 	}
-	moved := []source.ResolveOutput{resolved[0], {SHA: "cccc", Ref: "refs/heads/main"}}
-	compareAny := &cluster.CompareInput{}
+	synced := &cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
+	shas := map[string]string{repoA: shaA, repoB: shaB}
+	moved := map[string]string{repoA: shaA, repoB: "cccc"}
+	resolves := []string{"project default", "resolve " + repoA, "resolve " + repoB}
+	calls := func(more ...string) []string { return append(append([]string{}, resolves...), more...) }
 
 	for _, tc := range []struct {
 		name      string
 		steps     fakeSteps
-		in        PassInput
-		want      PassOutput
+		in        QuickInput
+		want      Pass
 		wantCalls []string
 	}{
 		{
-			name:      "nothing moved: every step",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: resolved, Compare: synced},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "compare " + shaA},
+			name:      "nothing moved: the last manifests, compared",
+			steps:     fakeSteps{project: open, shas: shas},
+			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}, Compare: true},
+			want:      Pass{Next: StepDone, Project: &open, Revision: "main", Sources: at(shaA, shaB), Manifests: ref(shaA, shaB), Compare: synced},
+			wantCalls: calls("compare " + shaA),
 		},
 		{
-			name:      "a source moved: no compare",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: "cccc"}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: []source.ResolveOutput{resolved[0], {SHA: "cccc", Ref: "refs/heads/main"}}},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB},
+			name:      "a source moved, the cache holds the new request: its ref, compared",
+			steps:     fakeSteps{project: open, shas: moved, cached: map[string]bool{shaA: true}},
+			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}, Compare: true},
+			want:      Pass{Next: StepDone, Project: &open, Revision: "main", Sources: at(shaA, "cccc"), Manifests: ref(shaA, "cccc"), Compare: synced},
+			wantCalls: calls("cached "+shaA, "compare "+shaA),
 		},
 		{
-			name:      "a source moved, the cache holds the new request: its ref and its compare",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: "cccc"}, cached: map[string]bool{shaA: true}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Render: unresolved, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: moved, Rendered: cachedRef(shaA, "cccc"), Compare: synced},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "cached " + shaA, "compare " + shaA},
+			name:      "the first pass, the cache holds the request: its ref, compared",
+			steps:     fakeSteps{project: open, shas: shas, cached: map[string]bool{shaA: true}},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepDone, Project: &open, Revision: "main", Sources: at(shaA, shaB), Manifests: ref(shaA, shaB), Compare: synced},
+			wantCalls: calls("cached "+shaA, "compare "+shaA),
 		},
 		{
-			name:      "nothing rendered before (the first pass), the cache holds the request: its ref and its compare",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: "dddd", repoB: shaB}, cached: map[string]bool{"dddd": true}},
-			in:        PassInput{Sources: both, Render: unresolved, Compare: compareAny},
-			want:      PassOutput{Project: &open, Resolved: []source.ResolveOutput{{SHA: "dddd", Ref: "refs/heads/main"}, resolved[1]}, Rendered: cachedRef("dddd", shaB), Compare: synced},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "cached dddd", "compare dddd"},
+			name:      "a source moved, the cache does not hold the new request: stops at the render",
+			steps:     fakeSteps{project: open, shas: moved},
+			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}, Compare: true},
+			want:      Pass{Next: StepRender, Project: &open, Revision: "main", Sources: at(shaA, "cccc")},
+			wantCalls: calls("cached " + shaA),
 		},
 		{
-			name:      "the cache holds the new request, no compare asked for: its ref",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}, cached: map[string]bool{shaA: true}},
-			in:        PassInput{Sources: both, Render: unresolved},
-			want:      PassOutput{Project: &open, Resolved: resolved, Rendered: cachedRef(shaA, shaB)},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "cached " + shaA},
+			name:      "the cache answers with another request's manifests: stops at the render",
+			steps:     fakeSteps{project: open, shas: shas, cached: map[string]bool{shaA: true}, other: true},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepRender, Project: &open, Revision: "main", Sources: at(shaA, shaB)},
+			wantCalls: calls("cached " + shaA),
 		},
 		{
-			name:      "a source moved, the cache does not hold the new request: no compare",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: "cccc"}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Render: unresolved, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: moved},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "cached " + shaA},
+			name:      "a hard pass renders: stops at the render",
+			steps:     fakeSteps{project: open, shas: shas, cached: map[string]bool{shaA: true}},
+			in:        QuickInput{Input: Input{App: app, Hard: true, Last: ref(shaA, shaB)}, Compare: true},
+			want:      Pass{Next: StepRender, Project: &open, Revision: "main", Sources: at(shaA, shaB)},
+			wantCalls: resolves,
 		},
 		{
-			name:      "nothing moved: the cache is not asked",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}, cached: map[string]bool{shaA: true}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Render: unresolved, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: resolved, Compare: synced},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "compare " + shaA},
+			name:      "the compare runs on the cluster's queue: stops at the compare",
+			steps:     fakeSteps{project: open, shas: shas},
+			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}},
+			want:      Pass{Next: StepCompare, Project: &open, Revision: "main", Sources: at(shaA, shaB), Manifests: ref(shaA, shaB)},
+			wantCalls: resolves,
 		},
 		{
-			name:      "a render request of other sources than resolved: not looked up",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}, cached: map[string]bool{shaA: true}},
-			in:        PassInput{Sources: both, Render: &render.Request{AppName: "web", Sources: unresolved.Sources[:1]}, Compare: compareAny},
-			want:      PassOutput{Project: &open, Resolved: resolved},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB},
-		},
-		{
-			name:      "the compare of cached manifests fails: their ref",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}, cached: map[string]bool{shaA: true}, compareErr: errors.New("connection refused")},
-			in:        PassInput{Sources: both, Render: unresolved, Compare: compareAny},
-			want:      PassOutput{Project: &open, Resolved: resolved, Rendered: cachedRef(shaA, shaB)},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "cached " + shaA, "compare " + shaA},
-		},
-		{
-			name:      "no compare asked for (the first pass, or a cluster with a queue of its own)",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}},
-			in:        PassInput{Sources: both},
-			want:      PassOutput{Project: &open, Resolved: resolved},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB},
+			name:      "the compare fails: stops at the compare",
+			steps:     fakeSteps{project: open, shas: shas, compareErr: errors.New("connection refused")},
+			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}, Compare: true},
+			want:      Pass{Next: StepCompare, Project: &open, Revision: "main", Sources: at(shaA, shaB), Manifests: ref(shaA, shaB)},
+			wantCalls: calls("compare " + shaA),
 		},
 		{
 			name:      "the project cannot be read: nothing",
 			steps:     fakeSteps{projectErr: errors.New("secret not found")},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepProject},
 			wantCalls: []string{"project default"},
 		},
 		{
 			name:      "the project refuses the app: no ls-remote",
-			steps:     fakeSteps{project: closed, shas: map[string]string{repoA: shaA, repoB: shaB}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{Project: &closed},
+			steps:     fakeSteps{project: closed, shas: shas},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepProject, Project: &closed},
 			wantCalls: []string{"project default"},
 		},
 		{
-			name:      "a source cannot be resolved: the project only",
+			name:      "a source cannot be resolved: stops at the resolve",
 			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA}},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{Project: &open},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepResolve, Project: &open},
+			wantCalls: resolves,
 		},
 		{
-			name:      "the compare fails: the project and the revisions",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}, compareErr: errors.New("connection refused")},
-			in:        PassInput{Sources: both, Expect: []string{shaA, shaB}, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: resolved},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB, "compare " + shaA},
-		},
-		{
-			name:      "fewer expected SHAs than sources: no compare",
-			steps:     fakeSteps{project: open, shas: map[string]string{repoA: shaA, repoB: shaB}},
-			in:        PassInput{Sources: both, Expect: []string{shaA}, Compare: compare},
-			want:      PassOutput{Project: &open, Resolved: resolved},
-			wantCalls: []string{"project default", "resolve " + repoA, "resolve " + repoB},
+			name:      "a chart's version is resolved by its own activity: stops at the resolve",
+			steps:     fakeSteps{project: open, shas: shas},
+			in:        QuickInput{Input: Input{App: chartApp}, Compare: true},
+			want:      Pass{Next: StepResolve, Project: &open},
+			wantCalls: []string{"project default"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,9 +184,7 @@ func TestQuickPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := tc.in
-			in.Project, in.App = "default", app
-			got, err := a.QuickPass(t.Context(), in)
+			got, err := a.QuickPass(t.Context(), tc.in)
 			if err != nil {
 				t.Fatalf("a step's failure failed the quick pass: %v", err)
 			}
@@ -212,6 +193,36 @@ func TestQuickPass(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantCalls, steps.calls); diff != "" {
 				t.Errorf("steps run (-want +got):\n%s", diff)
+			}
+			if !got.Valid(tc.in.Input) {
+				t.Errorf("the quick pass's answer is not valid: %+v", got)
+			}
+		})
+	}
+}
+
+// A pass is valid only when each step before Next has filled its part.
+func TestPassValid(t *testing.T) {
+	app := appspec.Application{Name: "web", Project: "default", Source: appspec.Source{RepoURL: "https://git.test/a.git", Path: "."}}
+	proj := appspec.DefaultProjectSpec()
+	srcs := []render.SourceRequest{{Source: app.Source, SHA: "aaaa"}}
+	ref := &render.ManifestRef{SHA: "aaaa"}
+	for _, tc := range []struct {
+		name string
+		p    Pass
+		want bool
+	}{
+		{name: "nothing done", p: Pass{}, want: true},
+		{name: "every step", p: Pass{Next: StepDone, Project: &proj, Sources: srcs, Manifests: ref, Compare: &cluster.CompareOutput{}}, want: true},
+		{name: "past the project without one", p: Pass{Next: StepResolve}},
+		{name: "past the resolve with too few sources", p: Pass{Next: StepRender, Project: &proj}},
+		{name: "past the render without manifests", p: Pass{Next: StepCompare, Project: &proj, Sources: srcs}},
+		{name: "done without a compare", p: Pass{Next: StepDone, Project: &proj, Sources: srcs, Manifests: ref}},
+		{name: "a step this code does not have", p: Pass{Next: StepDone + 1, Project: &proj, Sources: srcs, Manifests: ref, Compare: &cluster.CompareOutput{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.Valid(Input{App: app}); got != tc.want {
+				t.Fatalf("Valid() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -1,12 +1,13 @@
-// Package reconcile holds the quick pass: the cheap steps of an app's
-// reconcile pass (the project, the ls-remote of every source, and the
-// compare when no source moved) in one local activity, so that a pass
-// that finds nothing changed records one marker in the app's history
-// instead of three.
+// Package reconcile holds an app's reconcile pass, written once: the
+// ordered steps project, resolve, render and compare (Run), over an
+// interface that reaches the capabilities (Steps).
 //
-// The quick pass never fails a step for the workflow: it stops at the
-// first step that does not succeed and returns what it has, and the
-// workflow runs the remaining steps as before, each with its own retries
-// and its own error in the app's status. It changes how many round trips
-// a pass takes, never what a pass concludes.
+// The workflow runs the pass with steps that are activities. Before that,
+// QuickPass runs a prefix of the same steps in one local activity, as far
+// as they are cheap, and reports where it stopped (Pass.Next); the
+// workflow runs the remaining steps. A pass that finds nothing changed
+// then records one marker in the app's history instead of three. The
+// quick pass never fails a step for the workflow: a step it stops at runs
+// again in the workflow, with its own retries and its own error in the
+// app's status.
 package reconcile
