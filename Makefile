@@ -72,9 +72,11 @@ $(TOOLS)/jsonnet-$(JSONNET_VERSION):
 	GOBIN=$(CURDIR)/$(TOOLS)/jsonnet.d go install github.com/google/go-jsonnet/cmd/jsonnet@$(JSONNET_VERSION)
 	mv $(TOOLS)/jsonnet.d/jsonnet $@ && ln -sf $(notdir $@) $(TOOLS)/jsonnet
 
-histories: deps testbed ## re-capture the workflow histories the replay test replays (after an intended, versioned change)
-	@rm -rf workflows/testdata/histories
-	@WINDLASS_UPDATE_HISTORIES=$(CURDIR)/workflows/testdata/histories PKGS=./test/e2e/... hack/test.sh
+RELEASE := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/version/version.go)
+
+histories: deps testbed ## capture this release's workflow histories, which the replay test replays (docs/architecture.md)
+	@rm -rf workflows/testdata/histories/$(RELEASE)
+	@WINDLASS_UPDATE_HISTORIES=$(CURDIR)/workflows/testdata/histories/$(RELEASE) PKGS=./test/e2e/... hack/test.sh
 
 $(TOOLS)/workflowcheck:
 	GOBIN=$(CURDIR)/$(TOOLS) go install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)

@@ -30,6 +30,7 @@ commands:
   render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
   probe     GET a URL, exit 0 on 2xx: probe [--timeout 3s] URL (container health checks)
+  version   print this binary's version: version [-o json]
 
 client commands (a client of the REST API, as argocd is of Argo CD's):
   login     log in: login [--server URL] [--username U] [--password-stdin | --sso]
@@ -128,6 +129,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return runHealth(args, os.Stdin, os.Stdout, os.Stderr)
 	case "probe":
 		return runProbe(ctx, args, os.Stderr)
+	case "version", "--version":
+		return runVersion(args, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil
