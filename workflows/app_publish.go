@@ -1,0 +1,97 @@
+package workflows
+
+// This file holds publishing the app's status in search attributes and
+// the memo.
+
+import (
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// repoKeys are the app's normalised repository URLs, in source order.
+func repoKeys(spec appspec.Application) []string {
+	var out []string
+	for _, src := range spec.AllSources() {
+		if k := appspec.NormalizeRepoURL(src.RepoURL); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// publish writes the status into search attributes and the memo, so that
+// listing apps needs no query per app.
+func (a *application) publish(ctx workflow.Context) {
+	a.unpublished = false
+	spec, st := a.st.Spec, a.st.Status
+	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
+		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
+	if saKey := strings.Join(sa, "\x00"); saKey != a.publishedSA {
+		a.publishedSA = saKey
+		_ = workflow.UpsertTypedSearchAttributes(ctx,
+			saProject.ValueSet(spec.Project),
+			saApp.ValueSet(spec.Project+"/"+spec.Name),
+			saSync.ValueSet(string(st.Sync)),
+			saHealth.ValueSet(string(st.Health)),
+			saRev.ValueSet(st.SHA),
+			saCluster.ValueSet(spec.Destination.Server),
+			saPolicy.ValueSet(syncPolicyLabel(spec)),
+			saName.ValueSet(spec.Name),
+			saNS.ValueSet(spec.Destination.Namespace),
+			saRepo.ValueSet(repoKeys(spec)),
+		)
+	}
+	op := ""
+	if st.Operation != nil {
+		op = st.Operation.Phase
+	}
+	memo := map[string]any{"resources": len(st.Resources), "operation": op, "message": st.Message}
+	if len(a.st.History) > 0 {
+		last := a.st.History[0]
+		memo[MemoLastSyncedAt], memo[MemoLastSyncPhase] = last.FinishedAt, last.Phase
+	}
+	if m := st.RevisionMetadata; m != nil {
+		memo[MemoRevisionMessage] = m.Message
+	} else {
+		memo[MemoRevisionMessage] = ""
+	}
+	// The memo's content is not part of the replay check (only the
+	// command's type is), so new fields need no GetVersion.
+	if !sameJSON(memo, a.publishedMemo) {
+		a.publishedMemo = memo
+		_ = workflow.UpsertMemo(ctx, memo)
+	}
+}
+
+// Memo fields the API's lists show: an app's latest sync, and a
+// SyncWorkflow's initiator, revision and SHA; both carry the commit
+// subject of their SHA when known.
+const (
+	MemoLastSyncedAt    = "lastSyncedAt"
+	MemoLastSyncPhase   = "lastSyncPhase"
+	MemoInitiator       = "initiator"
+	MemoRevision        = "revision"
+	MemoSHA             = "sha"
+	MemoRevisionMessage = "revisionMessage"
+)
+
+// Values of the WindlassSyncPolicy search attribute.
+const (
+	PolicyManual    = "manual"
+	PolicyAutomated = "automated"
+	PolicySelfHeal  = "selfHeal"
+)
+
+func syncPolicyLabel(spec appspec.Application) string {
+	switch {
+	case !spec.IsAutomated():
+		return PolicyManual
+	case spec.SyncPolicy.Automated.SelfHeal:
+		return PolicySelfHeal
+	}
+	return PolicyAutomated
+}
