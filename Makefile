@@ -8,6 +8,7 @@ export GOFLAGS := -buildvcs=false
 export CGO_ENABLED := 0
 TOOLS := bin/tools
 WORKFLOWCHECK_VERSION := v0.6.0
+STATICCHECK_VERSION := v0.8.2
 # Reference renderers the golden tests compare against, at the versions of
 # the libraries in go.mod.
 HELM_VERSION := v4.3.1
@@ -84,10 +85,16 @@ $(TOOLS)/workflowcheck:
 workflowcheck: $(TOOLS)/workflowcheck ## prove the workflows are deterministic
 	$(TOOLS)/workflowcheck ./workflows/...
 
-lint: ## gofmt and go vet (also of the production build, -tags nodevserver)
+$(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
+	GOBIN=$(CURDIR)/$(TOOLS)/staticcheck.d go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/staticcheck.d/staticcheck $@
+
+lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck (also of the production build, -tags nodevserver)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags nodevserver ./cmd/windlass/ ./internal/temporalx/
+	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ./...
+	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) -tags nodevserver ./cmd/windlass/ ./internal/temporalx/
 
 bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
 	@hack/bench.sh

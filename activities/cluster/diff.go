@@ -143,7 +143,7 @@ func (s ignoreSet) paths(obj map[string]any, managed []metav1.ManagedFieldsEntry
 			continue
 		}
 		var fields map[string]any
-		if json.Unmarshal(e.FieldsV1.Raw, &fields) == nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) == nil {
 			walkFields(fields, obj, nil, &out)
 		}
 	}

@@ -330,8 +330,7 @@ func TestWaitWaveResumesFromHeartbeat(t *testing.T) {
 	in := WaveInput{Target: tg, Manifests: ref, Operation: SyncOperation{SyncID: "resume-1"}, Step: Step{Phase: PhaseSync, Wave: 3}}
 	// The worker died after seeing smoke complete; smoke has since been
 	// deleted (a TTL, say). The resumed wait must not wait for it again.
-	var key appspec.ResourceKey
-	key = appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: h.ns, Name: "smoke"}
+	key := appspec.ResourceKey{Group: "batch", Kind: "Job", Namespace: h.ns, Name: "smoke"}
 	h.env.SetHeartbeatDetails(waveProgress{Done: []string{key.String()}})
 	out := must[WaveOutput](h, WaitWaveName, in)
 	if out.Health != appspec.HealthHealthy || len(out.Resources) != 1 || out.Resources[0].Action != ActionHookSucceeded {

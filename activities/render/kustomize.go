@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 users' kustomization files still use the deprecated fields, so Windlass reads them
+
 package render
 
 import (

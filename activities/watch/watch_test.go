@@ -304,7 +304,7 @@ func TestDriftOnSlimManagedFields(t *testing.T) {
 		})
 	}
 	for _, e := range before.GetManagedFields() {
-		if e.Subresource == "status" || e.FieldsV1 == nil || strings.Contains(string(e.FieldsV1.Raw), "f:") {
+		if e.Subresource == "status" || e.FieldsV1 == nil || strings.Contains(string(e.FieldsV1.GetRawBytes()), "f:") {
 			t.Fatalf("slim entry %+v keeps a status entry or a field set", e)
 		}
 	}

@@ -36,7 +36,7 @@ const (
 
 // ErrRedisUnreachable is wrapped by RedisRevocations' errors when Redis did
 // not answer (as opposed to answering with an error of its own).
-var ErrRedisUnreachable = errors.New("Redis is unreachable")
+var ErrRedisUnreachable = errors.New("Redis is unreachable") //lint:ignore ST1005 a name, shown to users as it is
 
 // redisErr wraps err of the Redis operation op, marking a network failure
 // with ErrRedisUnreachable.

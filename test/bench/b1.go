@@ -178,7 +178,7 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 		for i, p := range []profiled{e.workerProc(), e.temporalProc()} {
 			profiles[i] = make(chan string, 1)
 			go func() {
-				path, err := e.profile(ctx, p, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileSeconds)
+				path, err := e.profile(ctx, p, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileDuration)
 				if err != nil {
 					slog.Warn("B1 profile", "process", p.name, "err", err)
 				}

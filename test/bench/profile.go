@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// profileSeconds is how long -profile samples the worker.
-const profileSeconds = 30 * time.Second
+// profileDuration is how long -profile samples the worker.
+const profileDuration = 30 * time.Second
 
 // idleProfile is how long -profile samples the worker from the start of
 // B4's window: the default refresh interval and its jitter, so that every

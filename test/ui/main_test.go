@@ -1,13 +1,10 @@
 package ui
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -154,26 +151,4 @@ func setup(m *testing.M) int {
 	bed.api = httptest.NewServer(srv)
 	defer bed.api.Close()
 	return m.Run()
-}
-
-// login opens a session through the API and returns its token.
-func login(ctx context.Context, user, password string) (string, error) {
-	body, _ := json.Marshal(map[string]string{"username": user, "password": password})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, bed.api.URL+"/api/v1/session", bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Token string `json:"token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Token == "" {
-		return "", fmt.Errorf("login %s: status %d: %v", user, resp.StatusCode, err)
-	}
-	return out.Token, nil
 }
