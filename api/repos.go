@@ -111,7 +111,7 @@ func (s *Server) lsRemote(r settings.Repository) error {
 	if err := st.PutRepo(ctx, r); err != nil {
 		return err
 	}
-	auth, err := (&settings.RepoAuth{Store: st}).Auth(ctx, r.URL)
+	auth, err := (&source.RegisteredAuth{Repos: st}).Auth(ctx, r.URL)
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	var creds source.CredentialResolver = cfg.Credentials
 	if cfg.Settings != nil {
-		creds = &settings.RepoAuth{Store: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts")}
+		creds = &source.RegisteredAuth{Repos: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts")}
 		if cfg.KubeOptions.Resolver == nil {
 			cfg.KubeOptions.Resolver = cfg.Settings.ClusterConfig
 		}

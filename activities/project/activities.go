@@ -13,6 +13,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/settings"
 )
 
 // Activity names: wire contracts, never rename.
@@ -21,8 +22,11 @@ const (
 	SyncWindowName = "project.SyncWindow"
 )
 
-// ErrNotFound is returned for a project that does not exist.
-var ErrNotFound = failure.Permanent("ProjectNotFound", "project not found")
+// ErrNotFound is returned for a project that does not exist: the store's
+// own error (settings.ErrProjectNotFound).
+var ErrNotFound = settings.ErrProjectNotFound
+
+var _ Store = (*settings.Store)(nil)
 
 // Store reads projects.
 type Store interface {

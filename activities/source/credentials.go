@@ -15,6 +15,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // RepoCredential names, by reference, the credential for repositories whose
@@ -236,23 +238,11 @@ func sshEndpoint(repoURL string) (isSSH bool, user, hostPort string) {
 	return true, ep.User, net.JoinHostPort(ep.Host, strconv.Itoa(port))
 }
 
-// AllowedTransports are the Git transports a repository URL may use.
-const AllowedTransports = "https, http, ssh (ssh:// or user@host:path), git and file"
-
-// CheckTransport refuses a repository URL whose transport is not one of
-// AllowedTransports, such as git's "ext::<command>" remote helpers, which
-// go-git would otherwise take for an scp-like SSH address.
+// CheckTransport refuses a repository URL whose transport is not allowed
+// (appspec.CheckRepoTransport), as a permanent error.
 func CheckTransport(repoURL string) error {
-	if name, _, ok := strings.Cut(repoURL, "::"); ok && !strings.ContainsAny(name, "/@") {
-		return fmt.Errorf("%w: transport %q is not allowed; use %s", ErrTransportNotAllowed, name, AllowedTransports)
-	}
-	ep, err := transport.NewEndpoint(repoURL)
-	if err != nil {
+	if err := appspec.CheckRepoTransport(repoURL); err != nil {
 		return fmt.Errorf("%w: %w", ErrTransportNotAllowed, err)
 	}
-	switch ep.Protocol {
-	case "https", "http", "ssh", "git", "file":
-		return nil
-	}
-	return fmt.Errorf("%w: transport %q is not allowed; use %s", ErrTransportNotAllowed, ep.Protocol, AllowedTransports)
+	return nil
 }

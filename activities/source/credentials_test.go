@@ -12,6 +12,8 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 func TestCredentialsAuth(t *testing.T) {
@@ -155,7 +157,7 @@ func TestTransportNotAllowed(t *testing.T) {
 			a := newActivities(t, Credentials{Repos: []RepoCredential{{URLPrefix: url[:3], SSHPrivateKeyFile: "/nonexistent"}}})
 			_, err := a.ResolveRevision(t.Context(), ResolveInput{RepoURL: url, Revision: "main"})
 			wantErrType(t, err, "TransportNotAllowed")
-			if !strings.Contains(err.Error(), AllowedTransports) {
+			if !strings.Contains(err.Error(), appspec.AllowedTransports) {
 				t.Errorf("error %q does not name the allowed transports", err)
 			}
 			if _, err = a.Checkout(t.Context(), url, strings.Repeat("a", 40)); !errors.Is(err, ErrTransportNotAllowed) {

@@ -1,6 +1,7 @@
 package appspec
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -93,4 +94,29 @@ func RepoURLHasPassword(u string) bool {
 	}
 	_, set := pu.User.Password()
 	return set
+}
+
+// AllowedTransports are the Git transports a repository URL may use.
+const AllowedTransports = "https, http, ssh (ssh:// or user@host:path), git and file"
+
+// CheckRepoTransport refuses a repository URL whose transport is not one
+// of AllowedTransports, such as git's "ext::<command>" remote helpers,
+// which a Git client would otherwise take for an scp-like SSH address. A
+// URL without a scheme is an scp-like SSH address or a local path.
+func CheckRepoTransport(u string) error {
+	if name, _, ok := strings.Cut(u, "::"); ok && !strings.ContainsAny(name, "/@") {
+		return fmt.Errorf("transport %q is not allowed; use %s", name, AllowedTransports)
+	}
+	scheme, _, ok := strings.Cut(u, "://")
+	if !ok || strings.ContainsAny(scheme, "/@:") {
+		return nil
+	}
+	switch strings.ToLower(scheme) {
+	case "https", "http", "ssh", "git", "file":
+		if _, err := url.Parse(u); err != nil {
+			return fmt.Errorf("repository URL: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("transport %q is not allowed; use %s", scheme, AllowedTransports)
 }

@@ -1,6 +1,9 @@
 package appspec
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNormalizeRepoURL(t *testing.T) {
 	const want = "github.com/org/repo"
@@ -64,5 +67,34 @@ func TestNormalizeRepoURLKeepsReposApart(t *testing.T) {
 			t.Errorf("%q and %q both normalise to %q", prev, u, n)
 		}
 		seen[n] = u
+	}
+}
+
+func TestCheckRepoTransport(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"https://github.com/org/repo.git", true},
+		{"HTTP://git.test/r", true},
+		{"ssh://git@github.com/org/repo", true},
+		{"git@github.com:org/repo.git", true},
+		{"git://git.test/r", true},
+		{"file:///srv/git/r", true},
+		{"/srv/git/r", true},
+		{"ext::sh -c touch% /tmp/pwned", false},
+		{"fd::17", false},
+		{"ftp://git.test/r", false},
+		{"gopher://git.test/r", false},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			err := CheckRepoTransport(tc.url)
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckRepoTransport(%q) = %v, want ok %v", tc.url, err, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "is not allowed") {
+				t.Fatalf("error %q does not say the transport is not allowed", err)
+			}
+		})
 	}
 }

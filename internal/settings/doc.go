@@ -4,7 +4,7 @@
 // management namespace in production), so every API replica and worker
 // sees the same settings, and credentials stay out of workflow inputs:
 // activities resolve them by repository URL or server at run time
-// (RepoAuth, ClusterConfig).
+// (source.RegisteredAuth, ClusterConfig).
 //
 // Projects from the projects file are read-only here; the built-in
 // default project may be replaced through the API.

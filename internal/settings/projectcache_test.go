@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/testbed"
@@ -84,7 +83,7 @@ func TestWatchProjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the deletion seen", func() bool { _, ok := c.get("team-a"); return !ok })
-	if _, err := s.Project(ctx, "team-a"); !errors.Is(err, project.ErrNotFound) {
+	if _, err := s.Project(ctx, "team-a"); !errors.Is(err, ErrProjectNotFound) {
 		t.Fatalf("deleted project: %v", err)
 	}
 

@@ -7,12 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/transport"
-
-	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
@@ -68,7 +63,7 @@ func (r Repository) Validate() error {
 		// The URL is stored and shown as it is; the message must not echo it.
 		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
-	if err := source.CheckTransport(r.URL); err != nil {
+	if err := appspec.CheckRepoTransport(r.URL); err != nil {
 		return fmt.Errorf("%w: url: %w", ErrInvalid, err)
 	}
 	return nil
@@ -85,21 +80,9 @@ func redactURL(u string) string {
 	return "(a URL with a password)"
 }
 
-// Credential is the repository's credential for the source activities,
-// with its secrets held in memory.
-func (r Repository) Credential() source.RepoCredential {
-	c := source.RepoCredential{URLPrefix: canonicalURL(r.URL), Username: r.Username, Bearer: r.BearerToken != "",
-		InsecureIgnoreHostKey: r.InsecureIgnoreHostKey}
-	secret := r.Password
-	if r.BearerToken != "" {
-		secret = r.BearerToken
-	}
-	return c.WithSecrets(secret, []byte(r.SSHPrivateKey))
-}
-
-// canonicalURL trims what does not name a different repository: a
+// CanonicalRepoURL trims what does not name a different repository: a
 // trailing slash and ".git".
-func canonicalURL(u string) string {
+func CanonicalRepoURL(u string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git")
 }
 
@@ -114,7 +97,7 @@ func (s *Store) PutRepo(ctx context.Context, r Repository) error {
 		"sshPrivateKey": []byte(r.SSHPrivateKey), "sshKnownHosts": []byte(r.SSHKnownHosts),
 		"insecureIgnoreHostKey": []byte(strconv.FormatBool(r.InsecureIgnoreHostKey)),
 	}
-	if err := s.s.Put(ctx, key(prefixRepo, canonicalURL(r.URL)), data); err != nil {
+	if err := s.s.Put(ctx, key(prefixRepo, CanonicalRepoURL(r.URL)), data); err != nil {
 		return fmt.Errorf("store repository %s: %w", r.URL, err)
 	}
 	return nil
@@ -122,7 +105,7 @@ func (s *Store) PutRepo(ctx context.Context, r Repository) error {
 
 // Repo returns a registered repository.
 func (s *Store) Repo(ctx context.Context, url string) (Repository, error) {
-	data, err := s.s.Get(ctx, key(prefixRepo, canonicalURL(url)))
+	data, err := s.s.Get(ctx, key(prefixRepo, CanonicalRepoURL(url)))
 	if errors.Is(err, secretstore.ErrNotFound) {
 		return Repository{}, fmt.Errorf("repository %s: %w", redactURL(url), ErrNotFound)
 	}
@@ -161,64 +144,9 @@ func (s *Store) Repos(ctx context.Context) ([]Repository, error) {
 
 // DeleteRepo forgets a repository and its credential.
 func (s *Store) DeleteRepo(ctx context.Context, url string) error {
-	err := s.s.Delete(ctx, key(prefixRepo, canonicalURL(url)))
+	err := s.s.Delete(ctx, key(prefixRepo, CanonicalRepoURL(url)))
 	if errors.Is(err, secretstore.ErrNotFound) {
 		return fmt.Errorf("repository %s: %w", redactURL(url), ErrNotFound)
 	}
 	return err
-}
-
-// RepoAuth resolves Git credentials at run time: registered repositories
-// first (longest URL prefix), then the file-configured credentials.
-type RepoAuth struct {
-	Store    *Store
-	Fallback source.Credentials
-	// KnownHostsDir holds the known_hosts files written for registered
-	// SSH repositories.
-	KnownHostsDir string
-
-	// The registered repositories are read at most every repoAuthTTL:
-	// every fetch and ls-remote asks for a credential.
-	mu     sync.Mutex
-	repos  []Repository
-	readAt time.Time
-}
-
-// repoAuthTTL is how long RepoAuth reuses the list of registered
-// repositories; a new or changed credential is used after at most this long.
-const repoAuthTTL = 10 * time.Second
-
-func (a *RepoAuth) registered(ctx context.Context) ([]Repository, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.repos != nil && time.Since(a.readAt) < repoAuthTTL {
-		return a.repos, nil
-	}
-	repos, err := a.Store.Repos(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("repository credentials unavailable: %w", err)
-	}
-	a.repos, a.readAt = repos, time.Now()
-	return repos, nil
-}
-
-// Auth implements the source activities' credential lookup.
-func (a *RepoAuth) Auth(ctx context.Context, repoURL string) (transport.AuthMethod, error) {
-	repos, err := a.registered(ctx)
-	if err != nil {
-		return nil, err
-	}
-	creds := source.Credentials{Repos: append([]source.RepoCredential(nil), a.Fallback.Repos...)}
-	for _, r := range repos {
-		c := r.Credential()
-		if r.SSHKnownHosts != "" {
-			f, err := writeKnownHosts(a.KnownHostsDir, r.SSHKnownHosts)
-			if err != nil {
-				return nil, err
-			}
-			c.SSHKnownHostsFile = f
-		}
-		creds.Repos = append(creds.Repos, c)
-	}
-	return creds.Auth(ctx, repoURL)
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/failure"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
@@ -24,6 +24,8 @@ var (
 	ErrReadOnly = errors.New("read-only")
 	// ErrInvalid: the object is not valid.
 	ErrInvalid = errors.New("invalid")
+	// ErrProjectNotFound: no such project. Retrying cannot fix it.
+	ErrProjectNotFound = failure.Permanent("ProjectNotFound", "project not found")
 )
 
 // Secret name prefixes.
@@ -57,10 +59,8 @@ func New(s secretstore.Store, fileProjects ...appspec.Project) (*Store, error) {
 	return st, nil
 }
 
-var _ project.Store = (*Store)(nil)
-
 // Project returns a project: from the projects file, else the store, else
-// the built-in default. Missing projects wrap project.ErrNotFound.
+// the built-in default. Missing projects wrap ErrProjectNotFound.
 func (s *Store) Project(ctx context.Context, name string) (appspec.Project, error) {
 	if p, ok := s.files[name]; ok {
 		return p, nil
@@ -75,7 +75,7 @@ func (s *Store) Project(ctx context.Context, name string) (appspec.Project, erro
 	case errors.Is(err, secretstore.ErrNotFound) && name == appspec.DefaultProject:
 		return appspec.DefaultProjectSpec(), nil
 	case errors.Is(err, secretstore.ErrNotFound):
-		return appspec.Project{}, fmt.Errorf("%w: %s", project.ErrNotFound, name)
+		return appspec.Project{}, fmt.Errorf("%w: %s", ErrProjectNotFound, name)
 	case err != nil:
 		return appspec.Project{}, fmt.Errorf("load project %s: %w", name, err)
 	}
@@ -111,7 +111,7 @@ func (s *Store) Projects(ctx context.Context) ([]appspec.Project, error) {
 	out := make([]appspec.Project, 0, len(all))
 	for _, n := range all {
 		p, err := s.Project(ctx, n)
-		if errors.Is(err, project.ErrNotFound) {
+		if errors.Is(err, ErrProjectNotFound) {
 			continue // deleted meanwhile
 		}
 		if err != nil {

@@ -6,14 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/windlass-cd/windlass/activities/project"
-	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/secretstore"
@@ -36,7 +33,7 @@ func TestProjects(t *testing.T) {
 	if p, err := s.Project(ctx, appspec.DefaultProject); err != nil || p.Description != "built-in default project" {
 		t.Fatalf("default project = %+v, %v", p, err)
 	}
-	if _, err := s.Project(ctx, "nope"); !errors.Is(err, project.ErrNotFound) {
+	if _, err := s.Project(ctx, "nope"); !errors.Is(err, ErrProjectNotFound) {
 		t.Fatalf("missing project: %v", err)
 	}
 	team := appspec.Project{Name: "team-a", SourceRepos: []string{"https://git.example/team-a/*"},
@@ -89,7 +86,7 @@ func TestProjects(t *testing.T) {
 	}
 }
 
-func TestReposHideSecretsAndResolveAuth(t *testing.T) {
+func TestReposHideSecrets(t *testing.T) {
 	ctx := t.Context()
 	s := newStore(t)
 	repo := Repository{URL: "https://git.example/org/app.git", Username: "deploy", Password: "pa55-do-not-show"}
@@ -106,30 +103,6 @@ func TestReposHideSecretsAndResolveAuth(t *testing.T) {
 	view := got.View()
 	if want := (RepositoryView{URL: repo.URL, Username: "deploy", HasPassword: true}); view != want {
 		t.Fatalf("view = %+v", view)
-	}
-	auth := &RepoAuth{Store: s, Fallback: source.Credentials{Repos: []source.RepoCredential{{URLPrefix: "https://other.example/"}}}}
-	tests := []struct {
-		url  string
-		want any
-	}{
-		{"https://git.example/org/app.git", &githttp.BasicAuth{Username: "deploy", Password: "pa55-do-not-show"}},
-		{"https://git.example/org/tok", &githttp.TokenAuth{Token: "tok-do-not-show"}},
-		{"https://git.example/org/public", nil},
-	}
-	for _, tt := range tests {
-		m, err := auth.Auth(ctx, tt.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tt.want == nil {
-			if m != nil {
-				t.Fatalf("%s: auth = %v, want none", tt.url, m)
-			}
-			continue
-		}
-		if diff := cmp.Diff(tt.want, m); diff != "" {
-			t.Fatalf("%s (-want +got):\n%s", tt.url, diff)
-		}
 	}
 	for _, bad := range []Repository{{}, {URL: "https://x/ y"}, {URL: "https://x/y", Password: "a", BearerToken: "b"}} {
 		if err := s.PutRepo(ctx, bad); !errors.Is(err, ErrInvalid) {

@@ -1,4 +1,4 @@
-package settings
+package source
 
 import (
 	"crypto/sha256"
@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 )
 
-// writeKnownHosts writes known_hosts lines to a file named by their hash
+// knownHostsFile writes known_hosts lines to a file named by their hash
 // under dir (the system temporary directory when empty) and returns its
 // path; an existing file with that name is reused.
-func writeKnownHosts(dir, lines string) (string, error) {
+func knownHostsFile(dir, lines string) (string, error) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "windlass-known-hosts")
 	}
