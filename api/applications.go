@@ -535,8 +535,7 @@ type SyncRecord struct {
 	// TemporalURL is the sync's page in the Temporal UI.
 	TemporalURL string `json:"temporalURL,omitempty"`
 	// Initiator, Revision, SHA and RevisionMessage (the commit's subject)
-	// come from the sync's memo (absent for syncs started before it was
-	// kept).
+	// come from the sync's memo.
 	Initiator       string `json:"initiator,omitempty"`
 	Revision        string `json:"revision,omitempty"`
 	SHA             string `json:"sha,omitempty"`

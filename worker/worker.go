@@ -244,9 +244,8 @@ func New(cfg Config) (*Worker, error) {
 
 // taskPollers is how many long polls a worker keeps open for workflow
 // tasks, and for activity tasks, per task queue (the SDK's default is 2).
-// With two, a task often arrived while both polls were busy handing out
-// others, and the server queued it: an app's workflow task waited 30-50 ms
-// to be picked up, several times in every sync.
+// With two, a task often arrives while both polls are busy handing out
+// others, and waits on the server, several times in every sync.
 const taskPollers = 8
 
 // Start starts polling, and the eviction of old Git checkouts.

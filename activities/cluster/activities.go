@@ -149,10 +149,8 @@ func WithSettleWait(d time.Duration) Option {
 }
 
 // DefaultSettleWait is WithSettleWait's default: long enough for a
-// Deployment's pods to become ready on a busy cluster (in B1's burst of
-// 1000 apps most took longer than 5 s, and a third of them, on a slow
-// run, longer than 30 s), short against the apply's timeout (5 min; the
-// wait heartbeats every few seconds).
+// Deployment's pods to become ready on a busy cluster, short against the
+// apply's timeout (5 min; the wait heartbeats every few seconds).
 const DefaultSettleWait = time.Minute
 
 // Defaults of WithMaxWrites and WithMaxReads.

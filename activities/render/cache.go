@@ -102,8 +102,7 @@ func digest(b []byte) string {
 // Cache entry formats:
 //   - entryMagic2, the number of manifests (uvarint), the SHA-256 of their
 //     JSON array, then a gzip stream of that array: a Render that finds
-//     the entry reads its count and digest without decompressing it (a
-//     300-object chart's hit took 4 ms doing so);
+//     the entry reads its count and digest without decompressing it;
 //   - entryMagic, then the gzip stream (written before entryMagic2);
 //   - a plain JSON array, starting with '[' (format v1).
 var (
@@ -117,10 +116,9 @@ const maxEntryBytes = 512 << 20
 var errBadEntry = errors.New("unknown manifest cache entry format")
 
 // gzip's state is large (a BestSpeed writer allocates about 1.2 MB, a
-// reader tens of KB) and was a fifth of everything a worker allocated
-// while a fleet synced for the first time (one writer per render, one
-// reader per load): writers and readers are reused. A pooled reader keeps
-// its last compressed entry until it is reused or the pool drops it.
+// reader tens of KB), and every render writes and every load reads:
+// writers and readers are reused. A pooled reader keeps its last
+// compressed entry until it is reused or the pool drops it.
 var (
 	gzipWriters = sync.Pool{New: func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed) // a valid level: no error
