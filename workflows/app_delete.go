@@ -79,12 +79,17 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	}
 	a.pending = nil
 	a.st.Status.Operation = nil
+	// The drift watch stops first: the deletion's own events are no drift,
+	// and a stream of refresh signals could keep the workflow from closing.
+	if a.cfg.DriftWatch && len(a.st.WatchedKinds) > 0 {
+		a.signalWatch(ctx, nil)
+	}
 	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
 	out, err := deleteApp(a.onCluster(ctx, false), in)
 	if err == nil && len(out.AwaitingApproval) > 0 {
 		out, err = a.awaitDeleteApproval(ctx, in, out)
 	}
-	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources}, true
+	a.deleteRes, a.deleted = DeleteResult{Resources: out.Resources, Omitted: out.Omitted}, true
 	if err != nil {
 		a.deleteErr = temporal.NewApplicationError("delete: "+errorMessage(err), ErrTypeDeleting)
 		a.event(ctx, EventWarning, "DeleteFailed", errorMessage(err))
@@ -92,10 +97,17 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 		return false
 	}
 	a.deleteErr = nil
-	if a.cfg.DriftWatch && len(a.st.WatchedKinds) > 0 {
-		a.signalWatch(ctx, nil)
-	}
 	return true
+}
+
+// drainSignals takes the signals that arrived for a workflow about to
+// close: a refresh, a sync progress report or a sync request has nothing
+// left to act on.
+func (a *application) drainSignals() {
+	for _, c := range []workflow.ReceiveChannel{a.refresh, a.progress, a.syncSig, a.rollbackSig} {
+		for c.ReceiveAsync(nil) {
+		}
+	}
 }
 
 // awaitDeleteApproval answers the delete update with the resources that

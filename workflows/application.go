@@ -252,7 +252,9 @@ func (a *application) run(ctx workflow.Context) error {
 	for {
 		if a.deleting != nil {
 			if a.runDelete(ctx) {
-				return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+				err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+				a.drainSignals()
+				return err
 			}
 		}
 		if len(a.pending) == 0 {

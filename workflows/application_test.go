@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -628,6 +629,49 @@ func (s *appSuite) TestDelete() {
 	s.ErrorContains(bad.err, "cascade")
 	s.Require().NoError(del.err)
 	s.Equal(DeleteResult{Resources: out.Resources}, del.result)
+}
+
+// With the drift watch, a deletion first tells the watch the app is gone,
+// so that its own deletions cause no refreshes, and the workflow closes
+// even while refreshes keep arriving. The delete's result counts what it
+// left out of its list.
+func (s *appSuite) TestDeleteStopsTheWatchFirst() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	live := synced
+	live.Resources = []appspec.ResourceStatus{{ResourceKey: service, Status: appspec.SyncSynced, Health: appspec.HealthHealthy}}
+	s.expectReconcile(sha1, live)
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	note := func(what string) { mu.Lock(); order = append(order, what); mu.Unlock() }
+	watchID := ClusterWatchWorkflowID(testSpec(false).Destination.Server)
+	s.env.OnSignalExternalWorkflow(mock.Anything, watchID, "", SignalWatch, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			if req, _ := arg.(WatchRequest); len(req.Kinds) == 0 {
+				note("watch: none")
+			} else {
+				note("watch: kinds")
+			}
+			return nil
+		})
+	r := ref(sha1)
+	out := cluster.DeleteAppOutput{Resources: []cluster.ResourceResult{{ResourceKey: service, Action: cluster.ActionDeleted}}, Omitted: 9_999}
+	s.env.OnActivity(cluster.DeleteAppName, mock.Anything, cluster.DeleteAppInput{Target: target(), Cascade: cluster.CascadeForeground, Manifests: &r}).
+		Return(out, nil).Run(func(mock.Arguments) { note("delete") }).After(time.Minute).Once()
+	var del *updateOutcome
+	s.at(time.Second, func() { del = s.update(UpdateDelete, DeleteRequest{Initiator: "alice"}) })
+	for i := range 5 {
+		s.at(time.Duration(10+i*10)*time.Second, func() {
+			s.env.SignalWorkflow(SignalRefresh, RefreshRequest{Live: true, Drift: true})
+		})
+	}
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{DriftWatch: true}})
+	s.True(s.env.IsWorkflowCompleted())
+	s.NoError(s.env.GetWorkflowError())
+	s.Require().NoError(del.err)
+	s.Equal(DeleteResult{Resources: out.Resources, Omitted: 9_999}, del.result)
+	s.Equal([]string{"watch: kinds", "watch: none", "delete"}, order)
 }
 
 // Resources marked Delete=confirm make the deletion wait: the delete

@@ -205,6 +205,9 @@ type DeleteRequest struct {
 // DeleteResult answers the delete update.
 type DeleteResult struct {
 	Resources []cluster.ResourceResult `json:"resources,omitempty"`
+	// Omitted counts the resources deleted but left out of Resources
+	// (cluster.MaxResults).
+	Omitted int `json:"omitted,omitempty"`
 	// AwaitingApproval lists the resources marked Delete=confirm: the
 	// deletion goes on once approveDeletion approves them.
 	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
