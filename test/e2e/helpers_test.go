@@ -42,6 +42,14 @@ func call(t *testing.T, method, path string, body any, out any) int {
 // callAs does an API request with a bearer token ("" for none).
 func callAs(t *testing.T, token, method, path string, body any, out any) int {
 	t.Helper()
+	return callBase(t, bed.api.URL, token, method, path, body, out)
+}
+
+// callBase does a request of the API at base with a bearer token ("" for
+// none): a string body as it is, another as JSON. It decodes the JSON
+// answer into out (if not nil) and returns the status code.
+func callBase(t *testing.T, base, token, method, path string, body any, out any) int {
+	t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -54,7 +62,7 @@ func callAs(t *testing.T, token, method, path string, body any, out any) int {
 		}
 		r = bytes.NewReader(js)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, bed.api.URL+path, r)
+	req, err := http.NewRequestWithContext(t.Context(), method, base+path, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -81,4 +84,41 @@ func writeHistory(ctx context.Context, file, workflowID, runID string) error {
 		return err
 	}
 	return os.WriteFile(file, b, 0o644)
+}
+
+// scanHistories calls found for each of needles that an event of a
+// workflow of c holds, open or closed, with the workflow and event; it
+// returns how many events it scanned.
+func scanHistories(t *testing.T, c client.Client, needles [][]byte, found func(i int, where string)) int {
+	t.Helper()
+	var token []byte
+	scanned := 0
+	for {
+		resp, err := c.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{PageSize: 200, NextPageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range resp.Executions {
+			it := c.GetWorkflowHistory(t.Context(), e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, 0)
+			for it.HasNext() {
+				ev, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := ev.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, n := range needles {
+					if bytes.Contains(b, n) {
+						found(i, fmt.Sprintf("%s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType()))
+					}
+				}
+				scanned++
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			return scanned
+		}
+	}
 }

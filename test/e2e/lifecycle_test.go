@@ -16,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"go.temporal.io/api/workflowservice/v1"
-
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/workflows"
@@ -241,37 +239,10 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 
 	// Every history in the namespace, open and closed.
 	secret := []byte(bed.secret)
-	var token []byte
-	scanned := 0
-	for {
-		resp, err := bed.temporal.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{PageSize: 200, NextPageToken: token})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range resp.Executions {
-			it := bed.temporal.GetWorkflowHistory(t.Context(), e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId(), false, 0)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := ev.Marshal()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if bytes.Contains(b, secret) {
-					t.Fatalf("the repository secret is in the history of %s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType())
-				}
-				if bytes.Contains(b, outside) {
-					t.Fatalf("the file outside the checkout is in the history of %s (event %d, %s)", e.GetExecution().GetWorkflowId(), ev.GetEventId(), ev.GetEventType())
-				}
-				scanned++
-			}
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
-	}
+	what := []string{"the repository secret", "the file outside the checkout"}
+	scanned := scanHistories(t, bed.temporal, [][]byte{secret, outside}, func(i int, where string) {
+		t.Fatalf("%s is in the history of %s", what[i], where)
+	})
 	if scanned < 50 {
 		t.Fatalf("scanned only %d history events: the scan is not looking at the e2e runs", scanned)
 	}
