@@ -66,7 +66,9 @@ func TestNewNamespaceSparesObjectReads(t *testing.T) {
 	t.Cleanup(func() { _ = h.kc.CoreV1().Namespaces().Delete(t.Context(), ns, metav1.DeleteOptions{}) })
 	objs := []*unstructured.Unstructured{configMap("a"), configMap("b"), configMap("c")}
 	ref := h.put(objs...)
-	tg := h.target("fresh-namespace", "CreateNamespace=true")
+	// An app name of this run's own: the objects of an earlier run that
+	// died before its cleanup would be this app's too.
+	tg := h.target("fresh-namespace-"+h.ns[strings.LastIndexByte(h.ns, '-')+1:], "CreateNamespace=true")
 	tg.Destination.Namespace = ns
 	nsPath := "/api/v1/namespaces/" + ns
 	cmGets := func(reqs []string) []string {
