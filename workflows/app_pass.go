@@ -102,7 +102,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 		st.RevisionMetadata = m
 	}
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = p.Revision, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
-	st.OmittedResources, st.ResourcesRef = cmp.Omitted, cmp.ResourcesRef
+	st.OmittedResources, st.ResourcesRef, st.OmittedKinds = cmp.Omitted, cmp.ResourcesRef, cmp.OmittedKinds
 	a.st.Manifests, a.st.Sources = &ref, sources
 	a.reportKinds(ctx)
 	if a.timerFired && st.Sync == appspec.SyncSynced {
@@ -155,6 +155,11 @@ func (a *application) reportKinds(ctx workflow.Context) {
 	var kinds []watch.GroupKind
 	for _, r := range a.st.Status.Resources {
 		if k := (watch.GroupKind{Group: r.Group, Kind: r.Kind}); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range a.st.Status.OmittedKinds {
+		if k := (watch.GroupKind{Group: k.Group, Kind: k.Kind}); !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}

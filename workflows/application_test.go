@@ -22,6 +22,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
 )
@@ -672,6 +673,27 @@ func (s *appSuite) TestDeleteStopsTheWatchFirst() {
 	s.Require().NoError(del.err)
 	s.Equal(DeleteResult{Resources: out.Resources, Omitted: 9_999}, del.result)
 	s.Equal([]string{"watch: kinds", "watch: none", "delete"}, order)
+}
+
+// The drift watch is told the kinds of the resources the status lists and
+// those only the omitted ones have.
+func (s *appSuite) TestWatchKindsIncludeOmitted() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	live := synced
+	live.Resources = []appspec.ResourceStatus{{ResourceKey: service, Status: appspec.SyncSynced, Health: appspec.HealthHealthy}}
+	live.Omitted, live.OmittedKinds = 700, []appspec.GroupKind{{Group: "apps", Kind: "Deployment"}}
+	s.expectReconcile(sha1, live)
+	var got []watch.GroupKind
+	watchID := ClusterWatchWorkflowID(testSpec(false).Destination.Server)
+	s.env.OnSignalExternalWorkflow(mock.Anything, watchID, "", SignalWatch, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			req, _ := arg.(WatchRequest)
+			got = req.Kinds
+			return nil
+		}).Once()
+	s.cancelAt(time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{DriftWatch: true, RefreshSeconds: 3600}})
+	s.ElementsMatch([]watch.GroupKind{{Kind: "Service"}, {Group: "apps", Kind: "Deployment"}}, got)
 }
 
 // Resources marked Delete=confirm make the deletion wait: the delete

@@ -100,8 +100,11 @@ type AppStatus struct {
 	OmittedResources int `json:"omittedResources,omitempty"`
 	// ResourcesRef names the full list in Redis when resources are
 	// omitted (cluster.CompareOutput.ResourcesRef); the API serves it.
-	ResourcesRef string    `json:"resourcesRef,omitempty"`
-	ReconciledAt time.Time `json:"reconciledAt,omitzero"`
+	ResourcesRef string `json:"resourcesRef,omitempty"`
+	// OmittedKinds are the kinds only omitted resources have
+	// (cluster.CompareOutput.OmittedKinds), for the drift watch.
+	OmittedKinds []appspec.GroupKind `json:"omittedKinds,omitempty"`
+	ReconciledAt time.Time           `json:"reconciledAt,omitzero"`
 	// RevisionMetadata describes SHA's commit (subject, author, date)
 	// when a worker has read it.
 	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`

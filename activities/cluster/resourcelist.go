@@ -127,6 +127,9 @@ func listKey(raw []byte) string {
 func (a *Activities) boundCompare(ctx context.Context, t Target, out CompareOutput) CompareOutput {
 	full := out.Resources
 	out.Resources, out.Omitted = boundStatuses(full)
+	if out.Omitted > 0 {
+		out.OmittedKinds = kindsLeftOut(full, out.Resources)
+	}
 	if out.Omitted == 0 || a.lists == nil || ctx.Err() != nil {
 		return out
 	}
@@ -167,4 +170,21 @@ func (l ResourceLists) LoadResources(ctx context.Context, ref string) ([]appspec
 		return nil, fmt.Errorf("resource list %s: %w", ref, err)
 	}
 	return rs, nil
+}
+
+// kindsLeftOut are the kinds of full that no resource of kept has, in
+// order of first appearance.
+func kindsLeftOut(full, kept []appspec.ResourceStatus) []appspec.GroupKind {
+	seen := map[appspec.GroupKind]bool{}
+	for _, r := range kept {
+		seen[appspec.GroupKind{Group: r.Group, Kind: r.Kind}] = true
+	}
+	var out []appspec.GroupKind
+	for _, r := range full {
+		if k := (appspec.GroupKind{Group: r.Group, Kind: r.Kind}); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

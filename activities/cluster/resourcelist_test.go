@@ -123,3 +123,29 @@ func TestCompareStoresFullList(t *testing.T) {
 		t.Fatalf("store down: %d resources, %d omitted, ref %q; want %d, %d and no ref", len(down.Resources), down.Omitted, down.ResourcesRef, MaxResults, n-MaxResults)
 	}
 }
+
+// The kinds left out are those only omitted resources have, once each,
+// in order of first appearance.
+func TestKindsLeftOut(t *testing.T) {
+	res := func(group, kind, name string) appspec.ResourceStatus {
+		return appspec.ResourceStatus{ResourceKey: appspec.ResourceKey{Group: group, Kind: kind, Name: name}}
+	}
+	cm, svc := res("", "ConfigMap", "a"), res("", "Service", "b")
+	deploy, role := res("apps", "Deployment", "c"), res("rbac.authorization.k8s.io", "Role", "d")
+	for _, tc := range []struct {
+		name       string
+		full, kept []appspec.ResourceStatus
+		want       []appspec.GroupKind
+	}{
+		{name: "nothing left out", full: []appspec.ResourceStatus{cm, svc}, kept: []appspec.ResourceStatus{cm, svc}},
+		{name: "a kind the kept list has", full: []appspec.ResourceStatus{cm, res("", "ConfigMap", "e")}, kept: []appspec.ResourceStatus{cm}},
+		{name: "kinds only omitted resources have", full: []appspec.ResourceStatus{cm, role, deploy, res("apps", "Deployment", "f"), svc}, kept: []appspec.ResourceStatus{cm, svc},
+			want: []appspec.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "Role"}, {Group: "apps", Kind: "Deployment"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, kindsLeftOut(tc.full, tc.kept)); diff != "" {
+				t.Errorf("kinds (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -93,4 +93,8 @@ type CompareOutput struct {
 	// ResourcesRef, when resources are left out, names the full list in
 	// the store (WithResourceLists; ResourceLists reads it).
 	ResourcesRef string `json:"resourcesRef,omitempty"`
+	// OmittedKinds are the kinds of the resources left out that no
+	// resource of Resources has, in order of first appearance: the drift
+	// watch must watch them too.
+	OmittedKinds []appspec.GroupKind `json:"omittedKinds,omitempty"`
 }
