@@ -81,10 +81,17 @@ func (a *application) reconcile(ctx workflow.Context) {
 	in := reconcile.Input{App: spec, Fresh: fresh, Hard: hard, Drift: drift, Last: a.st.Manifests}
 	cctx := a.onCluster(ctx, hard)
 	var p reconcile.Pass
+	steps := passSteps{ctx: ctx, cctx: cctx}
 	if !hard {
 		p = a.quickPass(ctx, cctx, in)
+		if p.Next == reconcile.StepResolve {
+			// The quick pass could not resolve: a Git server that is slow
+			// or silent must not hold the workflow task, and every status
+			// query with it, through a local activity's retries.
+			steps.ctx = withRegularSteps(ctx)
+		}
 	}
-	err := reconcile.Run(passSteps{ctx: ctx, cctx: cctx}, in, &p)
+	err := reconcile.Run(steps, in, &p)
 	if p.Project != nil {
 		a.project = p.Project
 	}

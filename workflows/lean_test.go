@@ -151,6 +151,24 @@ func (s *appSuite) TestQuickPassCompareErrorComparesAgain() {
 	s.Zero(l.local[project.GetName])
 }
 
+// A quick pass that cannot resolve a source (a Git server that is slow
+// or silent) leaves the resolve to a regular activity: the local one's
+// retries would hold the workflow task, and every status query, for them
+// all. The steps after it stay as they were.
+func (s *appSuite) TestQuickPassResolveErrorResolvesRegularly() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.steps.On(source.ResolveRevisionName, source.ResolveInput{RepoURL: repo, Revision: "main"}).
+		Return(source.ResolveOutput{}, errors.New("ssh: handshake timed out after 10s")).Once()
+	s.expectReconcile(sha1, synced)
+	l := s.recordSteps()
+	s.cancelAt(time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+	s.Equal(1, l.regular[source.ResolveRevisionName], "the workflow's own resolve")
+	s.Zero(l.local[source.ResolveRevisionName])
+	s.Equal(1, l.local[cluster.CompareName], "the compare stays local")
+	s.assertExpectations()
+}
+
 // quickRenderRun is leanRun for an app whose first pass finds its
 // manifests in the cache (another app rendered the same request): cached
 // is what the cache answers for the request at sha1.

@@ -75,6 +75,12 @@ func withLocalSteps(ctx workflow.Context) workflow.Context {
 	return workflow.WithValue(ctx, localStepsKey{}, true)
 }
 
+// withRegularSteps makes the cheap steps started from ctx regular
+// activities again.
+func withRegularSteps(ctx workflow.Context) workflow.Context {
+	return workflow.WithValue(ctx, localStepsKey{}, false)
+}
+
 // localSteps says whether the cheap steps started from ctx are local.
 func localSteps(ctx workflow.Context) bool {
 	v, _ := ctx.Value(localStepsKey{}).(bool)
