@@ -67,12 +67,10 @@ const CodeVersion = "2"
 // and the whole request (repos, SHAs, paths, explicit tools and their
 // parameters). A detected tool is a function of the SHA and path.
 func (r Request) Key() string {
-	b, _ := json.Marshal(struct {
+	return hashKey(keyPrefix, struct {
 		Version string
 		Req     Request
 	}{CodeVersion, r})
-	sum := sha256.Sum256(b)
-	return keyPrefix + hex.EncodeToString(sum[:])
 }
 
 // sharedKey is the cache key of a request whose every source renders
@@ -82,14 +80,19 @@ func (r Request) Key() string {
 // of the SHA and path, so a request that once rendered as directories
 // always does.
 func (r Request) sharedKey() string {
-	b, _ := json.Marshal(struct {
+	return hashKey(keyPrefix, struct {
 		Version string
 		Shared  bool
 		Sources []SourceRequest
 		Tool    string
 	}{CodeVersion, true, r.Sources, r.Tool})
+}
+
+// hashKey is prefix and the hex SHA-256 of v's JSON.
+func hashKey(prefix string, v any) string {
+	b, _ := json.Marshal(v) // plain structs of strings, numbers and slices: no error
 	sum := sha256.Sum256(b)
-	return keyPrefix + hex.EncodeToString(sum[:])
+	return prefix + hex.EncodeToString(sum[:])
 }
 
 // digest is the content digest of the manifests' JSON (uncompressed), so it
@@ -218,7 +221,8 @@ type CacheStats struct {
 	Hits   uint64 `json:"hits"`
 	Misses uint64 `json:"misses"`
 	// Errors counts failed cache reads and writes (Redis down, a corrupt
-	// entry); a failed read also counts as a miss.
+	// entry), remembered limit breaks' too; a failed manifest read also
+	// counts as a miss.
 	Errors uint64 `json:"errors"`
 	// Bypassed counts hard refreshes, which do not read the cache.
 	Bypassed uint64 `json:"bypassed"`
@@ -298,22 +302,15 @@ func (r *Renderer) getCache(ctx context.Context, decode bool, keys ...string) (_
 // readCache reads one key: false on a miss and on a failure, which it
 // logs and counts (a failing store is skipped for a while).
 func (r *Renderer) readCache(ctx context.Context, key string, decode bool) (cacheEntry, bool) {
-	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
-	defer cancel()
-	b, err := r.store.Get(cctx, key)
-	if errors.Is(err, ErrCacheMiss) {
-		return cacheEntry{}, false
-	}
-	if err != nil {
-		r.stats.markDown()
-		r.stats.errors.Add(1)
-		r.log.Warn(msgCacheUnavailable, "op", "get", "key", key, "err", err)
+	b, ok := r.storeGet(ctx, "get", key)
+	if !ok {
 		return cacheEntry{}, false
 	}
 	if n, sum, _, ok := entryInfo(b); ok && !decode {
 		return cacheEntry{count: n, digest: "sha256:" + hex.EncodeToString(sum[:])}, true
 	}
-	e := cacheEntry{}
+	var e cacheEntry
+	var err error
 	if e.raw, err = decodeEntry(b); err == nil {
 		err = json.Unmarshal(e.raw, &e.objs)
 	}
@@ -340,11 +337,39 @@ func (r *Renderer) putCache(ctx context.Context, key string, raw []byte, count i
 		r.log.Warn(msgCacheUnavailable, "op", "encode", "key", key, "err", err)
 		return
 	}
+	r.storeSet(ctx, "set", key, b, r.ttl)
+}
+
+// storeGet reads key within cacheOpTimeout: false on a miss and on a
+// failure, which it logs (as op) and counts, and after which the store is
+// skipped for a while (cacheDown).
+func (r *Renderer) storeGet(ctx context.Context, op, key string) ([]byte, bool) {
 	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
 	defer cancel()
-	if err := r.store.Set(cctx, key, b, r.ttl); err != nil {
+	b, err := r.store.Get(cctx, key)
+	if errors.Is(err, ErrCacheMiss) {
+		return nil, false
+	}
+	if err != nil {
 		r.stats.markDown()
 		r.stats.errors.Add(1)
-		r.log.Warn(msgCacheUnavailable, "op", "set", "key", key, "err", err)
+		r.log.Warn(msgCacheUnavailable, "op", op, "key", key, "err", err)
+		return nil, false
 	}
+	return b, true
+}
+
+// storeSet writes value under key for ttl within cacheOpTimeout: false on
+// a failure, which it logs (as op) and counts, and after which the store
+// is skipped for a while (cacheDown).
+func (r *Renderer) storeSet(ctx context.Context, op, key string, value []byte, ttl time.Duration) bool {
+	cctx, cancel := context.WithTimeout(ctx, cacheOpTimeout)
+	defer cancel()
+	if err := r.store.Set(cctx, key, value, ttl); err != nil {
+		r.stats.markDown()
+		r.stats.errors.Add(1)
+		r.log.Warn(msgCacheUnavailable, "op", op, "key", key, "err", err)
+		return false
+	}
+	return true
 }

@@ -4,7 +4,10 @@
 // The Render activity returns only a small ManifestRef (cache key, SHA,
 // object count and content digest): rendered manifests never enter workflow
 // history. Later activities call Renderer.Load with the ref; when the cache
-// has lost the entry, Load renders again from the same SHA.
+// has lost the entry, Load renders again from the same SHA. A render that
+// breaks a sandbox limit is remembered in the same store for its request
+// and limits (for an hour): until then, on a cache miss, Render answers
+// the same error without rendering, unless the render is hard.
 //
 // The tool is the one the source's options name, else detected as Argo CD
 // does: Chart.yaml means Helm (v4 SDK, in-process), a kustomization means

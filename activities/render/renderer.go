@@ -109,15 +109,22 @@ const (
 // Render renders req (or finds it in the cache) and returns its ref. hard
 // skips the cache read. The cache is an optimisation: when it fails, Render
 // renders fresh and still returns the ref (see getCache and putCache).
+// A render that broke a sandbox limit is remembered for a while
+// (rememberLimit): on a cache miss Render answers it again without
+// rendering, unless hard, which renders and replaces it.
 func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (ManifestRef, error) {
 	if hard {
 		r.stats.bypassed.Add(1)
 	} else if ref, ok := r.Cached(ctx, req); ok {
 		return ref, nil
+	} else if err := r.rememberedLimit(ctx, req); err != nil {
+		return ManifestRef{}, err
 	}
 	objs, b, shared, err := r.renderFresh(ctx, req)
 	if err != nil {
-		return ManifestRef{}, capError(err)
+		err = capError(err)
+		r.rememberLimit(ctx, req, err)
+		return ManifestRef{}, err
 	}
 	key := req.Key()
 	if shared {

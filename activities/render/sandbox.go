@@ -401,8 +401,20 @@ func (p *sandboxProc) died(err error, l SandboxLimits) error {
 	if i := strings.Index(last, "\n"); i >= 0 {
 		last = last[:i] // the first line: the runtime's reason
 	}
-	return fmt.Errorf("%w: the render sandbox ended (exit %d): %s", ErrRenderLimit, code, last)
+	err = fmt.Errorf("%w: the render sandbox ended (exit %d): %s", ErrRenderLimit, code, last)
+	if code < 0 {
+		return &sandboxKilled{err}
+	}
+	return err
 }
+
+// sandboxKilled is a sandbox that a signal ended, which the worker did not
+// send for a limit: perhaps not the render's doing (the worker's process
+// group stopping, the host's OOM killer), so it is not remembered.
+type sandboxKilled struct{ err error }
+
+func (e *sandboxKilled) Error() string { return e.err.Error() }
+func (e *sandboxKilled) Unwrap() error { return e.err }
 
 func bytesText(n int64) string {
 	switch {
