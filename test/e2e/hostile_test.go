@@ -33,9 +33,8 @@ import (
 type hostileCase struct {
 	name string
 	// files are the directory's files at the first commit, and at the
-	// fixing commit with v "2"; source is the app's source after path.
-	files  func(v string) map[string]string
-	source string
+	// fixing commit with v "2".
+	files func(v string) map[string]string
 	// hostile turns the directory hostile in the work tree; undo removes
 	// what hostile added and files does not overwrite.
 	hostile func(t *testing.T, w *testbed.WorkRepo, dir string)
