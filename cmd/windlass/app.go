@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -275,7 +276,7 @@ func (c *cli) createEach(ctx context.Context, f *flags, s *session, docs [][]byt
 			return ctx.Err()
 		case err != nil:
 			failed++
-			fmt.Fprintf(c.stderr, "%s failed: %s\n", docSubject(doc, i), errorMessage(err))
+			fmt.Fprintf(c.stderr, "%s failed: %s\n", docSubject(doc, i), cmdline.Message(err))
 			continue
 		}
 		saved = append(saved, raw)
@@ -336,7 +337,7 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	}
 	prune := f.Bool("auto-prune", false, "automated sync prunes (turns automated sync on)")
 	selfHeal := f.Bool("self-heal", false, "automated sync reverts drift (turns automated sync on)")
-	var syncOptions stringList
+	var syncOptions cmdline.StringList
 	f.Var(&syncOptions, "sync-option", "a sync option, e.g. CreateNamespace=true (repeatable; replaces the list)")
 	refresh := f.Int("refresh-seconds", 0, "the refresh interval of this application")
 	position := f.Int("source-position", 0, "the source to change, from 1, of a multi-source application")
@@ -425,7 +426,7 @@ func (c *cli) patchSource(ctx context.Context, s *session, name string, q url.Va
 		return err
 	}
 	if position < 1 || position > len(view.Spec.Sources) {
-		return fmt.Errorf("%w: app set: --source-position %d: %s has %d sources", errUsage, position, name, len(view.Spec.Sources))
+		return fmt.Errorf("%w: app set: --source-position %d: %s has %d sources", cmdline.ErrUsage, position, name, len(view.Spec.Sources))
 	}
 	var sources []map[string]any
 	b, err := json.Marshal(view.Spec.Sources)
@@ -520,7 +521,7 @@ func (c *cli) appSync(ctx context.Context, args []string) error {
 	f.BoolVar(&req.DryRun, "dry-run", false, "preview the sync without changing the cluster")
 	f.StringVar(&req.Revision, "revision", "", "sync this revision instead of the spec's")
 	f.StringVar(&req.Strategy, "strategy", "", "hook (default) or apply (no hooks)")
-	var resources, syncOptions stringList
+	var resources, syncOptions cmdline.StringList
 	f.Var(&resources, "resource", "sync only this resource, GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
 	f.Var(&syncOptions, "sync-option", "a sync option for this sync, e.g. ServerSideApply=true (repeatable)")
 	op := f.withOperation()
@@ -582,9 +583,9 @@ func (c *cli) appDiff(ctx context.Context, args []string) error {
 	differ, err := c.diff(ctx, args)
 	switch {
 	case err != nil:
-		return withCode(exitDiffError, err)
+		return cmdline.WithCode(exitDiffError, err)
 	case differ:
-		return withCode(exitDiffFound, errReported)
+		return cmdline.WithCode(exitDiffFound, cmdline.ErrReported)
 	}
 	return nil
 }

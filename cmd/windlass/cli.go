@@ -14,70 +14,15 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
-// Exit codes of the client commands (documented in the usage text).
+// app diff's own exit codes, as argocd app diff's.
 const (
-	exitOK           = 0
-	exitError        = 1
-	exitUsage        = 2
-	exitUnauthorized = 3 // 401 or 403
-	exitNotFound     = 4 // 404
-	exitFailed       = 5 // a sync or rollback that did not succeed, or a 409
-	exitTimeout      = 6 // app wait (or sync) ran out of time
-
-	// app diff's own codes, as argocd app diff's.
 	exitDiffFound = 1 // Git and the cluster differ
 	exitDiffError = 2 // any error, whatever its usual code
 )
-
-// codedError carries the exit code of an error that is not an API answer.
-type codedError struct {
-	code int
-	err  error
-}
-
-func (e *codedError) Error() string { return e.err.Error() }
-func (e *codedError) Unwrap() error { return e.err }
-
-func withCode(code int, err error) error { return &codedError{code: code, err: err} }
-
-// errReported ends a command whose message has been printed already (or
-// that has none, as app diff's differences).
-var errReported = errors.New("reported")
-
-// exitCode maps an error to the process's exit code.
-func exitCode(err error) int {
-	var ce *codedError
-	var ae *apiError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, errUsage):
-		return exitUsage
-	case errors.As(err, &ce):
-		return ce.code
-	case errors.As(err, &ae):
-		switch ae.Status {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return exitUnauthorized
-		case http.StatusNotFound:
-			return exitNotFound
-		case http.StatusConflict:
-			return exitFailed
-		}
-	}
-	return exitError
-}
-
-// errorMessage is what main prints for err, or "" when there is nothing to
-// print (help was asked for, or the command printed its message itself).
-func errorMessage(err error) string {
-	if err == nil || err == errUsage || errors.Is(err, flag.ErrHelp) || errors.Is(err, errReported) {
-		return ""
-	}
-	return strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
-}
 
 // cli runs the client commands (login, logout, app, proj, repo, cluster,
 // account): its streams and environment are fields so that tests can set
@@ -162,14 +107,14 @@ func (c *cli) dispatch(ctx context.Context, group string, verbs []verb, args []s
 			c.groupUsage(c.stdout, group, verbs)
 			return nil
 		case !leadingFlags[name]:
-			return fmt.Errorf("%w: %s: the flag %s goes after the command (windlass %s -h lists them)", errUsage, group, args[i], group)
+			return fmt.Errorf("%w: %s: the flag %s goes after the command (windlass %s -h lists them)", cmdline.ErrUsage, group, args[i], group)
 		case !hasValue:
 			i++
 		}
 	}
 	if i >= len(args) {
 		c.groupUsage(c.stderr, group, verbs)
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	if args[i] == "help" {
 		c.groupUsage(c.stdout, group, verbs)
@@ -180,7 +125,7 @@ func (c *cli) dispatch(ctx context.Context, group string, verbs []verb, args []s
 			return v.run(c, ctx, slices.Concat(args[:i], args[i+1:]))
 		}
 	}
-	return fmt.Errorf("%w: unknown command %q (windlass %s -h lists them)", errUsage, group+" "+args[i], group)
+	return fmt.Errorf("%w: unknown command %q (windlass %s -h lists them)", cmdline.ErrUsage, group+" "+args[i], group)
 }
 
 func (c *cli) groupUsage(w io.Writer, group string, verbs []verb) {
@@ -259,7 +204,7 @@ func (f *flags) parse(args []string, n int) ([]string, error) {
 // usageError is a usage error of the verb, with its synopsis.
 func (f *flags) usageError(format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s\nusage: windlass %s [flags] (-h for the flags)",
-		errUsage, f.name, fmt.Sprintf(format, a...), strings.TrimSpace(f.name+" "+f.synopsis))
+		cmdline.ErrUsage, f.name, fmt.Sprintf(format, a...), strings.TrimSpace(f.name+" "+f.synopsis))
 }
 
 func (f *flags) printHelp(w io.Writer) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -53,7 +54,7 @@ func TestCLIProj(t *testing.T) {
 			args:   "proj get nope",
 			routes: map[string][]reply{"GET /api/v1/projects/nope": {problemReply(404, "project nope not found", "")}},
 			want:   []string{"GET /api/v1/projects/nope"},
-			code:   exitNotFound,
+			code:   cmdline.ExitNotFound,
 		},
 		{
 			name:   "proj create argo",
@@ -80,9 +81,9 @@ func TestCLIProj(t *testing.T) {
 			args:   "proj role create-token team-a ci",
 			routes: map[string][]reply{"POST " + tokens: {problemReply(403, "admin may not update projects/team-a", "")}},
 			want:   []string{`POST /api/v1/projects/team-a/roles/ci/tokens {"expiresIn":"720h"}`},
-			code:   exitUnauthorized,
+			code:   cmdline.ExitUnauthorized,
 		},
-		{name: "proj role create-token bad expiry", args: "proj role create-token team-a ci --expires-in soon", code: exitUsage},
+		{name: "proj role create-token bad expiry", args: "proj role create-token team-a ci --expires-in soon", code: cmdline.ExitUsage},
 		{
 			name:   "proj role list-tokens",
 			args:   "proj role list-tokens team-a ci",
@@ -95,7 +96,7 @@ func TestCLIProj(t *testing.T) {
 			routes: map[string][]reply{"DELETE " + tokens + "/tok-7": {{status: 204}}},
 			want:   []string{"DELETE /api/v1/projects/team-a/roles/ci/tokens/tok-7"},
 		},
-		{name: "proj role no verb", args: "proj role", code: exitUsage},
+		{name: "proj role no verb", args: "proj role", code: cmdline.ExitUsage},
 	})
 }
 
@@ -133,10 +134,10 @@ func TestCLIRepo(t *testing.T) {
 			args:   "repo add https://github.com/acme/private.git",
 			routes: map[string][]reply{"POST /api/v1/repositories": {problemReply(422, "connection test failed: authentication required", "url")}},
 			want:   []string{`POST /api/v1/repositories {"url":"https://github.com/acme/private.git"}`},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
-		{name: "repo add two credentials", args: "repo add https://x --password-stdin --username u --bearer-token-stdin", code: exitUsage},
-		{name: "repo add username without password", args: "repo add https://x --username u", code: exitUsage},
+		{name: "repo add two credentials", args: "repo add https://x --password-stdin --username u --bearer-token-stdin", code: cmdline.ExitUsage},
+		{name: "repo add username without password", args: "repo add https://x --username u", code: cmdline.ExitUsage},
 		{
 			name:   "repo list",
 			args:   "repo list",
@@ -179,9 +180,9 @@ func TestCLICluster(t *testing.T) {
 			routes: map[string][]reply{"POST /api/v1/clusters": {answer(201, map[string]any{"name": "kind-dev", "server": "https://127.0.0.1:6443", "hasCredentials": true})}},
 			want:   []string{`POST /api/v1/clusters {"name":"","server":"","kubeconfig":"apiVersion: v1\nkind: Config\n","context":"kind-dev"}`},
 		},
-		{name: "cluster add kubeconfig and server", args: "cluster add --kubeconfig $DIR/kc --server https://x", code: exitUsage},
-		{name: "cluster add without name", args: "cluster add --server https://x", code: exitUsage},
-		{name: "cluster add half a certificate", args: "cluster add --name x --server https://x --cert-file c", code: exitUsage},
+		{name: "cluster add kubeconfig and server", args: "cluster add --kubeconfig $DIR/kc --server https://x", code: cmdline.ExitUsage},
+		{name: "cluster add without name", args: "cluster add --server https://x", code: cmdline.ExitUsage},
+		{name: "cluster add half a certificate", args: "cluster add --name x --server https://x --cert-file c", code: cmdline.ExitUsage},
 		{
 			name: "cluster list",
 			args: "cluster list",
@@ -201,7 +202,7 @@ func TestCLICluster(t *testing.T) {
 			args:   "cluster rm prod",
 			routes: map[string][]reply{"DELETE /api/v1/clusters/prod": {problemReply(409, "cluster prod is the destination of 3 applications", "")}},
 			want:   []string{"DELETE /api/v1/clusters/prod"},
-			code:   exitFailed,
+			code:   cmdline.ExitFailed,
 		},
 	})
 }
@@ -244,7 +245,7 @@ func TestCLIAccount(t *testing.T) {
 			args:  "account update-password",
 			stdin: "old-one\n" + testPassword + "\nsomething-else\n",
 			tty:   true,
-			code:  exitError,
+			code:  cmdline.ExitError,
 		},
 		{
 			name:   "account update-password wrong",
@@ -252,7 +253,7 @@ func TestCLIAccount(t *testing.T) {
 			stdin:  "old-one\n" + testPassword + "\n",
 			routes: map[string][]reply{"PUT /api/v1/account/password": {problemReply(401, "the current password is wrong", "currentPassword")}},
 			want:   []string{`PUT /api/v1/account/password {"currentPassword":"old-one","newPassword":"` + testPassword + `"}`},
-			code:   exitUnauthorized,
+			code:   cmdline.ExitUnauthorized,
 		},
 		{
 			name:    "account generate-token for the one logged in",
@@ -285,7 +286,7 @@ func TestCLIAccount(t *testing.T) {
 			args:   "account delete-token tok-9 --account ci",
 			routes: map[string][]reply{"DELETE /api/v1/accounts/ci/tokens/tok-9": {problemReply(http.StatusNotFound, "token not found", "")}},
 			want:   []string{"DELETE /api/v1/accounts/ci/tokens/tok-9"},
-			code:   exitNotFound,
+			code:   cmdline.ExitNotFound,
 		},
 	})
 }

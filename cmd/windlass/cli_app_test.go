@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -182,33 +183,33 @@ func TestCLIApp(t *testing.T) {
 			args:   "app get web",
 			routes: map[string][]reply{"GET " + webPath: {problemReply(404, "application not found", "")}},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitNotFound,
+			code:   cmdline.ExitNotFound,
 		},
 		{
 			name:   "app get unauthenticated",
 			args:   "app get web",
 			routes: map[string][]reply{"GET " + webPath: {problemReply(401, "authentication required", "")}},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitUnauthorized,
+			code:   cmdline.ExitUnauthorized,
 		},
 		{
 			name:   "app get forbidden",
 			args:   "app get web",
 			routes: map[string][]reply{"GET " + webPath: {problemReply(403, "admin may not get applications/default/web", "")}},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitUnauthorized,
+			code:   cmdline.ExitUnauthorized,
 		},
 		{
 			name:   "app get not a problem",
 			args:   "app get web",
 			routes: map[string][]reply{"GET " + webPath: {{status: 502, body: "<html>bad gateway</html>"}}},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
-		{name: "app get without name", args: "app get", code: exitUsage},
-		{name: "app get bad output", args: "app get web -o xml", code: exitUsage},
-		{name: "app unknown verb", args: "app frob web", code: exitUsage},
-		{name: "app no verb", args: "app", code: exitUsage},
+		{name: "app get without name", args: "app get", code: cmdline.ExitUsage},
+		{name: "app get bad output", args: "app get web -o xml", code: cmdline.ExitUsage},
+		{name: "app unknown verb", args: "app frob web", code: cmdline.ExitUsage},
+		{name: "app no verb", args: "app", code: cmdline.ExitUsage},
 		{name: "app help", args: "app -h"},
 		{name: "app sync help", args: "app sync -h"},
 		{
@@ -231,7 +232,7 @@ func TestCLIApp(t *testing.T) {
 			files:  map[string]string{"web.json": `{"name":"web"}`},
 			routes: map[string][]reply{"POST " + appsPath: {problemReply(400, "destination.namespace is required", "destination.namespace")}},
 			want:   []string{`POST /api/v1/applications {"name":"web"}`},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
 		{
 			name:   "app create exists",
@@ -239,9 +240,9 @@ func TestCLIApp(t *testing.T) {
 			files:  map[string]string{"web.json": `{"name":"web"}`},
 			routes: map[string][]reply{"POST " + appsPath: {problemReply(409, "application default/web already exists (use PUT, or ?upsert=true)", "")}},
 			want:   []string{`POST /api/v1/applications {"name":"web"}`},
-			code:   exitFailed,
+			code:   cmdline.ExitFailed,
 		},
-		{name: "app create without file", args: "app create", code: exitUsage},
+		{name: "app create without file", args: "app create", code: cmdline.ExitUsage},
 		{
 			name:  "app create several documents",
 			args:  "app create -f $DIR/apps.yaml --upsert",
@@ -254,7 +255,7 @@ func TestCLIApp(t *testing.T) {
 				answer(201, savedApp("default", "kustomize")),
 			}},
 			want: appsFileRequests("upsert=true"),
-			code: exitError,
+			code: cmdline.ExitError,
 		},
 		{
 			name:  "app create several documents json",
@@ -272,7 +273,7 @@ func TestCLIApp(t *testing.T) {
 			stdin:  "name: a\n---\nname: b\n",
 			routes: map[string][]reply{"POST " + appsPath: {problemReply(409, "application default/a already exists", "")}},
 			want:   []string{"POST /api/v1/applications name: a\n", "POST /api/v1/applications ---\nname: b\n"},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
 		{
 			name:   "app create one document after a separator",
@@ -315,8 +316,8 @@ func TestCLIApp(t *testing.T) {
 			want: []string{"GET /api/v1/applications/web",
 				`PATCH /api/v1/applications/web {"sources":[{"chart":"web","repoURL":"https://charts.acme.io","targetRevision":"1.0.0"},{"ref":"values","repoURL":"https://github.com/acme/values.git","targetRevision":"v3"}]}`},
 		},
-		{name: "app set nothing", args: "app set web", code: exitUsage},
-		{name: "app set bad policy", args: "app set web --sync-policy sometimes", code: exitUsage},
+		{name: "app set nothing", args: "app set web", code: cmdline.ExitUsage},
+		{name: "app set bad policy", args: "app set web --sync-policy sometimes", code: cmdline.ExitUsage},
 		{
 			name: "app delete orphan",
 			args: "app delete web -y --cascade orphan",
@@ -332,8 +333,8 @@ func TestCLIApp(t *testing.T) {
 			routes: map[string][]reply{"DELETE " + webPath: {answer(202, workflows.DeleteResult{AwaitingApproval: []appspec.ResourceKey{oldCMKey}})}},
 			want:   []string{"DELETE /api/v1/applications/web"},
 		},
-		{name: "app delete not confirmed", args: "app delete web", stdin: "n\n", code: exitError},
-		{name: "app delete bad cascade", args: "app delete web -y --cascade sideways", code: exitUsage},
+		{name: "app delete not confirmed", args: "app delete web", stdin: "n\n", code: cmdline.ExitError},
+		{name: "app delete bad cascade", args: "app delete web -y --cascade sideways", code: cmdline.ExitUsage},
 		{
 			name: "app sync progress",
 			args: "app sync web --prune --revision main --resource apps:Deployment:web/web --resource :Service:web --sync-option ServerSideApply=true --strategy apply",
@@ -371,7 +372,7 @@ func TestCLIApp(t *testing.T) {
 				"POST " + webPath + "/sync": {{status: 409, body: answer(409, syncResult(workflows.PhaseFailed, "Sync wave 0: deployment web: progress deadline exceeded", &failedDeploy)).body, after: "GET " + opPath}},
 			},
 			want: []string{"GET /api/v1/applications/web/operation", `POST /api/v1/applications/web/sync {}`},
-			code: exitFailed,
+			code: cmdline.ExitFailed,
 		},
 		{
 			name: "app sync conflict",
@@ -381,7 +382,7 @@ func TestCLIApp(t *testing.T) {
 				"POST " + webPath + "/sync": {problemReply(409, "an operation is in progress: sync/default/web/3", "")},
 			},
 			want: []string{"GET /api/v1/applications/web/operation", `POST /api/v1/applications/web/sync {}`},
-			code: exitFailed,
+			code: cmdline.ExitFailed,
 		},
 		{
 			name: "app sync timeout",
@@ -391,7 +392,7 @@ func TestCLIApp(t *testing.T) {
 				"POST " + webPath + "/sync": {{block: true}},
 			},
 			want: []string{"GET /api/v1/applications/web/operation", `POST /api/v1/applications/web/sync {}`},
-			code: exitTimeout,
+			code: cmdline.ExitTimeout,
 		},
 		{
 			name:   "app sync async",
@@ -399,7 +400,7 @@ func TestCLIApp(t *testing.T) {
 			routes: map[string][]reply{"POST " + webPath + "/sync": {answer(202, workflows.SyncAccepted{ID: "sync/team-a/web/5"})}},
 			want:   []string{`POST /api/v1/applications/web/sync?project=team-a&wait=false {}`},
 		},
-		{name: "app sync bad resource", args: "app sync web --resource Deployment/web", code: exitUsage},
+		{name: "app sync bad resource", args: "app sync web --resource Deployment/web", code: cmdline.ExitUsage},
 		{
 			name: "app rollback number",
 			args: "app rollback web 3 --prune",
@@ -416,7 +417,7 @@ func TestCLIApp(t *testing.T) {
 			routes: map[string][]reply{"POST " + webPath + "/rollback": {answer(202, workflows.SyncAccepted{ID: "sync/team-a/web/6"})}},
 			want:   []string{`POST /api/v1/applications/web/rollback?project=team-a&wait=false {"id":"sync/team-a/web/2","force":true,"dryRun":true}`},
 		},
-		{name: "app rollback without id", args: "app rollback web", code: exitUsage},
+		{name: "app rollback without id", args: "app rollback web", code: cmdline.ExitUsage},
 		{
 			name: "app diff",
 			args: "app diff web",
@@ -502,14 +503,14 @@ func TestCLIApp(t *testing.T) {
 			args:   "app wait web --timeout 200ms",
 			routes: map[string][]reply{"GET " + webPath: ok(webApp(appspec.SyncOutOfSync, appspec.HealthProgressing, nil))},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitTimeout,
+			code:   cmdline.ExitTimeout,
 		},
 		{
 			name:   "app wait not found",
 			args:   "app wait web",
 			routes: map[string][]reply{"GET " + webPath: {problemReply(404, "application not found", "")}},
 			want:   []string{"GET /api/v1/applications/web"},
-			code:   exitNotFound,
+			code:   cmdline.ExitNotFound,
 		},
 		{
 			name: "app manifests",
@@ -549,7 +550,7 @@ func TestCLIApp(t *testing.T) {
 			args:   "app terminate-op web",
 			routes: map[string][]reply{"POST " + webPath + "/terminate": {problemReply(409, "no operation is running", "")}},
 			want:   []string{"POST /api/v1/applications/web/terminate"},
-			code:   exitFailed,
+			code:   cmdline.ExitFailed,
 		},
 		{
 			name:   "app confirm-deletion",
@@ -562,7 +563,7 @@ func TestCLIApp(t *testing.T) {
 			args:   "app get a?b",
 			routes: map[string][]reply{"GET " + appsPath + "/a%3Fb": {problemReply(400, "application name is not valid", "name")}},
 			want:   []string{"GET /api/v1/applications/a%3Fb"},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 // requestTimeout bounds a request that does not wait for an operation.
@@ -66,6 +68,20 @@ func (e *apiError) Error() string {
 		b.WriteString("\nhint: the account or token in use may not do this; run `windlass login` as one that may")
 	}
 	return b.String()
+}
+
+// ExitCode is the exit code of the answer: 3 for 401 and 403, 4 for 404,
+// 5 for 409, else 1.
+func (e *apiError) ExitCode() int {
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return cmdline.ExitUnauthorized
+	case http.StatusNotFound:
+		return cmdline.ExitNotFound
+	case http.StatusConflict:
+		return cmdline.ExitFailed
+	}
+	return cmdline.ExitError
 }
 
 // send does one request. An answer of 300 or more gives an *apiError,

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 var sessionReply = ok(map[string]any{"token": testToken, "expiresAt": t0.Add(24 * time.Hour)})
@@ -46,7 +46,7 @@ func TestLoginCases(t *testing.T) {
 			routes: map[string][]reply{"POST /api/v1/session": {problemReply(401, "invalid username or password", "")}},
 			want:   []string{loginBody},
 			auth:   "-",
-			code:   exitUnauthorized,
+			code:   cmdline.ExitUnauthorized,
 		},
 		{
 			name:   "login sso",
@@ -54,7 +54,7 @@ func TestLoginCases(t *testing.T) {
 			routes: map[string][]reply{"GET /api/v1/sso/config": ok(map[string]any{"enabled": false})},
 			want:   []string{"GET /api/v1/sso/config"},
 			auth:   "-",
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
 		{
 			name: "login sso without a CLI client",
@@ -63,11 +63,11 @@ func TestLoginCases(t *testing.T) {
 				"enabled": true, "name": "Dex", "issuer": "https://windlass.example.com/api/dex"})},
 			want: []string{"GET /api/v1/sso/config"},
 			auth: "-",
-			code: exitError,
+			code: cmdline.ExitError,
 		},
-		{name: "login sso with a user name", args: "login --sso --username admin", code: exitUsage},
-		{name: "login without username", args: "login --password-stdin", code: exitUsage},
-		{name: "login without password", args: "login --username admin", code: exitUsage},
+		{name: "login sso with a user name", args: "login --sso --username admin", code: cmdline.ExitUsage},
+		{name: "login without username", args: "login --password-stdin", code: cmdline.ExitUsage},
+		{name: "login without password", args: "login --username admin", code: cmdline.ExitUsage},
 		{
 			name:   "logout",
 			args:   "logout",
@@ -85,7 +85,7 @@ func TestLoginCases(t *testing.T) {
 			args:   "logout",
 			routes: map[string][]reply{"DELETE /api/v1/session": {problemReply(503, "the revocation store is unavailable", "")}},
 			want:   []string{"DELETE /api/v1/session"},
-			code:   exitError,
+			code:   cmdline.ExitError,
 		},
 		{name: "logout of another server", args: "logout --server https://windlass.example.com"},
 		{
@@ -237,28 +237,21 @@ func TestCLIExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{nil, exitOK, ""},
-		{flag.ErrHelp, exitOK, ""},
-		{errUsage, exitUsage, ""},
-		{fmt.Errorf("%w: app get: want NAME", errUsage), exitUsage, "app get: want NAME"},
-		{errReported, exitError, ""},
-		{errors.New("boom"), exitError, "boom"},
-		{context.Canceled, exitError, "context canceled"},
-		{&apiError{Status: 401, Title: "Unauthorized", noHint: true}, exitUnauthorized, "Unauthorized"},
-		{fmt.Errorf("x: %w", &apiError{Status: 403, Title: "Forbidden", noHint: true}), exitUnauthorized, "x: Forbidden"},
-		{&apiError{Status: 404, Title: "Not Found", Detail: "application not found"}, exitNotFound, "Not Found: application not found"},
-		{&apiError{Status: 409, Title: "Conflict"}, exitFailed, "Conflict"},
-		{&apiError{Status: 422, Title: "Unprocessable Entity", Field: "url"}, exitError, "Unprocessable Entity (field url)"},
-		{&apiError{Status: 500, Title: "Internal Server Error"}, exitError, "Internal Server Error"},
-		{withCode(exitFailed, errors.New("sync failed")), exitFailed, "sync failed"},
-		{fmt.Errorf("wrapped: %w", timedOut(time.Minute, "waiting")), exitTimeout, "wrapped: timed out after 1m0s waiting"},
+		{&apiError{Status: 401, Title: "Unauthorized", noHint: true}, cmdline.ExitUnauthorized, "Unauthorized"},
+		{fmt.Errorf("x: %w", &apiError{Status: 403, Title: "Forbidden", noHint: true}), cmdline.ExitUnauthorized, "x: Forbidden"},
+		{&apiError{Status: 404, Title: "Not Found", Detail: "application not found"}, cmdline.ExitNotFound, "Not Found: application not found"},
+		{&apiError{Status: 409, Title: "Conflict"}, cmdline.ExitFailed, "Conflict"},
+		{&apiError{Status: 422, Title: "Unprocessable Entity", Field: "url"}, cmdline.ExitError, "Unprocessable Entity (field url)"},
+		{&apiError{Status: 500, Title: "Internal Server Error"}, cmdline.ExitError, "Internal Server Error"},
+		{cmdline.WithCode(exitDiffError, &apiError{Status: 404, Title: "Not Found"}), exitDiffError, "Not Found"},
+		{fmt.Errorf("wrapped: %w", timedOut(time.Minute, "waiting")), cmdline.ExitTimeout, "wrapped: timed out after 1m0s waiting"},
 	}
 	for _, tt := range tests {
-		if got := exitCode(tt.err); got != tt.code {
-			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.code)
+		if got := cmdline.ExitCode(tt.err); got != tt.code {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.code)
 		}
-		if got := errorMessage(tt.err); got != tt.msg {
-			t.Errorf("errorMessage(%v) = %q, want %q", tt.err, got, tt.msg)
+		if got := cmdline.Message(tt.err); got != tt.msg {
+			t.Errorf("Message(%v) = %q, want %q", tt.err, got, tt.msg)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -69,7 +70,7 @@ func operationLine(op *workflows.Operation) string {
 
 // timedOut is the error of a wait that ran out of time.
 func timedOut(timeout time.Duration, format string, a ...any) error {
-	return withCode(exitTimeout, fmt.Errorf("timed out after %s %s", timeout, fmt.Sprintf(format, a...)))
+	return cmdline.WithCode(cmdline.ExitTimeout, fmt.Errorf("timed out after %s %s", timeout, fmt.Sprintf(format, a...)))
 }
 
 // operate starts a sync or rollback (action) of the application name and,
@@ -152,7 +153,7 @@ func (c *cli) operationResult(f *flags, action string, status int, raw []byte, e
 		if res.Message != "" {
 			msg += ": " + res.Message
 		}
-		return withCode(exitFailed, errors.New(msg))
+		return cmdline.WithCode(cmdline.ExitFailed, errors.New(msg))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/windlass-cd/windlass/api/sso"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 // ssoSettingsView is GET /api/v1/sso/config.
@@ -59,7 +60,7 @@ func (c *cli) loginSSO(ctx context.Context, s *session) error {
 		conf.Name, open, da.VerificationURI, da.UserCode)
 	tok, err := cfg.DeviceAccessToken(octx, da, oauth2.VerifierOption(verifier))
 	if err != nil {
-		return withCode(exitUnauthorized, fmt.Errorf("the device login at %s did not complete: %w", conf.Issuer, err))
+		return cmdline.WithCode(cmdline.ExitUnauthorized, fmt.Errorf("the device login at %s did not complete: %w", conf.Issuer, err))
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {

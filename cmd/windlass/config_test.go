@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/health"
 )
 
@@ -63,11 +64,11 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func TestRunUnknownCommand(t *testing.T) {
-	if err := run(t.Context(), "frobnicate", nil); !errors.Is(err, errUsage) {
+	if err := run(t.Context(), "frobnicate", nil); !errors.Is(err, cmdline.ErrUsage) {
 		t.Fatalf("err = %v, want usage", err)
 	}
 	// rollback needs NAME and ID.
-	if err := runApp(t.Context(), []string{"rollback", "x"}, nil); !errors.Is(err, errUsage) {
+	if err := runApp(t.Context(), []string{"rollback", "x"}, nil); !errors.Is(err, cmdline.ErrUsage) {
 		t.Fatalf("err = %v, want usage", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
@@ -30,11 +31,11 @@ func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	if *file == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	data, err := readObjectFile(*file, stdin)
 	if err != nil {

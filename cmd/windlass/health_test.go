@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 func TestRunHealth(t *testing.T) {
@@ -46,7 +48,7 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 		args    []string
 		stdin   string
 		want    map[string]any // the JSON printed
-		wantErr string         // a part of the error; errUsage for usage errors
+		wantErr string         // a part of the error; cmdline.ErrUsage for usage errors
 	}{
 		{"healthy deployment", []string{"--object", deploy}, "", map[string]any{"status": "Healthy", "message": ""}, ""},
 		{"degraded is not an error", []string{"--object", crash}, "", map[string]any{"status": "Degraded", "message": "back-off restarting"}, ""},
@@ -72,7 +74,7 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 					t.Fatalf("no error; printed %s", stdout.String())
 				}
 				if tt.wantErr == "usage" {
-					if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), "usage: windlass health") {
+					if !errors.Is(err, cmdline.ErrUsage) || !strings.Contains(stderr.String(), "usage: windlass health") {
 						t.Fatalf("err = %v, stderr = %q; want a usage error", err, stderr.String())
 					}
 				} else if !strings.Contains(err.Error(), tt.wantErr) {

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
 
@@ -83,13 +84,11 @@ func main() {
 // code. Usage errors print their message too, except render's, which
 // prints its own.
 func report(stderr io.Writer, cmd string, err error) int {
-	if msg := errorMessage(err); msg != "" && !(cmd == "render" && errors.Is(err, errUsage)) {
-		fmt.Fprintln(stderr, "windlass:", msg)
+	if cmd == "render" && errors.Is(err, cmdline.ErrUsage) {
+		return cmdline.ExitCode(err)
 	}
-	return exitCode(err)
+	return cmdline.Report(stderr, err)
 }
-
-var errUsage = errors.New("usage")
 
 func run(ctx context.Context, cmd string, args []string) error {
 	switch cmd {
@@ -139,7 +138,7 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return newCLI().run(ctx, cmd, args)
 	}
 	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
-	return errUsage
+	return cmdline.ErrUsage
 }
 
 // needDevServer refuses the commands that run the embedded Temporal server

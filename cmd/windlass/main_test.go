@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
 
@@ -42,8 +43,8 @@ func TestNeedDevServer(t *testing.T) {
 		if err == nil {
 			continue
 		}
-		if !errors.Is(err, temporalx.ErrDevServerNotBuiltIn) || !strings.Contains(err.Error(), "windlass-full "+tc.cmd) || exitCode(err) != 1 {
-			t.Errorf("needDevServer(%q, false) = %v (exit %d): want ErrDevServerNotBuiltIn, the command to run instead and exit 1", tc.cmd, err, exitCode(err))
+		if !errors.Is(err, temporalx.ErrDevServerNotBuiltIn) || !strings.Contains(err.Error(), "windlass-full "+tc.cmd) || cmdline.ExitCode(err) != 1 {
+			t.Errorf("needDevServer(%q, false) = %v (exit %d): want ErrDevServerNotBuiltIn, the command to run instead and exit 1", tc.cmd, err, cmdline.ExitCode(err))
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 // runProbe is `windlass probe [--timeout D] URL`: a GET that exits 0 on a
@@ -18,11 +20,11 @@ func runProbe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: windlass probe [--timeout 3s] URL")
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	url := fs.Arg(0)
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
 func TestProbeCommand(t *testing.T) {
@@ -33,7 +35,7 @@ func TestProbeCommand(t *testing.T) {
 			err := runProbe(t.Context(), tt.args, &stderr)
 			switch {
 			case tt.usage:
-				if !errors.Is(err, errUsage) {
+				if !errors.Is(err, cmdline.ErrUsage) {
 					t.Fatalf("err = %v, want usage", err)
 				}
 			case tt.wantErr == "":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -29,19 +30,13 @@ prints the manifests as YAML documents. Without --repo, P is relative to
 type renderOptions struct {
 	repo, revision, root, path, tool string
 	appName, namespace               string
-	helmSets, helmSetStrings, values stringList
+	helmSets, helmSetStrings, values cmdline.StringList
 	releaseName                      string
-	kustomizeImages                  stringList
-	jsonnetTLAs, jsonnetExtVars      stringList
-	jsonnetLibs                      stringList
+	kustomizeImages                  cmdline.StringList
+	jsonnetTLAs, jsonnetExtVars      cmdline.StringList
+	jsonnetLibs                      cmdline.StringList
 	plugin, pluginConfig             string
 }
-
-// stringList is a repeatable flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseRenderFlags(args []string, stderr io.Writer) (renderOptions, error) {
 	var o renderOptions
@@ -72,16 +67,16 @@ func parseRenderFlags(args []string, stderr io.Writer) (renderOptions, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, flag.ErrHelp
 		}
-		return o, errUsage
+		return o, cmdline.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return o, fmt.Errorf("%w: unexpected arguments %s", errUsage, strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("%w: unexpected arguments %s", cmdline.ErrUsage, strings.Join(fs.Args(), " "))
 	}
 	switch o.tool {
 	case "", appspec.ToolHelm, appspec.ToolKustomize, appspec.ToolDirectory, appspec.ToolJsonnet, appspec.ToolPlugin:
 	default:
-		return o, fmt.Errorf("%w: --tool %q: want helm, kustomize, directory, jsonnet or plugin", errUsage, o.tool)
+		return o, fmt.Errorf("%w: --tool %q: want helm, kustomize, directory, jsonnet or plugin", cmdline.ErrUsage, o.tool)
 	}
 	return o, nil
 }
@@ -172,10 +167,10 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // usageError prints a usage error's message (main prints none for
-// errUsage) and returns it.
+// render's usage errors) and returns it.
 func usageError(stderr io.Writer, err error) error {
-	if errors.Is(err, errUsage) && err != errUsage {
-		fmt.Fprintln(stderr, "windlass render:", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+	if errors.Is(err, cmdline.ErrUsage) && err != cmdline.ErrUsage {
+		fmt.Fprintln(stderr, "windlass render:", strings.TrimPrefix(err.Error(), cmdline.ErrUsage.Error()+": "))
 	}
 	return err
 }
@@ -195,14 +190,14 @@ func (o renderOptions) applyToolFlags(src *appspec.Source, root string) error {
 		used = append(used, appspec.ToolHelm)
 		h := &appspec.Helm{ReleaseName: o.releaseName}
 		for _, list := range []struct {
-			vals   stringList
+			vals   cmdline.StringList
 			force  bool
 			option string
 		}{{o.helmSets, false, "--helm-set"}, {o.helmSetStrings, true, "--helm-set-string"}} {
 			for _, kv := range list.vals {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
-					return fmt.Errorf("%w: %s %q: want NAME=VALUE", errUsage, list.option, kv)
+					return fmt.Errorf("%w: %s %q: want NAME=VALUE", cmdline.ErrUsage, list.option, kv)
 				}
 				h.Parameters = append(h.Parameters, appspec.HelmParameter{Name: k, Value: v, ForceString: list.force})
 			}
@@ -220,14 +215,14 @@ func (o renderOptions) applyToolFlags(src *appspec.Source, root string) error {
 		used = append(used, appspec.ToolJsonnet)
 		j := &appspec.Jsonnet{Libs: o.jsonnetLibs}
 		for _, list := range []struct {
-			vals   stringList
+			vals   cmdline.StringList
 			dst    *[]appspec.JsonnetVar
 			option string
 		}{{o.jsonnetTLAs, &j.TLAs, "--jsonnet-tla"}, {o.jsonnetExtVars, &j.ExtVars, "--jsonnet-ext-var"}} {
 			for _, kv := range list.vals {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
-					return fmt.Errorf("%w: %s %q: want NAME=VALUE", errUsage, list.option, kv)
+					return fmt.Errorf("%w: %s %q: want NAME=VALUE", cmdline.ErrUsage, list.option, kv)
 				}
 				*list.dst = append(*list.dst, appspec.JsonnetVar{Name: k, Value: v})
 			}
@@ -240,9 +235,9 @@ func (o renderOptions) applyToolFlags(src *appspec.Source, root string) error {
 	}
 	switch {
 	case len(used) > 1:
-		return fmt.Errorf("%w: flags of several tools given (%s)", errUsage, strings.Join(used, ", "))
+		return fmt.Errorf("%w: flags of several tools given (%s)", cmdline.ErrUsage, strings.Join(used, ", "))
 	case len(used) == 1 && o.tool != "" && o.tool != used[0]:
-		return fmt.Errorf("%w: --tool %s with %s flags", errUsage, o.tool, used[0])
+		return fmt.Errorf("%w: --tool %s with %s flags", cmdline.ErrUsage, o.tool, used[0])
 	}
 	return nil
 }

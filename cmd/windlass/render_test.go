@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -156,8 +157,8 @@ func TestRenderErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("render succeeded:\n%s", out)
 			}
-			if errors.Is(err, errUsage) != tt.usage {
-				t.Fatalf("usage error = %v, want %v (%v)", errors.Is(err, errUsage), tt.usage, err)
+			if errors.Is(err, cmdline.ErrUsage) != tt.usage {
+				t.Fatalf("usage error = %v, want %v (%v)", errors.Is(err, cmdline.ErrUsage), tt.usage, err)
 			}
 			// main prints "windlass: <err>" for other errors; usage errors print themselves.
 			msg := stderr

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/version"
 )
 
@@ -15,7 +16,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	output := fs.String("o", "", "output format: json (default: one line)")
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return cmdline.ErrUsage
 	}
 	info := version.Get()
 	switch *output {
@@ -27,5 +28,5 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(info)
 	}
-	return fmt.Errorf("%w: -o must be json", errUsage)
+	return fmt.Errorf("%w: -o must be json", cmdline.ErrUsage)
 }

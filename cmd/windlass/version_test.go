@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/version"
 )
 
@@ -26,7 +27,7 @@ func TestVersionCommand(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil || info.Version != version.Version {
 		t.Fatalf("version -o json printed %q: %v", out.String(), err)
 	}
-	if err := runVersion([]string{"-o", "yaml"}, &out, &errb); !errors.Is(err, errUsage) {
+	if err := runVersion([]string{"-o", "yaml"}, &out, &errb); !errors.Is(err, cmdline.ErrUsage) {
 		t.Fatalf("version -o yaml: %v, want a usage error", err)
 	}
 }
