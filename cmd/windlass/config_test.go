@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/activities/render"
-	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/health"
 )
 
@@ -60,16 +58,6 @@ func TestLoadConfig(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
-	}
-}
-
-func TestRunUnknownCommand(t *testing.T) {
-	if err := run(t.Context(), "frobnicate", nil); !errors.Is(err, cmdline.ErrUsage) {
-		t.Fatalf("err = %v, want usage", err)
-	}
-	// rollback needs NAME and ID.
-	if err := runApp(t.Context(), []string{"rollback", "x"}, nil); !errors.Is(err, cmdline.ErrUsage) {
-		t.Fatalf("err = %v, want usage", err)
 	}
 }
 

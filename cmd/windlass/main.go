@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cli"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
@@ -134,8 +135,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		fmt.Print(usage)
 		return nil
 	}
-	if isClientCommand(cmd) {
-		return newCLI().run(ctx, cmd, args)
+	if cli.IsCommand(cmd) {
+		return cli.Run(ctx, cmd, args)
 	}
 	fmt.Fprintf(os.Stderr, "unknown command %q\n\n%s", cmd, usage)
 	return cmdline.ErrUsage

@@ -48,3 +48,18 @@ func TestNeedDevServer(t *testing.T) {
 		}
 	}
 }
+
+func TestRunUnknownCommand(t *testing.T) {
+	if err := run(t.Context(), "frobnicate", nil); !errors.Is(err, cmdline.ErrUsage) {
+		t.Fatalf("err = %v, want usage", err)
+	}
+}
+
+func TestUsageText(t *testing.T) {
+	for _, want := range []string{"login", "logout", "app", "proj", "repo", "cluster", "account", "exit codes",
+		"3  unauthenticated or forbidden", "6  timed out"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("the usage text does not mention %q", want)
+		}
+	}
+}

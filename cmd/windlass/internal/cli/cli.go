@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -74,10 +74,16 @@ var groups = map[string][]verb{
 	"app": appVerbs, "proj": projVerbs, "repo": repoVerbs, "cluster": clusterVerbs, "account": accountVerbs,
 }
 
-// isClientCommand reports whether cmd is run by the cli.
-func isClientCommand(cmd string) bool {
+// IsCommand reports whether cmd is a client command.
+func IsCommand(cmd string) bool {
 	_, ok := groups[cmd]
 	return ok || cmd == "login" || cmd == "logout"
+}
+
+// Run runs the client command cmd with the process's streams and
+// environment.
+func Run(ctx context.Context, cmd string, args []string) error {
+	return newCLI().run(ctx, cmd, args)
 }
 
 // run runs a client command.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"cmp"
@@ -19,15 +19,6 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
-
-// runApp runs `windlass app` with the process's streams, out for stdout.
-func runApp(ctx context.Context, args []string, out io.Writer) error {
-	c := newCLI()
-	if out != nil {
-		c.stdout = out
-	}
-	return c.run(ctx, "app", args)
-}
 
 var appVerbs = []verb{
 	{"list", "", "list the applications", (*cli).appList},

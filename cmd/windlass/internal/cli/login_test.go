@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -274,16 +275,17 @@ func TestCLIReorder(t *testing.T) {
 	}
 }
 
-func TestCLIUsageText(t *testing.T) {
-	for _, want := range []string{"login", "logout", "app", "proj", "repo", "cluster", "account", "exit codes",
-		"3  unauthenticated or forbidden", "6  timed out"} {
-		if !strings.Contains(usage, want) {
-			t.Errorf("the usage text does not mention %q", want)
-		}
-	}
+func TestCLIGroupsAreCommands(t *testing.T) {
 	for group := range groups {
-		if !isClientCommand(group) {
+		if !IsCommand(group) {
 			t.Errorf("%s is not dispatched", group)
 		}
+	}
+}
+
+func TestRunUnknownVerb(t *testing.T) {
+	// rollback needs NAME and ID.
+	if err := Run(t.Context(), "app", []string{"rollback", "x"}); !errors.Is(err, cmdline.ErrUsage) {
+		t.Fatalf("err = %v, want usage", err)
 	}
 }

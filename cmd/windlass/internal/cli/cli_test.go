@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -18,9 +18,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/cli")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // The secrets of the tests: none may ever be printed, except the minted
 // tokens by the commands that mint them.
@@ -239,7 +241,7 @@ func (b *fakeBed) exec(args, stdin string, tty bool, env map[string]string) cliR
 		poll:       time.Millisecond,
 		http:       b.api.srv.Client(),
 	}
-	code := report(&stderr, argv[0], c.run(b.t.Context(), argv[0], argv[1:]))
+	code := cmdline.Report(&stderr, c.run(b.t.Context(), argv[0], argv[1:]))
 	return cliRun{stdout: stdout.String(), stderr: stderr.String(), code: code, dir: b.dir, api: b.api}
 }
 
@@ -250,7 +252,7 @@ func runCase(t *testing.T, tc cliCase) cliRun {
 }
 
 // checkCase runs a case and checks its requests, exit code, secrets and
-// output (the golden file testdata/cli/<name>.golden).
+// output (the golden file testdata/<name>.golden).
 func checkCase(t *testing.T, tc cliCase) {
 	t.Helper()
 	run := runCase(t, tc)
@@ -300,11 +302,11 @@ func transcript(args string, run cliRun) string {
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
-// golden compares got with testdata/cli/<name>.golden, or rewrites it
+// golden compares got with testdata/<name>.golden, or rewrites it
 // with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "cli", unsafeName.ReplaceAllString(name, "_")+".golden")
+	path := filepath.Join("testdata", unsafeName.ReplaceAllString(name, "_")+".golden")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
