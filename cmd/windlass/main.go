@@ -9,16 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cli"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/roles"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
 
@@ -100,29 +98,13 @@ func run(ctx context.Context, cmd string, args []string) error {
 	}
 	switch cmd {
 	case "dev":
-		cfg, err := loadDevConfig(args)
-		if err != nil {
-			return err
-		}
-		return runDev(ctx, cfg)
+		return roles.Dev(ctx, args)
 	case "server":
-		cfg, err := loadServerConfig(args)
-		if err != nil {
-			return err
-		}
-		return runServer(ctx, cfg)
+		return roles.Server(ctx, args)
 	case "worker":
-		cfg, err := loadWorkerConfig(args)
-		if err != nil {
-			return err
-		}
-		return runWorker(ctx, cfg)
+		return roles.Worker(ctx, args)
 	case "temporal":
-		cfg, err := loadTemporalConfig(args)
-		if err != nil {
-			return err
-		}
-		return runTemporal(ctx, cfg, os.Stdout)
+		return roles.Temporal(ctx, args, os.Stdout)
 	case "render":
 		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":
@@ -152,25 +134,4 @@ func needDevServer(cmd string, builtIn bool) error {
 	}
 	return fmt.Errorf("windlass %s runs the embedded Temporal server, which this production build leaves out (server, worker and the CLI only): run windlass-full %s, the full build (in the image: /usr/local/bin/windlass-full): %w",
 		cmd, cmd, temporalx.ErrDevServerNotBuiltIn)
-}
-
-// newLogger is a role's logger; the Redis client's own messages go to it.
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: %w", level, err)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
-	redis.SetLogger(redisLog{log})
-	return log, nil
-}
-
-const msgRedisClient = "redis client"
-
-// redisLog passes the Redis client's messages (a failed dial while Redis
-// is down, say), which it would print unstructured, to slog.
-type redisLog struct{ log *slog.Logger }
-
-func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
-	l.log.WarnContext(ctx, msgRedisClient, "detail", fmt.Sprintf(format, v...))
 }

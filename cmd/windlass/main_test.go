@@ -2,23 +2,12 @@ package main
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 )
-
-// TestMain makes this test binary a render sandbox when a worker that a
-// test runs starts it as one.
-func TestMain(m *testing.M) {
-	if os.Getenv(render.SandboxEnv) == "1" {
-		os.Exit(render.SandboxMain(os.Stdin, os.Stdout))
-	}
-	os.Exit(m.Run())
-}
 
 // TestNeedDevServer: the production build (-tags nodevserver) refuses dev
 // and temporal with an error that names the build to run instead; a full

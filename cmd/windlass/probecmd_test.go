@@ -18,6 +18,8 @@ func TestProbeCommand(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // its address answers no more
 	tests := []struct {
 		name    string
 		args    []string
@@ -26,7 +28,7 @@ func TestProbeCommand(t *testing.T) {
 	}{
 		{"healthy", []string{srv.URL + "/healthz"}, "", false},
 		{"unavailable", []string{srv.URL + "/readyz"}, "503", false},
-		{"unreachable", []string{"--timeout", "1s", "http://" + freeAddr(t) + "/healthz"}, "probe http://", false},
+		{"unreachable", []string{"--timeout", "1s", gone.URL + "/healthz"}, "probe http://", false},
 		{"no url", nil, "", true},
 	}
 	for _, tt := range tests {

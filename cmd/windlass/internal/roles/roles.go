@@ -1,9 +1,10 @@
-package main
+package roles
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -40,6 +41,37 @@ const (
 	msgReady        = "windlass is ready"
 	msgShuttingDown = "shutting down"
 )
+
+// Dev runs `windlass dev`, configured by the flags args and the
+// environment, until ctx ends.
+func Dev(ctx context.Context, args []string) error { return start(ctx, args, loadDevConfig, runDev) }
+
+// Server runs `windlass server` until ctx ends.
+func Server(ctx context.Context, args []string) error {
+	return start(ctx, args, loadServerConfig, runServer)
+}
+
+// Worker runs `windlass worker` until ctx ends.
+func Worker(ctx context.Context, args []string) error {
+	return start(ctx, args, loadWorkerConfig, runWorker)
+}
+
+// Temporal runs `windlass temporal` until ctx ends; it prints the
+// frontend's address on stdout once the server accepts connections.
+func Temporal(ctx context.Context, args []string, stdout io.Writer) error {
+	return start(ctx, args, loadTemporalConfig, func(ctx context.Context, cfg temporalConfig) error {
+		return runTemporal(ctx, cfg, stdout)
+	})
+}
+
+// start loads a role's configuration from args, then runs the role.
+func start[C any](ctx context.Context, args []string, load func([]string) (C, error), run func(context.Context, C) error) error {
+	cfg, err := load(args)
+	if err != nil {
+		return err
+	}
+	return run(ctx, cfg)
+}
 
 func runDev(ctx context.Context, cfg devConfig) error {
 	log, err := newLogger(cfg.LogLevel)

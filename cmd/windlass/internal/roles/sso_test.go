@@ -1,4 +1,4 @@
-package main
+package roles
 
 import (
 	"log/slog"
@@ -95,7 +95,7 @@ func TestBuildSSO(t *testing.T) {
 func TestAuthFileSSO(t *testing.T) {
 	for _, name := range []string{"auth-sso-dev.yaml", "auth-sso-connectors.yaml"} {
 		t.Run(name, func(t *testing.T) {
-			f, err := loadAuthFile(filepath.Join("..", "..", "examples", name))
+			f, err := loadAuthFile(filepath.Join("..", "..", "..", "..", "examples", name))
 			if err != nil {
 				t.Fatal(err)
 			}
