@@ -92,9 +92,9 @@ $(TOOLS)/staticcheck-$(STATICCHECK_VERSION):
 lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticcheck (also of the production build, -tags nodevserver)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
-	go vet -tags nodevserver ./cmd/windlass/ ./internal/temporalx/
+	go vet -tags nodevserver ./cmd/windlass/... ./internal/temporalx/
 	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ./...
-	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) -tags nodevserver ./cmd/windlass/ ./internal/temporalx/
+	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) -tags nodevserver ./cmd/windlass/... ./internal/temporalx/
 
 bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
 	@hack/bench.sh
