@@ -696,7 +696,7 @@ type argoProjectSpec struct {
 	ClusterResourceBlacklist        []argoClusterResource `json:"clusterResourceBlacklist"`
 	NamespaceResourceWhitelist      []GroupKind           `json:"namespaceResourceWhitelist"`
 	NamespaceResourceBlacklist      []GroupKind           `json:"namespaceResourceBlacklist"`
-	SyncWindows                     []argoSyncWindow      `json:"syncWindows"`
+	SyncWindows                     []SyncWindow          `json:"syncWindows"`
 	Roles                           []argoRole            `json:"roles"`
 	OrphanedResources               notMapped             `json:"orphanedResources"`
 	SignatureKeys                   notMapped             `json:"signatureKeys"`
@@ -708,12 +708,6 @@ type argoProjectSpec struct {
 type argoClusterResource struct {
 	GroupKind
 	Name notMapped `json:"name" why:"not supported by Windlass: a list names kinds, not objects"`
-}
-
-type argoSyncWindow struct {
-	SyncWindow
-	AndOperator notMapped `json:"andOperator"`
-	Description notMapped `json:"description"`
 }
 
 type argoRole struct {
@@ -734,7 +728,7 @@ func (a argoProject) windlass() (Project, error) {
 		ClusterResourceBlacklist:   convert(s.ClusterResourceBlacklist, func(r argoClusterResource) GroupKind { return r.GroupKind }),
 		NamespaceResourceWhitelist: s.NamespaceResourceWhitelist,
 		NamespaceResourceBlacklist: s.NamespaceResourceBlacklist,
-		SyncWindows:                convert(s.SyncWindows, func(w argoSyncWindow) SyncWindow { return w.SyncWindow }),
+		SyncWindows:                s.SyncWindows,
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
 	}
 	// Argo CD reads a leading "!" as a deny; Windlass would read a glob

@@ -519,20 +519,6 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.permitOnlyProjectScopedClusters", reason: notSupported,
 		},
 		{
-			name: "sync window andOperator",
-			edit: func(o map[string]any) {
-				get(o, "spec")["syncWindows"].([]any)[1].(map[string]any)["andOperator"] = true
-			},
-			field: "spec.syncWindows[1].andOperator", reason: notSupported,
-		},
-		{
-			name: "sync window description",
-			edit: func(o map[string]any) {
-				get(o, "spec")["syncWindows"].([]any)[0].(map[string]any)["description"] = "CHG-1234"
-			},
-			field: "spec.syncWindows[0].description", reason: notSupported,
-		},
-		{
 			name: "cluster resource by name",
 			edit: func(o map[string]any) {
 				get(o, "spec")["clusterResourceWhitelist"].([]any)[0].(map[string]any)["name"] = "team-a-*"
@@ -589,6 +575,50 @@ func TestParseProjectRejects(t *testing.T) {
 		},
 	}
 	runRejects(t, "appproject.yaml", parseProject, tests)
+}
+
+func TestParseProjectAccepts(t *testing.T) {
+	base, err := ParseProject(readFixture(t, "appproject.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := func(o map[string]any, i int) map[string]any {
+		return get(o, "spec")["syncWindows"].([]any)[i].(map[string]any)
+	}
+	tests := []struct {
+		name string
+		edit func(obj map[string]any)
+		want func(p *Project)
+	}{
+		{
+			name: "sync window andOperator",
+			edit: func(o map[string]any) { window(o, 1)["andOperator"] = true },
+			want: func(p *Project) { p.SyncWindows[1].AndOperator = true },
+		},
+		{
+			name: "sync window description",
+			edit: func(o map[string]any) { window(o, 0)["description"] = "CHG-1234" },
+			want: func(p *Project) { p.SyncWindows[0].Description = "CHG-1234" },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := fixtureObject(t, "appproject.yaml")
+			tt.edit(obj)
+			got, err := ParseProject(marshal(t, obj))
+			if err != nil {
+				t.Fatalf("ParseProject() = %v", err)
+			}
+			want := base
+			want.SyncWindows = slices.Clone(base.SyncWindows)
+			want.Destinations = slices.Clone(base.Destinations)
+			want.SourceRepos = slices.Clone(base.SourceRepos)
+			tt.want(&want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ParseProject() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestParseWindlassSpec(t *testing.T) {

@@ -58,7 +58,9 @@ type GroupKind struct {
 
 // SyncWindow allows or denies syncs for Duration after each time Schedule
 // (a five-field cron expression) fires, in TimeZone (default UTC). It
-// applies to the apps, namespaces and clusters its globs match.
+// applies to the apps, namespaces and clusters its globs match: to those
+// any list matches, or with AndOperator to those every list that is set
+// matches.
 type SyncWindow struct {
 	Kind         string   `json:"kind"`
 	Schedule     string   `json:"schedule"`
@@ -69,6 +71,11 @@ type SyncWindow struct {
 	// ManualSync lets manual syncs through while the window denies.
 	ManualSync bool   `json:"manualSync,omitempty"`
 	TimeZone   string `json:"timeZone,omitempty"`
+	// AndOperator makes the window match only what every set list of
+	// Applications, Namespaces and Clusters matches.
+	AndOperator bool `json:"andOperator,omitempty"`
+	// Description is free text, a change ticket say; it is kept and shown.
+	Description string `json:"description,omitempty"`
 }
 
 // Sync window kinds.
@@ -213,7 +220,25 @@ func (w SyncWindow) parse() (parsedWindow, error) {
 }
 
 func (w parsedWindow) matches(app, namespace, server string) bool {
-	return anyGlob(w.Applications, app) || anyGlob(w.Namespaces, namespace) || anyGlob(w.Clusters, server)
+	set, some, all := 0, false, true
+	for _, l := range [...]struct {
+		globs []string
+		v     string
+	}{{w.Applications, app}, {w.Namespaces, namespace}, {w.Clusters, server}} {
+		if len(l.globs) == 0 {
+			continue
+		}
+		set++
+		if anyGlob(l.globs, l.v) {
+			some = true
+		} else {
+			all = false
+		}
+	}
+	if w.AndOperator {
+		return set > 0 && all
+	}
+	return some
 }
 
 // active reports whether the window is open at now, and when it next

@@ -111,3 +111,43 @@ func TestSyncWindows(t *testing.T) {
 		t.Error("Validate accepted a bad schedule")
 	}
 }
+
+func TestSyncWindowAndOperator(t *testing.T) {
+	now := time.Date(2026, 1, 10, 12, 10, 0, 0, time.UTC)
+	// A deny window open at now for the app "web" and the namespace "prod".
+	deny := SyncWindow{Kind: WindowDeny, Schedule: "0 12 * * *", Duration: "1h",
+		Applications: []string{"web"}, Namespaces: []string{"prod"}, Description: "CHG-1234"}
+	tests := []struct {
+		name    string
+		and     bool
+		app, ns string
+		allowed bool
+	}{
+		{name: "or: the app alone matches", app: "web", ns: "dev", allowed: false},
+		{name: "or: the namespace alone matches", app: "api", ns: "prod", allowed: false},
+		{name: "or: neither matches", app: "api", ns: "dev", allowed: true},
+		{name: "and: both match", and: true, app: "web", ns: "prod", allowed: false},
+		{name: "and: the app alone matches", and: true, app: "web", ns: "dev", allowed: true},
+		{name: "and: the namespace alone matches", and: true, app: "api", ns: "prod", allowed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := deny
+			w.AndOperator = tt.and
+			p := Project{Name: "p", SyncWindows: []SyncWindow{w}}
+			d, err := p.SyncAllowed(now, tt.app, tt.ns, InClusterServer, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.allowed {
+				t.Errorf("Allowed = %v (%s), want %v", d.Allowed, d.Reason, tt.allowed)
+			}
+		})
+	}
+	// With AND, the lists left empty do not count, and a window with no
+	// list matches nothing.
+	empty := Project{Name: "p", SyncWindows: []SyncWindow{{Kind: WindowDeny, Schedule: "0 12 * * *", Duration: "1h", AndOperator: true}}}
+	if d, err := empty.SyncAllowed(now, "web", "prod", InClusterServer, false); err != nil || !d.Allowed {
+		t.Errorf("a window with no lists: %+v, %v; want allowed", d, err)
+	}
+}
