@@ -637,13 +637,16 @@ func replicaCount(v any) (int64, error) {
 
 // server folds Argo CD's destination name into the server, the only way
 // Windlass names a cluster: the built-in name "in-cluster" is
-// InClusterServer. In a project, a name beside the server "*" adds nothing.
+// InClusterServer. In a project, "!in-cluster" alone denies it, and a name
+// beside the server "*" adds nothing.
 func (d argoDestination) server(field string, project bool) (string, error) {
 	switch {
 	case d.Name == "":
 		return d.Server, nil
 	case d.Name == argoInCluster && (d.Server == "" || d.Server == InClusterServer):
 		return InClusterServer, nil
+	case project && d.Name == "!"+argoInCluster && d.Server == "":
+		return "!" + InClusterServer, nil
 	case project && d.Server == "*":
 		return d.Server, nil
 	}
@@ -731,24 +734,10 @@ func (a argoProject) windlass() (Project, error) {
 		SyncWindows:                s.SyncWindows,
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
 	}
-	// Argo CD reads a leading "!" as a deny; Windlass would read a glob
-	// that matches nothing, and so allow what was denied.
-	const deny = "not supported by Windlass: a leading ! (deny) pattern"
-	for i, r := range s.SourceRepos {
-		if strings.HasPrefix(r, "!") {
-			return Project{}, &FieldError{Field: fmt.Sprintf("spec.sourceRepos[%d]", i), Reason: deny}
-		}
-	}
 	for i, d := range s.Destinations {
-		field := fmt.Sprintf("spec.destinations[%d]", i)
-		server, err := d.server(field, true)
+		server, err := d.server(fmt.Sprintf("spec.destinations[%d]", i), true)
 		if err != nil {
 			return Project{}, err
-		}
-		for _, v := range []struct{ name, value string }{{"server", d.Server}, {"namespace", d.Namespace}} {
-			if strings.HasPrefix(v.value, "!") {
-				return Project{}, &FieldError{Field: field + "." + v.name, Reason: deny}
-			}
 		}
 		p.Destinations = append(p.Destinations, ProjectDestination{Server: server, Namespace: d.Namespace})
 	}

@@ -533,16 +533,11 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.destinations[0].name", reason: "server URL",
 		},
 		{
-			name:  "deny pattern in sourceRepos",
-			edit:  func(o map[string]any) { set(o, "spec.sourceRepos", []any{"*", "!https://git.example.com/secret/*"}) },
-			field: "spec.sourceRepos[1]", reason: "deny",
-		},
-		{
-			name: "deny pattern in a destination namespace",
+			name: "deny pattern on another cluster's name",
 			edit: func(o map[string]any) {
-				set(o, "spec.destinations", []any{map[string]any{"server": "*", "namespace": "!kube-system"}})
+				set(o, "spec.destinations", []any{map[string]any{"name": "!prod-eu", "namespace": "*"}})
 			},
-			field: "spec.destinations[0].namespace", reason: "deny",
+			field: "spec.destinations[0].name", reason: "server URL",
 		},
 		{
 			name: "role name Windlass does not accept",
@@ -599,6 +594,30 @@ func TestParseProjectAccepts(t *testing.T) {
 			name: "sync window description",
 			edit: func(o map[string]any) { window(o, 0)["description"] = "CHG-1234" },
 			want: func(p *Project) { p.SyncWindows[0].Description = "CHG-1234" },
+		},
+		{
+			name: "deny pattern in sourceRepos",
+			edit: func(o map[string]any) { set(o, "spec.sourceRepos", []any{"*", "!https://git.example.com/secret/*"}) },
+			want: func(p *Project) { p.SourceRepos = []string{"*", "!https://git.example.com/secret/*"} },
+		},
+		{
+			name: "deny patterns in destinations",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinations", []any{
+					map[string]any{"server": "*", "namespace": "!kube-system"},
+					map[string]any{"server": "!https://prod.example.com", "namespace": "*"},
+				})
+			},
+			want: func(p *Project) {
+				p.Destinations = []ProjectDestination{{Server: "*", Namespace: "!kube-system"}, {Server: "!https://prod.example.com", Namespace: "*"}}
+			},
+		},
+		{
+			name: "deny pattern on the in-cluster name",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinations", []any{map[string]any{"name": "!in-cluster", "namespace": "*"}})
+			},
+			want: func(p *Project) { p.Destinations = []ProjectDestination{{Server: "!" + InClusterServer, Namespace: "*"}} },
 		},
 	}
 	for _, tt := range tests {

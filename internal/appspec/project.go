@@ -17,9 +17,11 @@ import (
 type Project struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// SourceRepos are globs of allowed repository URLs ("*" allows all).
+	// SourceRepos are globs of allowed repository URLs ("*" allows all);
+	// one that starts with "!" denies what the rest matches.
 	SourceRepos []string `json:"sourceRepos,omitempty"`
-	// Destinations are the allowed server and namespace globs.
+	// Destinations are the allowed server and namespace globs, which may
+	// deny with "!" as SourceRepos do.
 	Destinations []ProjectDestination `json:"destinations,omitempty"`
 	// Cluster-scoped kinds are denied unless whitelisted (as in Argo CD);
 	// namespaced kinds are allowed unless a whitelist exists and omits
@@ -131,16 +133,49 @@ func anyGlob(patterns []string, v string) bool {
 	return slices.ContainsFunc(patterns, func(p string) bool { return glob(p, v) })
 }
 
-// PermitsSource reports whether the project allows repoURL.
-func (p Project) PermitsSource(repoURL string) bool {
-	return anyGlob(p.SourceRepos, repoURL) || anyGlob(p.SourceRepos, strings.TrimSuffix(repoURL, ".git"))
+// A pattern in SourceRepos or Destinations that starts with "!" is a deny,
+// as in Argo CD: it matches what the rest of it does not, and a value the
+// rest does match is denied whatever else the project allows.
+
+// matchOrDeny reports whether pattern matches v, and whether it is a deny
+// that v falls under.
+func matchOrDeny(pattern string, v ...string) (match, denied bool) {
+	inner, deny := strings.CutPrefix(pattern, "!")
+	hit := slices.ContainsFunc(v, func(v string) bool { return glob(inner, v) })
+	if deny {
+		return !hit, hit
+	}
+	return hit, false
 }
 
-// PermitsDestination reports whether the project allows the destination.
+// PermitsSource reports whether the project allows repoURL: a pattern
+// allows it, and no deny pattern covers it.
+func (p Project) PermitsSource(repoURL string) bool {
+	allowed := false
+	for _, pattern := range p.SourceRepos {
+		match, denied := matchOrDeny(pattern, repoURL, strings.TrimSuffix(repoURL, ".git"))
+		if denied {
+			return false
+		}
+		allowed = allowed || match
+	}
+	return allowed
+}
+
+// PermitsDestination reports whether the project allows the destination:
+// an entry allows its server and namespace, and no entry's deny pattern
+// covers either of them.
 func (p Project) PermitsDestination(d Destination) bool {
-	return slices.ContainsFunc(p.Destinations, func(pd ProjectDestination) bool {
-		return glob(orStar(pd.Server), d.Server) && glob(orStar(pd.Namespace), d.Namespace)
-	})
+	allowed := false
+	for _, pd := range p.Destinations {
+		server, serverDenied := matchOrDeny(orStar(pd.Server), d.Server)
+		ns, nsDenied := matchOrDeny(orStar(pd.Namespace), d.Namespace)
+		if serverDenied || nsDenied {
+			return false
+		}
+		allowed = allowed || (server && ns)
+	}
+	return allowed
 }
 
 func orStar(v string) string {

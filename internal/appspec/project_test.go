@@ -151,3 +151,59 @@ func TestSyncWindowAndOperator(t *testing.T) {
 		t.Errorf("a window with no lists: %+v, %v; want allowed", d, err)
 	}
 }
+
+func TestProjectDenyPatterns(t *testing.T) {
+	const prod = "https://prod.example.com"
+	tests := []struct {
+		name  string
+		repos []string
+		dests []ProjectDestination
+		repo  string
+		dest  Destination
+		want  bool
+	}{
+		{name: "repo allowed beside a deny", repos: []string{"*", "!https://git.example.com/secret/*"},
+			repo: "https://git.example.com/team/app", want: true},
+		{name: "repo denied though * allows it", repos: []string{"*", "!https://git.example.com/secret/*"},
+			repo: "https://git.example.com/secret/app", want: false},
+		{name: "deny before the allow", repos: []string{"!https://git.example.com/secret/*", "*"},
+			repo: "https://git.example.com/secret/app", want: false},
+		{name: "deny covers the .git form", repos: []string{"*", "!https://git.example.com/secret/app"},
+			repo: "https://git.example.com/secret/app.git", want: false},
+		{name: "a deny alone allows the rest", repos: []string{"!https://git.example.com/secret/*"},
+			repo: "https://git.example.com/team/app", want: true},
+		{name: "namespace denied", dests: []ProjectDestination{{Server: "*", Namespace: "!kube-system"}},
+			dest: Destination{Server: InClusterServer, Namespace: "kube-system"}, want: false},
+		{name: "namespace beside the denied one", dests: []ProjectDestination{{Server: "*", Namespace: "!kube-system"}},
+			dest: Destination{Server: InClusterServer, Namespace: "web"}, want: true},
+		{name: "namespace deny wins over another entry", dests: []ProjectDestination{
+			{Server: InClusterServer, Namespace: "*"}, {Server: "*", Namespace: "!kube-*"}},
+			dest: Destination{Server: InClusterServer, Namespace: "kube-public"}, want: false},
+		{name: "server denied", dests: []ProjectDestination{{Server: "*", Namespace: "*"}, {Server: "!" + prod}},
+			dest: Destination{Server: prod, Namespace: "web"}, want: false},
+		{name: "server beside the denied one", dests: []ProjectDestination{{Server: "*", Namespace: "*"}, {Server: "!" + prod}},
+			dest: Destination{Server: InClusterServer, Namespace: "web"}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Project{Name: "p", SourceRepos: tt.repos, Destinations: tt.dests}
+			var got bool
+			if tt.dests == nil {
+				got = p.PermitsSource(tt.repo)
+			} else {
+				got = p.PermitsDestination(tt.dest)
+			}
+			if got != tt.want {
+				t.Errorf("permitted = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// CheckApp names the denied repository.
+	p := Project{Name: "p", SourceRepos: []string{"*", "!https://git.example.com/secret/*"},
+		Destinations: []ProjectDestination{{Server: "*", Namespace: "*"}}}
+	app := Application{Name: "a", Project: "p", Source: Source{RepoURL: "https://git.example.com/secret/x"},
+		Destination: Destination{Server: InClusterServer, Namespace: "web"}}
+	if err := p.CheckApp(app); err == nil {
+		t.Error("CheckApp allowed a denied repository")
+	}
+}
