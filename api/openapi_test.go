@@ -408,6 +408,7 @@ func TestOpenAPIServedPublicly(t *testing.T) {
 var openAPISchemaTypes = map[string]any{
 	"Problem":                   Problem{},
 	"Application":               appspec.Application{},
+	"InfoItem":                  appspec.InfoItem{},
 	"Source":                    appspec.Source{},
 	"Directory":                 appspec.Directory{},
 	"JsonnetVar":                appspec.JsonnetVar{},

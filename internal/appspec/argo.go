@@ -488,7 +488,7 @@ type argoAppSpec struct {
 	Destination          argoDestination             `json:"destination"`
 	SyncPolicy           *argoSyncPolicy             `json:"syncPolicy"`
 	IgnoreDifferences    []ResourceIgnoreDifferences `json:"ignoreDifferences"`
-	Info                 notMapped                   `json:"info"`
+	Info                 []InfoItem                  `json:"info"`
 	RevisionHistoryLimit notMapped                   `json:"revisionHistoryLimit"`
 	SourceHydrator       notMapped                   `json:"sourceHydrator"`
 }
@@ -558,6 +558,9 @@ func (a argoApplication) windlass() (Application, error) {
 	}
 	s := a.Spec
 	app := Application{Name: a.Metadata.Name, Project: s.Project, IgnoreDifferences: s.IgnoreDifferences}
+	if len(s.Info) > 0 {
+		app.Info = s.Info
+	}
 	if s.Source != nil {
 		if len(s.Sources) > 0 {
 			return Application{}, &FieldError{Field: "spec.source", Reason: "must not be set together with spec.sources"}

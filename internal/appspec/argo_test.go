@@ -226,11 +226,16 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.destination.name", reason: notSupported,
 		},
 		{
-			name: "info",
+			name: "info without a name",
 			edit: func(o map[string]any) {
-				set(o, "spec.info", []any{map[string]any{"name": "Docs", "value": "https://docs"}})
+				set(o, "spec.info", []any{map[string]any{"value": "https://docs"}})
 			},
-			field: "spec.info", reason: notSupported,
+			field: "spec.info[0].name", reason: "is required",
+		},
+		{
+			name:  "info not a list",
+			edit:  func(o map[string]any) { set(o, "spec.info", map[string]any{"Docs": "https://docs"}) },
+			field: "spec.info", reason: "must be a list",
 		},
 		{
 			name:  "revisionHistoryLimit",
@@ -411,6 +416,18 @@ func TestParseApplicationAccepts(t *testing.T) {
 				set(o, "status.sync.status", "Synced")
 			},
 			want: func(a *Application) { a.Source.Helm = &Helm{} },
+		},
+		{
+			name: "info",
+			edit: func(o map[string]any) {
+				set(o, "spec.info", []any{
+					map[string]any{"name": "Runbook", "value": "https://wiki.example.com/guestbook"},
+					map[string]any{"name": "Owner", "value": ""},
+				})
+			},
+			want: func(a *Application) {
+				a.Info = []InfoItem{{Name: "Runbook", Value: "https://wiki.example.com/guestbook"}, {Name: "Owner"}}
+			},
 		},
 		{
 			name: "destination name in-cluster",
@@ -617,7 +634,9 @@ func TestParseProjectAccepts(t *testing.T) {
 			edit: func(o map[string]any) {
 				set(o, "spec.destinations", []any{map[string]any{"name": "!in-cluster", "namespace": "*"}})
 			},
-			want: func(p *Project) { p.Destinations = []ProjectDestination{{Server: "!" + InClusterServer, Namespace: "*"}} },
+			want: func(p *Project) {
+				p.Destinations = []ProjectDestination{{Server: "!" + InClusterServer, Namespace: "*"}}
+			},
 		},
 	}
 	for _, tt := range tests {

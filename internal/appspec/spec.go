@@ -35,6 +35,14 @@ type Application struct {
 	RefreshSeconds int `json:"refreshSeconds,omitempty"`
 	// IgnoreDifferences are fields the diff ignores (see diff.go).
 	IgnoreDifferences []ResourceIgnoreDifferences `json:"ignoreDifferences,omitempty"`
+	// Info is free-form information about the app, shown to its users.
+	Info []InfoItem `json:"info,omitempty"`
+}
+
+// InfoItem is one name and value of an application's Info.
+type InfoItem struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Source says where the manifests come from.
@@ -231,6 +239,11 @@ func (a Application) Validate() error {
 	}
 	if a.RefreshSeconds < 0 {
 		return &FieldError{Field: "refreshSeconds", Reason: "must not be negative"}
+	}
+	for i, in := range a.Info {
+		if in.Name == "" {
+			return &FieldError{Field: fmt.Sprintf("info[%d].name", i), Reason: "is required"}
+		}
 	}
 	return nil
 }

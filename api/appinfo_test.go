@@ -1,0 +1,35 @@
+package api
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// TestAppInfoReturned creates an app from an Argo CD manifest with
+// spec.info and reads the info back from the create and the get.
+func TestAppInfoReturned(t *testing.T) {
+	const name = "info-guestbook"
+	startStubApps(t, appspec.DefaultProject, name)
+	en := newEnv(t, func(o *Options) { o.TaskQueue = stubAppQueue })
+	body := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\nspec:\n" +
+		"  source: {repoURL: https://git.example.com/default/guestbook.git, path: .}\n  destination: {namespace: guestbook}\n" +
+		"  info:\n  - {name: Runbook, value: 'https://wiki.example.com/guestbook'}\n  - {name: Owner, value: team-a}\n"
+	want := []appspec.InfoItem{{Name: "Runbook", Value: "https://wiki.example.com/guestbook"}, {Name: "Owner", Value: "team-a"}}
+	wantInfo := func(t *testing.T, res response) {
+		var v workflows.AppView
+		res.decode(t, &v)
+		if diff := cmp.Diff(want, v.Spec.Info); diff != "" {
+			t.Errorf("spec.info mismatch (-want +got):\n%s", diff)
+		}
+	}
+	apps := "/api/v1/applications"
+	runSteps(t, en, []step{
+		{name: "create", req: request{method: http.MethodPost, path: apps, body: body}, status: http.StatusCreated, check: wantInfo},
+		{name: "get", req: request{method: http.MethodGet, path: apps + "/" + name}, status: http.StatusOK, check: wantInfo},
+	})
+}
