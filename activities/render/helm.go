@@ -95,6 +95,7 @@ func (r *Renderer) helmTemplate(ctx context.Context, in toolInput, ch *chart.Cha
 	}
 	inst.Namespace = cmp.Or(h.Namespace, in.Namespace, defaultHelmNamespace)
 	inst.IncludeCRDs = !h.SkipCrds
+	inst.SkipSchemaValidation = h.SkipSchemaValidation
 	if h.KubeVersion != "" {
 		kv, err := common.ParseKubeVersion(h.KubeVersion)
 		if err != nil {

@@ -241,6 +241,11 @@ func helmCases(t *testing.T) []helmCase {
 			cliRel: "rel", cliArgs: []string{"-n", "ns1", "--skip-tests"},
 		},
 		{
+			name: "skipSchemaValidation renders values the schema refuses", path: "schema", app: "rel", ns: "ns1",
+			helm:   &appspec.Helm{SkipSchemaValidation: true},
+			cliRel: "rel", cliArgs: []string{"-n", "ns1", "--include-crds", "--skip-schema-validation"},
+		},
+		{
 			name: "file:// dependencies with an alias", path: "filedep/app", app: "dep", ns: "ns2",
 			cliRel: "dep", cliArgs: []string{"-n", "ns2", "--include-crds"}, depsBuild: true,
 		},
@@ -413,6 +418,10 @@ func TestHelmErrors(t *testing.T) {
 		{name: "invalid values file", files: map[string]string{"chart/bad.yaml": "a: [\n"}, helm: &appspec.Helm{ValueFiles: []string{"bad.yaml"}}, err: ErrHelmValues, text: []string{"bad.yaml"}},
 		{name: "bad parameter", helm: &appspec.Helm{Parameters: []appspec.HelmParameter{{Name: "a[b]", Value: "1"}}}, err: ErrHelmValues},
 		{name: "bad kubeVersion", helm: &appspec.Helm{KubeVersion: "not-a-version"}, err: ErrHelmValues},
+		{name: "values break values.schema.json", files: map[string]string{
+			"chart/values.schema.json": `{"type": "object", "properties": {"replicas": {"type": "integer"}}}`,
+			"chart/values.yaml":        "replicas: three\n"},
+			err: ErrChart, text: []string{"schema", "/replicas"}},
 		{name: "undefined template function", files: map[string]string{"chart/templates/cm.yaml": cmTemplate + "data:\n  x: {{ .Values.x | nosuchfunc }}\n"},
 			err: ErrChart, text: []string{"templates/cm.yaml:6", `function "nosuchfunc" not defined`}},
 		{name: "nil pointer in a template", files: map[string]string{"chart/templates/cm.yaml": cmTemplate + "data:\n  x: {{ .Values.missing.deeper.key }}\n"},

@@ -87,6 +87,37 @@ func TestSandboxRendersAsInProcess(t *testing.T) {
 	}
 }
 
+// TestSandboxHelmOptions renders through the sandbox a chart whose values
+// break its values.schema.json: the Helm options travel in the request to
+// the child, so skipSchemaValidation renders it and the default refuses it.
+func TestSandboxHelmOptions(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"chart/Chart.yaml":         helmOKChart,
+		"chart/values.yaml":        "replicas: three\n",
+		"chart/values.schema.json": `{"type": "object", "properties": {"replicas": {"type": "integer"}}}`,
+		"chart/templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\n",
+	})
+	r := sandboxed(t, root, DefaultSandboxLimits)
+	tests := []struct {
+		name string
+		helm *appspec.Helm
+		err  error
+	}{
+		{name: "schema checked", err: ErrChart},
+		{name: "schema skipped", helm: &appspec.Helm{SkipSchemaValidation: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "chart", Helm: tt.helm}
+			_, err := r.Render(t.Context(), SingleSource("app", "default", src, "sha"), true)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("Render() error = %v, want %v", err, tt.err)
+			}
+		})
+	}
+}
+
 // A render that breaks a limit fails with an error that names the limit,
 // and the next render in a new sandbox works: this process lives on.
 func TestSandboxLimits(t *testing.T) {

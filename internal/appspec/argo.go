@@ -502,19 +502,27 @@ type argoSource struct {
 
 type argoHelm struct {
 	Helm
-	Version              notMapped `json:"version"`
-	PassCredentials      notMapped `json:"passCredentials"`
-	SkipSchemaValidation notMapped `json:"skipSchemaValidation"`
+	// Version is the Helm major version Argo CD renders with: only v3
+	// remains, which Windlass's in-process Helm renders alike.
+	Version         string    `json:"version"`
+	PassCredentials notMapped `json:"passCredentials"`
 }
+
+// argoHelmV3 is the one helm.version Argo CD still has.
+const argoHelmV3 = "v3"
 
 type argoKustomize struct {
 	Kustomize
 	// Replicas' count is an integer or a string holding one.
-	Replicas         []argoReplica `json:"replicas"`
-	Version          notMapped     `json:"version"`
-	KubeVersion      notMapped     `json:"kubeVersion"`
-	APIVersions      notMapped     `json:"apiVersions"`
-	AllowRemoteBases notMapped     `json:"allowRemoteBases" argo:"unknown"`
+	Replicas []argoReplica `json:"replicas"`
+	// Version picks one of Argo CD's configured kustomize binaries;
+	// Windlass always builds with its in-process Kustomize.
+	Version notMapped `json:"version" argo:"ignore"`
+	// KubeVersion and APIVersions reach only the Helm charts a
+	// kustomization inflates (helmCharts), which Windlass does not build.
+	KubeVersion      notMapped `json:"kubeVersion" argo:"ignore"`
+	APIVersions      notMapped `json:"apiVersions" argo:"ignore"`
+	AllowRemoteBases notMapped `json:"allowRemoteBases" argo:"unknown"`
 }
 
 type argoReplica struct {
@@ -592,6 +600,10 @@ func (a argoApplication) windlass() (Application, error) {
 func (s argoSource) windlass(field string) (Source, error) {
 	out := s.Source
 	if s.Helm != nil {
+		if v := s.Helm.Version; v != "" && v != argoHelmV3 {
+			return Source{}, &FieldError{Field: field + ".helm.version",
+				Reason: fmt.Sprintf("%q is %s; only %s is, which renders with Windlass's in-process Helm", v, notSupported, argoHelmV3)}
+		}
 		out.Helm = &s.Helm.Helm
 	}
 	if s.Kustomize != nil {

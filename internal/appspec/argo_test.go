@@ -155,14 +155,18 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.source.helm.passCredentials", reason: notSupported,
 		},
 		{
-			name:  "helm version",
-			edit:  func(o map[string]any) { set(o, "spec.source.helm.version", "v3") },
-			field: "spec.source.helm.version", reason: notSupported,
+			name:  "helm version v2",
+			edit:  func(o map[string]any) { set(o, "spec.source.helm.version", "v2") },
+			field: "spec.source.helm.version", reason: `"v2" is not supported by Windlass; only v3 is`,
 		},
 		{
-			name:  "helm skipSchemaValidation",
-			edit:  func(o map[string]any) { set(o, "spec.source.helm.skipSchemaValidation", true) },
-			field: "spec.source.helm.skipSchemaValidation", reason: notSupported,
+			name: "helm version of the second source",
+			edit: func(o map[string]any) {
+				src := get(o, "spec")["source"]
+				delete(get(o, "spec"), "source")
+				set(o, "spec.sources", []any{src, helmSource(map[string]any{"version": "3"})})
+			},
+			field: "spec.sources[1].helm.version", reason: `"3" is not supported`,
 		},
 		{
 			name: "unsupported field of the second source",
@@ -172,21 +176,6 @@ func TestParseApplicationRejects(t *testing.T) {
 				set(o, "spec.sources", []any{src, helmSource(map[string]any{"passCredentials": true})})
 			},
 			field: "spec.sources[1].helm.passCredentials", reason: notSupported,
-		},
-		{
-			name:  "kustomize version",
-			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.version", "v5.4.3") },
-			field: "spec.source.kustomize.version", reason: notSupported,
-		},
-		{
-			name:  "kustomize kubeVersion",
-			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.kubeVersion", "1.31") },
-			field: "spec.source.kustomize.kubeVersion", reason: notSupported,
-		},
-		{
-			name:  "kustomize apiVersions",
-			edit:  func(o map[string]any) { set(o, "spec.source.kustomize.apiVersions", []any{"v1/Pod"}) },
-			field: "spec.source.kustomize.apiVersions", reason: notSupported,
 		},
 		{
 			name:  "Windlass-only field in an Argo CD document",
@@ -428,6 +417,24 @@ func TestParseApplicationAccepts(t *testing.T) {
 			want: func(a *Application) {
 				a.Info = []InfoItem{{Name: "Runbook", Value: "https://wiki.example.com/guestbook"}, {Name: "Owner"}}
 			},
+		},
+		{
+			name: "helm version v3, skipSchemaValidation and capabilities",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.helm", map[string]any{"version": "v3", "skipSchemaValidation": true,
+					"kubeVersion": "1.31.0", "apiVersions": []any{"monitoring.coreos.com/v1"}})
+			},
+			want: func(a *Application) {
+				a.Source.Helm = &Helm{SkipSchemaValidation: true, KubeVersion: "1.31.0", APIVersions: []string{"monitoring.coreos.com/v1"}}
+			},
+		},
+		{
+			name: "kustomize version, kubeVersion and apiVersions",
+			edit: func(o map[string]any) {
+				set(o, "spec.source.kustomize", map[string]any{"namePrefix": "p-", "version": "v5.4.3",
+					"kubeVersion": "1.31", "apiVersions": []any{"v1/Pod"}})
+			},
+			want: func(a *Application) { a.Source.Kustomize = &Kustomize{NamePrefix: "p-"} },
 		},
 		{
 			name: "destination name in-cluster",

@@ -32,6 +32,9 @@ type Helm struct {
 	Namespace   string   `json:"namespace,omitempty"`
 	KubeVersion string   `json:"kubeVersion,omitempty"`
 	APIVersions []string `json:"apiVersions,omitempty"`
+	// SkipSchemaValidation renders without checking the values against
+	// the chart's values.schema.json.
+	SkipSchemaValidation bool `json:"skipSchemaValidation,omitempty"`
 }
 
 // HelmParameter is a --set (or --set-string with ForceString) value.
