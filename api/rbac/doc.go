@@ -15,12 +15,21 @@
 // and logs, the project name for projects, the URL for repositories and
 // clusters, and the account name for accounts.
 //
+// The rest of Argo CD's vocabulary is accepted but not enforced: the
+// resources applicationsets, certificates, gpgkeys, exec and extensions,
+// the action invoke, and the sub-resource actions
+// update/<group>/<kind>/<namespace>/<name> and delete/.... No endpoint
+// asks for them, so such a rule grants nothing; New logs each at Warn.
+//
 // Resources, actions and objects in policies are globs: * matches any run
 // of characters, slashes included (so * matches every application and
 // https://github.com/acme/* every repository of acme), and ? one
 // character. A resource or action glob must match a known resource or
-// action. Invalid lines are rejected with a *PolicyError naming the
-// source and line.
+// action. With Config.MatchMode regex (policy.matchMode), the objects of
+// policy.csv rules are Go regular expressions instead, matched unanchored
+// by Casbin's regexMatch as in Argo CD; resources, actions, the built-in
+// rules and project roles stay globs. Invalid lines are rejected with a
+// *PolicyError naming the source and line.
 //
 // Roles come from three places, loaded in this order:
 //   - builtin-policy.csv: role:readonly (get on everything) and role:admin
@@ -28,8 +37,9 @@
 //   - Config.PolicyCSV (policy.csv);
 //   - the roles of each appspec.Project. A project role's subject is
 //     proj:<project>:<role>; its policies must be p lines naming that
-//     subject, on applications or logs inside the project (<project>/...)
-//     or on the project itself, and its Groups are bound to it.
+//     subject, on applications, logs, applicationsets or exec inside the
+//     project (<project>/...) or on the project itself, and its Groups are
+//     bound to it.
 //
 // Enforce allows a request when an allow rule reached from the subject's
 // name, one of its groups or the default role (policy.default) matches,

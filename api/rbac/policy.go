@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,6 +21,16 @@ const (
 	ResourceLogs         = "logs"
 )
 
+// Resources of Argo CD's vocabulary that policies may name but that no
+// Windlass endpoint asks for yet: their rules are accepted, never matched.
+const (
+	resApplicationSets = "applicationsets"
+	resCertificates    = "certificates"
+	resGPGKeys         = "gpgkeys"
+	resExec            = "exec"
+	resExtensions      = "extensions"
+)
+
 // Actions named in policies. A resource action is requested as
 // "action/<group>/<kind>/<name>"; the policy action "action" grants all of
 // them, as "action/*" does.
@@ -32,6 +43,15 @@ const (
 	ActionRollback = "rollback"
 	ActionOverride = "override"
 	ActionAction   = "action"
+	// actInvoke is Argo CD's action on extensions; Windlass has none yet.
+	actInvoke = "invoke"
+)
+
+// Match modes of policy.matchMode: how the object of a policy.csv rule is
+// matched.
+const (
+	MatchGlob  = "glob"
+	MatchRegex = "regex"
 )
 
 // Built-in roles, defined by builtin-policy.csv.
@@ -48,10 +68,22 @@ const (
 )
 
 var (
-	resources = []string{ResourceApplications, ResourceProjects, ResourceRepositories,
+	// servedResources are the resources Windlass enforces.
+	servedResources = []string{ResourceApplications, ResourceProjects, ResourceRepositories,
 		ResourceClusters, ResourceAccounts, ResourceLogs}
-	actions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete,
+	resources = append(slices.Clone(servedResources),
+		resApplicationSets, resCertificates, resGPGKeys, resExec, resExtensions)
+	// servedActions are the actions Windlass enforces, with
+	// action/<group>/<kind>/<name>.
+	servedActions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete,
 		ActionSync, ActionRollback, ActionOverride, ActionAction}
+	actions = append(slices.Clone(servedActions), actInvoke)
+	// subresourcePrefixes start Argo CD's fine-grained actions on an
+	// application's resources, update/<group>/<kind>/<namespace>/<name> and
+	// delete/..., which Windlass does not serve yet.
+	subresourcePrefixes = []string{ActionUpdate + "/", ActionDelete + "/"}
+	// appScoped are the resources whose objects are <project>/<name>.
+	appScoped = []string{ResourceApplications, ResourceLogs, resApplicationSets, resExec}
 	// pFields names the fields of a p line after the "p".
 	pFields = []string{"subject", "resource", "action", "object", "effect"}
 )
@@ -79,8 +111,18 @@ func (e *PolicyError) Unwrap() error { return e.Err }
 // ValidatePolicy checks policy CSV text (p and g lines, # comments) as New
 // and SetPolicy do, and returns a *PolicyError naming the first bad line.
 func ValidatePolicy(csv string) error {
-	_, err := parseCSV(policyCSVName, csv)
+	_, _, err := parseCSV(policyCSVName, csv, MatchGlob)
 	return err
+}
+
+// unenforced is a rule that is accepted but can match no request Windlass
+// serves: its resource or its action is one Windlass does not have yet.
+type unenforced struct {
+	source string
+	line   int
+	text   string
+	res    string
+	act    string
 }
 
 // ProjectRoleSubject is the subject of a project role, proj:<project>:<role>:
@@ -126,20 +168,42 @@ func (r rules) defines(role string) bool {
 		slices.ContainsFunc(r.g, func(g []string) bool { return g[1] == role })
 }
 
-func parseCSV(source, text string) (rules, error) {
-	var rs rules
+// parseCSV parses policy CSV text whose objects are matched by mode, and
+// lists the rules it accepts without enforcing them.
+func parseCSV(source, text, mode string) (rules, []unenforced, error) {
+	var (
+		rs    rules
+		notes []unenforced
+	)
 	for i, line := range strings.Split(text, "\n") {
-		fields, err := parseLine(line)
+		fields, err := parseLine(line, mode)
 		if err != nil {
-			return rules{}, &PolicyError{Source: source, Line: i + 1, Text: strings.TrimSpace(line), Err: err}
+			return rules{}, nil, &PolicyError{Source: source, Line: i + 1, Text: strings.TrimSpace(line), Err: err}
+		}
+		if n, ok := unenforcedRule(fields); ok {
+			n.source, n.line, n.text = source, i+1, strings.TrimSpace(line)
+			notes = append(notes, n)
 		}
 		rs.addLine(fields)
 	}
-	return rs, nil
+	return rs, notes, nil
 }
 
-// parseLine parses and checks one line; blank and comment lines give nil.
-func parseLine(line string) ([]string, error) {
+// unenforcedRule reports whether fields is a p line that can match no
+// request Windlass serves, and names its resource and action.
+func unenforcedRule(fields []string) (unenforced, bool) {
+	if len(fields) == 0 || fields[0] != "p" {
+		return unenforced{}, false
+	}
+	res, act := fields[2], fields[3]
+	served := slices.ContainsFunc(servedResources, func(r string) bool { return glob(res, r) }) &&
+		(strings.HasPrefix(act, actionPrefix) || slices.ContainsFunc(servedActions, func(a string) bool { return glob(act, a) }))
+	return unenforced{res: res, act: act}, !served
+}
+
+// parseLine parses and checks one line, whose object is matched by mode;
+// blank and comment lines give nil.
+func parseLine(line, mode string) ([]string, error) {
 	line = strings.TrimSpace(line)
 	if line == "" || strings.HasPrefix(line, "#") {
 		return nil, nil
@@ -159,7 +223,7 @@ func parseLine(line string) ([]string, error) {
 	}
 	switch fields[0] {
 	case "p":
-		err = checkP(fields[1:])
+		err = checkP(fields[1:], mode)
 	case "g":
 		err = checkG(fields[1:])
 	default:
@@ -171,7 +235,7 @@ func parseLine(line string) ([]string, error) {
 	return fields, nil
 }
 
-func checkP(f []string) error {
+func checkP(f []string, mode string) error {
 	if len(f) != len(pFields) {
 		return fmt.Errorf("p lines have 6 fields (p, subject, resource, action, object, effect), got %d", len(f)+1)
 	}
@@ -185,10 +249,16 @@ func checkP(f []string) error {
 		return fmt.Errorf("unknown resource %q: want one of %s", res, strings.Join(resources, ", "))
 	}
 	if !validAction(act) {
-		return fmt.Errorf("unknown action %q: want one of %s, or action/<group>/<kind>/<name>", act, strings.Join(actions, ", "))
+		return fmt.Errorf("unknown action %q: want one of %s, action/<group>/<kind>/<name>, "+
+			"or update/ or delete/<group>/<kind>/<namespace>/<name>", act, strings.Join(actions, ", "))
 	}
-	if (res == ResourceApplications || res == ResourceLogs) && !strings.ContainsAny(obj, "/*") {
-		return fmt.Errorf("object %q of %s must be <project>/<application>", obj, res)
+	if slices.Contains(appScoped, res) && !strings.ContainsAny(obj, "/*") {
+		return fmt.Errorf("object %q of %s must be <project>/<name>", obj, res)
+	}
+	if mode == MatchRegex {
+		if _, err := regexp.Compile(obj); err != nil {
+			return fmt.Errorf("object %q is not a regular expression: %w", obj, err)
+		}
 	}
 	if eft != effectAllow && eft != effectDeny {
 		return fmt.Errorf("unknown effect %q: want allow or deny", eft)
@@ -212,58 +282,74 @@ func validResource(res string) bool {
 }
 
 // validAction accepts a known action, a glob matching one, or a resource
-// action path (which may itself be a glob, such as action/*).
+// action or sub-resource path (which may itself be a glob, such as
+// action/* or update/*/Pod/*).
 func validAction(act string) bool {
-	if rest, ok := strings.CutPrefix(act, actionPrefix); ok {
-		return rest != ""
+	for _, prefix := range append([]string{actionPrefix}, subresourcePrefixes...) {
+		if rest, ok := strings.CutPrefix(act, prefix); ok {
+			return rest != ""
+		}
 	}
 	return slices.ContainsFunc(actions, func(a string) bool { return glob(act, a) })
 }
 
 // parseProjects turns the projects' roles into rules: each role's
-// policies, and a g line binding each of its groups to it.
-func parseProjects(projects []appspec.Project) (rules, error) {
-	var rs rules
+// policies, and a g line binding each of its groups to it. It also lists
+// the policies it accepts without enforcing them.
+func parseProjects(projects []appspec.Project) (rules, []unenforced, error) {
+	var (
+		rs    rules
+		notes []unenforced
+	)
 	seen := make(map[string]bool, len(projects))
 	for _, p := range projects {
 		if p.Name == "" {
-			return rules{}, errors.New("project with an empty name")
+			return rules{}, nil, errors.New("project with an empty name")
 		}
 		if seen[p.Name] {
-			return rules{}, fmt.Errorf("duplicate project %q", p.Name)
+			return rules{}, nil, fmt.Errorf("duplicate project %q", p.Name)
 		}
 		seen[p.Name] = true
 		for _, role := range p.Roles {
-			r, err := parseProjectRole(p.Name, role)
+			r, n, err := parseProjectRole(p.Name, role)
 			if err != nil {
-				return rules{}, err
+				return rules{}, nil, err
 			}
 			rs = concat(rs, r)
+			notes = append(notes, n...)
 		}
 	}
-	return rs, nil
+	return rs, notes, nil
 }
 
-func parseProjectRole(project string, role appspec.ProjectRole) (rules, error) {
+func parseProjectRole(project string, role appspec.ProjectRole) (rules, []unenforced, error) {
 	if role.Name == "" || strings.ContainsAny(role.Name, ":,") {
-		return rules{}, fmt.Errorf("project %s: invalid role name %q", project, role.Name)
+		return rules{}, nil, fmt.Errorf("project %s: invalid role name %q", project, role.Name)
 	}
+	source := "project " + project + " role " + role.Name
 	sub := ProjectRoleSubject(project, role.Name)
-	var rs rules
+	var (
+		rs    rules
+		notes []unenforced
+	)
 	for i, text := range role.Policies {
 		fields, err := parseProjectLine(project, sub, text)
 		if err != nil {
-			return rules{}, &PolicyError{Source: "project " + project + " role " + role.Name, Line: i + 1, Text: text, Err: err}
+			return rules{}, nil, &PolicyError{Source: source, Line: i + 1, Text: text, Err: err}
+		}
+		if n, ok := unenforcedRule(fields); ok {
+			n.source, n.line, n.text = source, i+1, strings.TrimSpace(text)
+			notes = append(notes, n)
 		}
 		rs.addLine(fields)
 	}
 	for _, group := range role.Groups {
 		if strings.TrimSpace(group) == "" {
-			return rules{}, fmt.Errorf("project %s role %s: empty group", project, role.Name)
+			return rules{}, nil, fmt.Errorf("project %s role %s: empty group", project, role.Name)
 		}
 		rs.g = append(rs.g, []string{strings.TrimSpace(group), sub})
 	}
-	return rs, nil
+	return rs, notes, nil
 }
 
 // parseProjectLine parses a project role's policy, which must be a p line
@@ -273,7 +359,7 @@ func parseProjectLine(project, sub, text string) ([]string, error) {
 	if strings.ContainsAny(text, "\r\n") {
 		return nil, errors.New("a policy must be a single line")
 	}
-	fields, err := parseLine(text)
+	fields, err := parseLine(text, MatchGlob)
 	if err != nil || fields == nil {
 		return fields, err
 	}
@@ -288,13 +374,13 @@ func parseProjectLine(project, sub, text string) ([]string, error) {
 		if obj != project {
 			return nil, fmt.Errorf("object %q must be the project %s", obj, project)
 		}
-	case ResourceApplications, ResourceLogs:
+	case ResourceApplications, ResourceLogs, resApplicationSets, resExec:
 		if rest, ok := strings.CutPrefix(obj, project+"/"); !ok || rest == "" {
 			return nil, fmt.Errorf("object %q is outside project %s: want %s/<application>", obj, project, project)
 		}
 	default:
-		return nil, fmt.Errorf("resource %q is not allowed in project roles: want %s, %s or %s",
-			res, ResourceApplications, ResourceLogs, ResourceProjects)
+		return nil, fmt.Errorf("resource %q is not allowed in project roles: want %s, %s, %s, %s or %s",
+			res, ResourceApplications, ResourceLogs, resApplicationSets, resExec, ResourceProjects)
 	}
 	return fields, nil
 }

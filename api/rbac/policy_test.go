@@ -49,6 +49,9 @@ func TestGlob(t *testing.T) {
 	}
 }
 
+const allResources = "applications, projects, repositories, clusters, accounts, logs, " +
+	"applicationsets, certificates, gpgkeys, exec, extensions"
+
 func TestValidatePolicy(t *testing.T) {
 	tests := []struct {
 		name, csv, want string
@@ -67,25 +70,38 @@ func TestValidatePolicy(t *testing.T) {
 			name: "unknown effect", csv: "p, u, applications, get, p/a, Allow",
 			want: `policy.csv line 1 "p, u, applications, get, p/a, Allow": unknown effect "Allow": want allow or deny`,
 		},
+		{name: "argo cd resources", csv: "p, u, applicationsets, create, p/*, allow\np, u, certificates, delete, *, allow\n" +
+			"p, u, gpgkeys, get, *, allow\np, u, exec, create, p/*, allow\np, u, extensions, invoke, httpbin, allow\n" +
+			"p, u, cert*, get, *, deny"},
+		{name: "sub-resource actions", csv: "p, u, applications, update/*, p/*, allow\n" +
+			"p, u, applications, delete/*/Pod/*/*, p/*, allow\np, u, applications, update/apps/Deployment/prod/web, p/web, deny"},
 		{
-			name: "unknown resource", csv: "p, u, certificates, get, *, allow",
-			want: `policy.csv line 1 "p, u, certificates, get, *, allow": unknown resource "certificates": want one of applications, projects, repositories, clusters, accounts, logs`,
+			name: "misspelt resource", csv: "p, u, certificate, get, *, allow",
+			want: `policy.csv line 1 "p, u, certificate, get, *, allow": unknown resource "certificate": want one of ` + allResources,
 		},
 		{
-			name: "resource glob matching nothing", csv: "p, u, cert*, get, *, allow",
-			want: `policy.csv line 1 "p, u, cert*, get, *, allow": unknown resource "cert*": want one of applications, projects, repositories, clusters, accounts, logs`,
+			name: "resource glob matching nothing", csv: "p, u, gpg*z, get, *, allow",
+			want: `policy.csv line 1 "p, u, gpg*z, get, *, allow": unknown resource "gpg*z": want one of ` + allResources,
+		},
+		{
+			name: "empty sub-resource", csv: "p, u, applications, delete/, */*, allow",
+			want: `policy.csv line 1 "p, u, applications, delete/, */*, allow": unknown action "delete/": want one of get, create, update, delete, sync, rollback, override, action, invoke, action/<group>/<kind>/<name>, or update/ or delete/<group>/<kind>/<namespace>/<name>`,
+		},
+		{
+			name: "exec object without project", csv: "p, u, exec, create, web, allow",
+			want: `policy.csv line 1 "p, u, exec, create, web, allow": object "web" of exec must be <project>/<name>`,
 		},
 		{
 			name: "unknown action", csv: "p, u, applications, list, */*, allow",
-			want: `policy.csv line 1 "p, u, applications, list, */*, allow": unknown action "list": want one of get, create, update, delete, sync, rollback, override, action, or action/<group>/<kind>/<name>`,
+			want: `policy.csv line 1 "p, u, applications, list, */*, allow": unknown action "list": want one of get, create, update, delete, sync, rollback, override, action, invoke, action/<group>/<kind>/<name>, or update/ or delete/<group>/<kind>/<namespace>/<name>`,
 		},
 		{
 			name: "empty resource action", csv: "p, u, applications, action/, */*, allow",
-			want: `policy.csv line 1 "p, u, applications, action/, */*, allow": unknown action "action/": want one of get, create, update, delete, sync, rollback, override, action, or action/<group>/<kind>/<name>`,
+			want: `policy.csv line 1 "p, u, applications, action/, */*, allow": unknown action "action/": want one of get, create, update, delete, sync, rollback, override, action, invoke, action/<group>/<kind>/<name>, or update/ or delete/<group>/<kind>/<namespace>/<name>`,
 		},
 		{
 			name: "application object without project", csv: "p, u, applications, get, web, allow",
-			want: `policy.csv line 1 "p, u, applications, get, web, allow": object "web" of applications must be <project>/<application>`,
+			want: `policy.csv line 1 "p, u, applications, get, web, allow": object "web" of applications must be <project>/<name>`,
 		},
 		{
 			name: "empty subject", csv: "p, , applications, get, */*, allow",
@@ -137,7 +153,14 @@ func TestProjectRoleValidation(t *testing.T) {
 			"# comment",
 			"p, proj:team-a:ci, logs, get, team-a/web, deny",
 			"p, proj:team-a:ci, projects, get, team-a, allow",
+			"p, proj:team-a:ci, exec, create, team-a/web, allow",
+			"p, proj:team-a:ci, applicationsets, get, team-a/*, allow",
 		)},
+		{
+			name:     "exec in another project",
+			projects: role("p, proj:team-a:ci, exec, create, team-b/web, allow"),
+			want:     `project team-a role ci line 1 "p, proj:team-a:ci, exec, create, team-b/web, allow": object "team-b/web" is outside project team-a: want team-a/<application>`,
+		},
 		{
 			name:     "other subject",
 			projects: role("p, proj:team-a:ci, applications, get, team-a/*, allow", "p, alice, applications, get, team-a/*, allow"),
@@ -166,12 +189,12 @@ func TestProjectRoleValidation(t *testing.T) {
 		{
 			name:     "global resource",
 			projects: role("p, proj:team-a:ci, repositories, get, team-a/*, allow"),
-			want:     `project team-a role ci line 1 "p, proj:team-a:ci, repositories, get, team-a/*, allow": resource "repositories" is not allowed in project roles: want applications, logs or projects`,
+			want:     `project team-a role ci line 1 "p, proj:team-a:ci, repositories, get, team-a/*, allow": resource "repositories" is not allowed in project roles: want applications, logs, applicationsets, exec or projects`,
 		},
 		{
 			name:     "resource glob",
 			projects: role("p, proj:team-a:ci, *, get, team-a/*, allow"),
-			want:     `project team-a role ci line 1 "p, proj:team-a:ci, *, get, team-a/*, allow": resource "*" is not allowed in project roles: want applications, logs or projects`,
+			want:     `project team-a role ci line 1 "p, proj:team-a:ci, *, get, team-a/*, allow": resource "*" is not allowed in project roles: want applications, logs, applicationsets, exec or projects`,
 		},
 		{
 			name:     "g line",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/util"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
@@ -23,7 +24,7 @@ var (
 	builtinCSV string
 
 	builtinRules = func() rules {
-		r, err := parseCSV("builtin-policy.csv", builtinCSV)
+		r, _, err := parseCSV("builtin-policy.csv", builtinCSV, MatchGlob)
 		if err != nil {
 			panic(err)
 		}
@@ -37,6 +38,7 @@ var (
 const (
 	defaultScope     = "groups"
 	msgEnforceFailed = "rbac enforce failed"
+	msgUnenforced    = "rbac rule accepted but not enforced"
 )
 
 // Subject is who asks: a user or service account with its SSO groups, or
@@ -56,12 +58,22 @@ type Config struct {
 	// Scopes name the token claims whose values are the subject's groups;
 	// default ["groups"].
 	Scopes []string
+	// MatchMode is policy.matchMode: MatchGlob (the default) or MatchRegex,
+	// how the objects of policy.csv rules are matched. Resources and
+	// actions are globs in both modes; built-in and project role rules
+	// are always globs.
+	MatchMode string
+	// Logger reports the rules accepted but not enforced; default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Enforcer decides requests against the built-in policy, policy.csv and
 // the project roles. It is safe for concurrent use.
 type Enforcer struct {
 	scopes []string
+	mode   string
+	log    *slog.Logger
 	mu     sync.Mutex // serialises SetPolicy and SetProjects
 	cur    atomic.Pointer[snapshot]
 }
@@ -83,44 +95,69 @@ func New(cfg Config, projects []appspec.Project) (*Enforcer, error) {
 	if slices.Contains(scopes, "") {
 		return nil, errors.New("rbac scopes: empty claim name")
 	}
-	policy, err := parseCSV(policyCSVName, cfg.PolicyCSV)
+	mode := cfg.MatchMode
+	switch mode {
+	case "":
+		mode = MatchGlob
+	case MatchGlob, MatchRegex:
+	default:
+		return nil, fmt.Errorf("rbac policy.matchMode %q: want %s or %s", mode, MatchGlob, MatchRegex)
+	}
+	e := &Enforcer{scopes: slices.Clone(scopes), mode: mode, log: cfg.Logger}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	policy, notes, err := parseCSV(policyCSVName, cfg.PolicyCSV, mode)
 	if err != nil {
 		return nil, err
 	}
-	proj, err := parseProjects(projects)
+	proj, projNotes, err := parseProjects(projects)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := newSnapshot(policy, proj, cfg.DefaultRole)
+	snap, err := newSnapshot(policy, proj, cfg.DefaultRole, mode)
 	if err != nil {
 		return nil, err
 	}
-	e := &Enforcer{scopes: slices.Clone(scopes)}
+	e.warn(append(notes, projNotes...))
 	e.cur.Store(snap)
 	return e, nil
+}
+
+// warn logs each rule accepted but not enforced.
+func (e *Enforcer) warn(notes []unenforced) {
+	for _, n := range notes {
+		e.log.Warn(msgUnenforced, "source", n.source, "line", n.line, "rule", n.text,
+			"resource", n.res, "action", n.act)
+	}
 }
 
 // SetPolicy replaces policy.csv and policy.default. On error the current
 // policy stays in force.
 func (e *Enforcer) SetPolicy(csv, defaultRole string) error {
-	policy, err := parseCSV(policyCSVName, csv)
+	policy, notes, err := parseCSV(policyCSVName, csv, e.mode)
 	if err != nil {
 		return err
 	}
-	return e.swap(func(old *snapshot) (*snapshot, error) {
-		return newSnapshot(policy, old.projects, defaultRole)
+	err = e.swap(func(old *snapshot) (*snapshot, error) {
+		return newSnapshot(policy, old.projects, defaultRole, e.mode)
 	})
+	if err == nil {
+		e.warn(notes)
+	}
+	return err
 }
 
 // SetProjects replaces the project roles with those of projects. On error
-// the current roles stay in force.
+// the current roles stay in force. It runs on every reload, so it does not
+// log the rules it accepts without enforcing them; New does.
 func (e *Enforcer) SetProjects(projects []appspec.Project) error {
-	proj, err := parseProjects(projects)
+	proj, _, err := parseProjects(projects)
 	if err != nil {
 		return err
 	}
 	return e.swap(func(old *snapshot) (*snapshot, error) {
-		return newSnapshot(old.policy, proj, old.defaultRole)
+		return newSnapshot(old.policy, proj, old.defaultRole, e.mode)
 	})
 }
 
@@ -199,8 +236,8 @@ func (e *Enforcer) Groups(claims map[string]any) []string {
 }
 
 // newSnapshot builds a casbin enforcer holding the built-in rules, then
-// policy, then proj.
-func newSnapshot(policy, proj rules, defaultRole string) (*snapshot, error) {
+// policy, whose objects mode matches, then proj.
+func newSnapshot(policy, proj rules, defaultRole, mode string) (*snapshot, error) {
 	defaultRole = strings.TrimSpace(defaultRole)
 	all := concat(builtinRules, policy, proj)
 	if defaultRole != "" && !all.defines(defaultRole) {
@@ -216,13 +253,40 @@ func newSnapshot(policy, proj rules, defaultRole string) (*snapshot, error) {
 	}
 	ce.AddFunction("rbacGlob", matchFunc(func(req, pattern string) bool { return glob(pattern, req) }))
 	ce.AddFunction("rbacAction", matchFunc(matchAction))
-	if _, err := ce.AddPoliciesEx(all.p); err != nil {
+	ce.AddFunction("rbacObject", matchObject)
+	var ps [][]string
+	ps = appendMode(ps, builtinRules.p, MatchGlob)
+	ps = appendMode(ps, policy.p, mode)
+	ps = appendMode(ps, proj.p, MatchGlob)
+	if _, err := ce.AddPoliciesEx(ps); err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
 	if _, err := ce.AddGroupingPoliciesEx(all.g); err != nil {
 		return nil, fmt.Errorf("load role bindings: %w", err)
 	}
 	return &snapshot{policy: policy, projects: proj, defaultRole: defaultRole, casbin: ce}, nil
+}
+
+// appendMode appends the p rules to dst, each with the match mode of its
+// object as a sixth field.
+func appendMode(dst, p [][]string, mode string) [][]string {
+	for _, r := range p {
+		dst = append(dst, append(slices.Clone(r), mode))
+	}
+	return dst
+}
+
+// matchObject is the casbin matcher of objects: (request, pattern, mode).
+// Regex patterns are checked when the policy is parsed, so Casbin's
+// regexMatch never meets one that does not compile.
+func matchObject(args ...any) (any, error) {
+	if len(args) == 3 {
+		if mode, ok := args[2].(string); ok && mode == MatchRegex {
+			return util.RegexMatchFunc(args[0], args[1])
+		}
+		return matchFunc(func(req, pattern string) bool { return glob(pattern, req) })(args[:2]...)
+	}
+	return false, fmt.Errorf("rbac object matcher: want request, pattern and mode, got %v", args)
 }
 
 // matchFunc adapts match(request, pattern) to a casbin matcher function.

@@ -200,6 +200,13 @@ func TestNewConfig(t *testing.T) {
 			name: "empty scope", cfg: Config{Scopes: []string{"groups", ""}},
 			want: "rbac scopes: empty claim name",
 		},
+		{name: "regex match mode", cfg: Config{MatchMode: MatchRegex, PolicyCSV: "p, u, applications, get, team-a/(web|api), allow"}},
+		{name: "glob object that is no regex", cfg: Config{MatchMode: MatchGlob, PolicyCSV: "p, u, applications, get, team-a/(, allow"}},
+		{
+			name: "regex that does not compile", cfg: Config{MatchMode: MatchRegex, PolicyCSV: "p, u, applications, get, team-a/(, allow"},
+			want: `policy.csv line 1 "p, u, applications, get, team-a/(, allow": object "team-a/(" is not a regular expression: error parsing regexp: missing closing ): ` + "`team-a/(`",
+		},
+		{name: "unknown match mode", cfg: Config{MatchMode: "Regex"}, want: `rbac policy.matchMode "Regex": want glob or regex`},
 		{
 			name: "bad policy", cfg: Config{PolicyCSV: "p, u, applications, get, */*"},
 			want: `policy.csv line 1 "p, u, applications, get, */*": p lines have 6 fields (p, subject, resource, action, object, effect), got 5`,

@@ -408,6 +408,9 @@ type authFile struct {
 	// authenticated caller has (role:readonly, say).
 	Policy        string `json:"policy,omitempty"`
 	PolicyDefault string `json:"policyDefault,omitempty"`
+	// PolicyMatchMode is glob (the default) or regex: how policy objects
+	// are matched, as policy.matchMode in argocd-rbac-cm.
+	PolicyMatchMode string `json:"policyMatchMode,omitempty"`
 	// SSO is single sign-on (sso.go).
 	SSO *ssoFile `json:"sso,omitempty"`
 }
@@ -466,7 +469,9 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	if err != nil {
 		return nil, "", err
 	}
-	enf, err := rbac.New(rbac.Config{PolicyCSV: af.Policy, DefaultRole: af.PolicyDefault}, projects)
+	enf, err := rbac.New(rbac.Config{
+		PolicyCSV: af.Policy, DefaultRole: af.PolicyDefault, MatchMode: af.PolicyMatchMode, Logger: log,
+	}, projects)
 	if err != nil {
 		return nil, "", fmt.Errorf("auth config: %w", err)
 	}
