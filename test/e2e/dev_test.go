@@ -17,6 +17,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/syncbuf"
 	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -70,6 +71,9 @@ func startDev(t *testing.T, env ...string) *devProcess {
 		case <-time.After(30 * time.Second):
 			_ = d.cmd.Process.Kill()
 		}
+		// A killed dev leaves its embedded Redis running (it runs detached,
+		// and only the next dev on the same data dir stops it).
+		_ = testbed.StopDir(filepath.Join(d.dir, ".windlass", "redis"))
 		if t.Failed() {
 			t.Logf("windlass dev:\n%s", d.logs.String())
 		}
