@@ -132,6 +132,9 @@ func relocate(err error, nameField, name, prefix string) error {
 	if fe.Field == nameField {
 		return &FieldError{Field: name, Reason: fe.Reason}
 	}
+	if strings.HasPrefix(fe.Field, "labels") || strings.HasPrefix(fe.Field, "annotations") {
+		return &FieldError{Field: "metadata." + fe.Field, Reason: fe.Reason}
+	}
 	return &FieldError{Field: prefix + fe.Field, Reason: fe.Reason}
 }
 
@@ -457,18 +460,23 @@ func (m argoMeta) check(noun string) error {
 				Reason: fmt.Sprintf("%q is %s; only %s is", f, notSupported, argoFinalizer)}
 		}
 	}
-	for _, md := range []struct {
-		field string
-		kv    map[string]string
-	}{{"metadata.labels", m.Labels}, {"metadata.annotations", m.Annotations}} {
-		keys := slices.Sorted(maps.Keys(md.kv))
-		keys = slices.DeleteFunc(keys, func(k string) bool { return k == lastApplied })
-		if len(keys) > 0 {
-			return &FieldError{Field: md.field,
-				Reason: fmt.Sprintf("%s: a Windlass %s has none (found %q)", notSupported, noun, keys[0])}
-		}
-	}
 	return nil
+}
+
+// withoutLastApplied drops kubectl's copy of the object, which a manifest
+// from kubectl get carries and no Windlass app needs.
+func withoutLastApplied(kv map[string]string) map[string]string {
+	kv = maps.Clone(kv)
+	delete(kv, lastApplied)
+	return nonEmpty(kv)
+}
+
+// nonEmpty makes an empty map nil, as an absent one parses.
+func nonEmpty(kv map[string]string) map[string]string {
+	if len(kv) == 0 {
+		return nil
+	}
+	return kv
 }
 
 // argoApplication mirrors Argo CD's Application.
@@ -565,7 +573,8 @@ func (a argoApplication) windlass() (Application, error) {
 		return Application{}, err
 	}
 	s := a.Spec
-	app := Application{Name: a.Metadata.Name, Project: s.Project, IgnoreDifferences: s.IgnoreDifferences}
+	app := Application{Name: a.Metadata.Name, Project: s.Project, IgnoreDifferences: s.IgnoreDifferences,
+		Labels: nonEmpty(a.Metadata.Labels), Annotations: withoutLastApplied(a.Metadata.Annotations)}
 	if len(s.Info) > 0 {
 		app.Info = s.Info
 	}
@@ -741,6 +750,8 @@ func (a argoProject) windlass() (Project, error) {
 	p := Project{
 		Name:                       a.Metadata.Name,
 		Description:                s.Description,
+		Labels:                     nonEmpty(a.Metadata.Labels),
+		Annotations:                withoutLastApplied(a.Metadata.Annotations),
 		SourceRepos:                s.SourceRepos,
 		ClusterResourceWhitelist:   convert(s.ClusterResourceWhitelist, func(r argoClusterResource) GroupKind { return r.GroupKind }),
 		ClusterResourceBlacklist:   convert(s.ClusterResourceBlacklist, func(r argoClusterResource) GroupKind { return r.GroupKind }),

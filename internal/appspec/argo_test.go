@@ -266,16 +266,14 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "operation", reason: notSupported,
 		},
 		{
-			name:  "labels",
-			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"team": "a"}) },
-			field: "metadata.labels", reason: `"team"`,
+			name:  "label value with a space",
+			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"team": "a b"}) },
+			field: "metadata.labels.team", reason: "valid label",
 		},
 		{
-			name: "annotations beside last-applied-configuration",
-			edit: func(o map[string]any) {
-				set(o, "metadata.annotations", map[string]any{lastApplied: "{}", "notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "ops"})
-			},
-			field: "metadata.annotations", reason: "notifications.argoproj.io",
+			name:  "annotation key with a space",
+			edit:  func(o map[string]any) { set(o, "metadata.annotations", map[string]any{"a b": "x"}) },
+			field: "metadata.annotations", reason: `"a b"`,
 		},
 		{
 			name:  "foreign finalizer",
@@ -405,6 +403,18 @@ func TestParseApplicationAccepts(t *testing.T) {
 				set(o, "status.sync.status", "Synced")
 			},
 			want: func(a *Application) { a.Source.Helm = &Helm{} },
+		},
+		{
+			name: "labels and annotations, without last-applied-configuration",
+			edit: func(o map[string]any) {
+				set(o, "metadata.labels", map[string]any{"team": "payments"})
+				set(o, "metadata.annotations", map[string]any{lastApplied: "{}",
+					"notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "ops"})
+			},
+			want: func(a *Application) {
+				a.Labels = map[string]string{"team": "payments"}
+				a.Annotations = map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "ops"}
+			},
 		},
 		{
 			name: "info",
@@ -583,9 +593,9 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "metadata.name", reason: "is required",
 		},
 		{
-			name:  "labels",
-			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"tier": "gold"}) },
-			field: "metadata.labels", reason: "project",
+			name:  "label key with two slashes",
+			edit:  func(o map[string]any) { set(o, "metadata.labels", map[string]any{"a/b/c": "gold"}) },
+			field: "metadata.labels", reason: `"a/b/c"`,
 		},
 		{
 			name:  "an application given as a project",

@@ -17,6 +17,9 @@ import (
 type Project struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Labels and Annotations are kept from an Argo CD AppProject.
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 	// SourceRepos are globs of allowed repository URLs ("*" allows all);
 	// one that starts with "!" denies what the rest matches.
 	SourceRepos []string `json:"sourceRepos,omitempty"`
@@ -100,6 +103,9 @@ func DefaultProjectSpec() Project {
 // Validate checks the project's names, globs, schedules and durations.
 func (p Project) Validate() error {
 	if err := ValidateProjectName(p.Name); err != nil {
+		return err
+	}
+	if err := validMetadata(p.Labels, p.Annotations); err != nil {
 		return err
 	}
 	for i, w := range p.SyncWindows {

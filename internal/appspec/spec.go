@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // DefaultProject is the project every installation has.
@@ -37,6 +40,11 @@ type Application struct {
 	IgnoreDifferences []ResourceIgnoreDifferences `json:"ignoreDifferences,omitempty"`
 	// Info is free-form information about the app, shown to its users.
 	Info []InfoItem `json:"info,omitempty"`
+	// Labels and Annotations are the app's metadata, as on Argo CD's
+	// Application: label selectors filter on labels, and some annotations
+	// change what Windlass does (see docs/migrating-from-argocd.md).
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // InfoItem is one name and value of an application's Info.
@@ -243,6 +251,25 @@ func (a Application) Validate() error {
 	for i, in := range a.Info {
 		if in.Name == "" {
 			return &FieldError{Field: fmt.Sprintf("info[%d].name", i), Reason: "is required"}
+		}
+	}
+	return validMetadata(a.Labels, a.Annotations)
+}
+
+// validMetadata checks label and annotation keys, and label values, as
+// Kubernetes does.
+func validMetadata(labels, annotations map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return &FieldError{Field: "labels", Reason: fmt.Sprintf("key %q: %s", k, errs[0])}
+		}
+		if errs := validation.IsValidLabelValue(labels[k]); len(errs) > 0 {
+			return &FieldError{Field: "labels." + k, Reason: errs[0]}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if errs := validation.IsQualifiedName(strings.ToLower(k)); len(errs) > 0 {
+			return &FieldError{Field: "annotations", Reason: fmt.Sprintf("key %q: %s", k, errs[0])}
 		}
 	}
 	return nil
