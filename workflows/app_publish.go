@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -30,11 +31,14 @@ func (a *application) publish(ctx workflow.Context) {
 	spec, st := a.st.Spec, a.st.Status
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
 		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
+	if a.metadataOn() {
+		sa = append(sa, labelsKey(spec.Labels))
+	}
 	if saKey := strings.Join(sa, "\x00"); saKey != a.publishedSA {
 		a.publishedSA = saKey
-		_ = workflow.UpsertTypedSearchAttributes(ctx,
+		attrs := []temporal.SearchAttributeUpdate{
 			saProject.ValueSet(spec.Project),
-			saApp.ValueSet(spec.Project+"/"+spec.Name),
+			saApp.ValueSet(spec.Project + "/" + spec.Name),
 			saSync.ValueSet(string(st.Sync)),
 			saHealth.ValueSet(string(st.Health)),
 			saRev.ValueSet(st.SHA),
@@ -43,7 +47,11 @@ func (a *application) publish(ctx workflow.Context) {
 			saName.ValueSet(spec.Name),
 			saNS.ValueSet(spec.Destination.Namespace),
 			saRepo.ValueSet(repoKeys(spec)),
-		)
+		}
+		if a.metadataOn() {
+			attrs = append(attrs, labelsAttr(spec.Labels))
+		}
+		_ = workflow.UpsertTypedSearchAttributes(ctx, attrs...)
 	}
 	op := ""
 	if st.Operation != nil {

@@ -25,7 +25,7 @@ func (a *application) busy() error {
 	case a.st.Status.Operation != nil || len(a.pending) > 0 || a.admitting > 0:
 		return temporal.NewApplicationError("another operation is already in progress", ErrTypeOperationInProgress)
 	}
-	return nil
+	return a.skipError()
 }
 
 func (a *application) validateSync(_ workflow.Context, req SyncRequest) error {

@@ -42,6 +42,11 @@ type application struct {
 	syncState
 	deletion
 	published
+
+	// metaV is the run's changeMetadata version, asked once at its start.
+	metaV workflow.Version
+	// refreshQueued says a refresh annotation asked for a pass.
+	refreshQueued bool
 }
 
 // loopState is what the loop knows about the next pass.
@@ -137,6 +142,10 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		a.hard, a.st.HardRefresh = a.st.HardRefresh, false
 	} else {
 		a.st = AppState{Spec: in.Spec.Defaulted(), Status: AppStatus{Sync: appspec.SyncUnknown, Health: appspec.HealthUnknown}}
+	}
+	a.metaV = workflow.GetVersion(ctx, changeMetadata, workflow.DefaultVersion, 1)
+	if in.State == nil && a.metadataOn() {
+		a.st.Spec = a.st.Spec.WithoutRefreshAnnotation() // the first pass refreshes anyway
 	}
 	a.st.Runs++
 	queries := []struct {
@@ -234,7 +243,7 @@ func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (A
 		}
 		return AppView{}, temporal.NewApplicationError(err.Error(), ErrTypeNotPermitted, field)
 	}
-	a.st.Spec = spec
+	a.st.Spec = a.takeRefreshAnnotation(ctx, spec)
 	a.project = &proj
 	a.wake.SendAsync(true)
 	return a.view(), nil
@@ -257,7 +266,7 @@ func (a *application) run(ctx workflow.Context) error {
 				return err
 			}
 		}
-		if len(a.pending) == 0 {
+		if len(a.pending) == 0 && !a.skipReconcile(ctx) {
 			a.reconcile(ctx)
 			a.autoSync(ctx)
 		}
@@ -299,7 +308,9 @@ func (a *application) waitForWork(ctx workflow.Context) {
 		a.wakeAt = time.Time{}
 	}
 	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(timerCtx, wait), func(workflow.Future) { a.timerFired = true })
+	if !a.st.Status.ReconcileSkipped { // a paused app waits for a message only
+		sel.AddFuture(workflow.NewTimer(timerCtx, wait), func(workflow.Future) { a.timerFired = true })
+	}
 	sel.AddReceive(a.refresh, func(c workflow.ReceiveChannel, _ bool) {
 		var r RefreshRequest
 		c.Receive(ctx, &r)
@@ -335,7 +346,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 // a sync that woke the loop has run by now, and a deletion is handled
 // before the loop waits.
 func (a *application) queuedWork(ctx workflow.Context) bool {
-	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec)
+	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec) || a.takeRefreshQueued()
 	a.otherCause = a.otherCause || queued
 	for {
 		var r RefreshRequest

@@ -54,6 +54,9 @@ const (
 	ErrTypeRollback            = "RollbackRefused"
 	ErrTypeNotPermitted        = "NotPermitted"
 	ErrTypeDeleting            = "Deleting"
+	// ErrTypeReconcileSkipped: the skip-reconcile annotation pauses the
+	// app, so it takes no sync.
+	ErrTypeReconcileSkipped = "ReconcileSkipped"
 	// ErrTypeUnavailable: a dependency of the step (the Kubernetes API,
 	// Redis) did not answer; the message names it.
 	ErrTypeUnavailable = "Unavailable"
@@ -81,6 +84,9 @@ const (
 	// SearchAttrRepo (a KeywordList) holds the app's repository URLs,
 	// normalised with appspec.NormalizeRepoURL, for webhooks and filters.
 	SearchAttrRepo = "WindlassRepo"
+	// SearchAttrLabels (a KeywordList) holds the app's labels as "key"
+	// and "key=value" (LabelEntries), for label selectors.
+	SearchAttrLabels = "WindlassLabels"
 )
 
 // KeywordSearchAttributes lists the custom Keyword search attributes.
@@ -91,7 +97,7 @@ var KeywordSearchAttributes = []string{
 
 // KeywordListSearchAttributes lists the custom KeywordList search
 // attributes.
-var KeywordListSearchAttributes = []string{SearchAttrRepo}
+var KeywordListSearchAttributes = []string{SearchAttrRepo, SearchAttrLabels}
 
 // AppWorkflowID is the stable ID of an application's workflow.
 func AppWorkflowID(project, name string) string { return "app/" + project + "/" + name }

@@ -111,6 +111,9 @@ type AppStatus struct {
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`
+	// ReconcileSkipped says the skip-reconcile annotation pauses the app:
+	// the rest of the status is as the last pass left it.
+	ReconcileSkipped bool `json:"reconcileSkipped,omitempty"`
 	// AwaitingDeletionApproval lists the resources marked Delete=confirm
 	// that the app's deletion waits to delete (approveDeletion).
 	AwaitingDeletionApproval []appspec.ResourceKey `json:"awaitingDeletionApproval,omitempty"`

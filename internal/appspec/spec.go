@@ -253,12 +253,16 @@ func (a Application) Validate() error {
 			return &FieldError{Field: fmt.Sprintf("info[%d].name", i), Reason: "is required"}
 		}
 	}
-	return validMetadata(a.Labels, a.Annotations)
+	if err := validMetadata(a.Labels, a.Annotations); err != nil {
+		return err
+	}
+	return validAnnotations(a.Annotations)
 }
 
 // validMetadata checks label and annotation keys, and label values, as
 // Kubernetes does.
 func validMetadata(labels, annotations map[string]string) error {
+	//workflowcheck:ignore (the keys are sorted)
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
 			return &FieldError{Field: "labels", Reason: fmt.Sprintf("key %q: %s", k, errs[0])}
@@ -267,6 +271,7 @@ func validMetadata(labels, annotations map[string]string) error {
 			return &FieldError{Field: "labels." + k, Reason: errs[0]}
 		}
 	}
+	//workflowcheck:ignore (the keys are sorted)
 	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		if errs := validation.IsQualifiedName(strings.ToLower(k)); len(errs) > 0 {
 			return &FieldError{Field: "annotations", Reason: fmt.Sprintf("key %q: %s", k, errs[0])}
