@@ -188,6 +188,8 @@ func (s *Server) upsert(ctx context.Context, spec appspec.Application) (workflow
 		TaskQueue:                s.opts.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// A new app's labels select it before its first pass publishes.
+		TypedSearchAttributes: startLabels(spec.Labels),
 	}, workflows.ApplicationWorkflowName, workflows.AppInput{Spec: spec, Config: s.opts.AppConfig})
 	h, err := s.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
@@ -599,6 +601,8 @@ type AppSummary struct {
 	Cluster   string   `json:"cluster,omitempty"`
 	Namespace string   `json:"namespace,omitempty"`
 	Repos     []string `json:"repos,omitempty"`
+	// Labels are the app's labels.
+	Labels map[string]string `json:"labels,omitempty"`
 	// RevisionMessage is the subject of Revision's commit, when known.
 	RevisionMessage string `json:"revisionMessage,omitempty"`
 	// LastSyncedAt and LastSyncPhase describe the app's latest sync.
@@ -659,7 +663,15 @@ func listQuery(c *echo.Context) (string, error) {
 			return "", err
 		}
 	}
-	return q, nil
+	sel, err := labelSelector(c)
+	if err != nil || sel == nil {
+		return q, err
+	}
+	sq, err := selectorQuery(sel)
+	if err != nil || sq == "" {
+		return q, err
+	}
+	return q + " AND " + sq, nil
 }
 
 // listApps lists applications from the visibility index, filtered, a page
@@ -710,6 +722,7 @@ func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowEx
 			Cluster:   keyword(sa, workflows.SearchAttrCluster, ""),
 			Namespace: keyword(sa, workflows.SearchAttrNamespace, ""),
 			Repos:     keywords(sa, workflows.SearchAttrRepo),
+			Labels:    labelsOf(keywords(sa, workflows.SearchAttrLabels)),
 		})
 		memo := e.GetMemo().GetFields()
 		row := &out[len(out)-1]
@@ -717,7 +730,8 @@ func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowEx
 		fromPayload(memo[workflows.MemoLastSyncPhase], &row.LastSyncPhase)
 		fromPayload(memo[workflows.MemoRevisionMessage], &row.RevisionMessage)
 	}
-	return out
+	sel, _ := labelSelector(c) // listQuery has checked it
+	return selected(out, sel)
 }
 
 // fromPayload decodes p into v when p is set; a value that does not

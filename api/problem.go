@@ -70,6 +70,12 @@ func toProblem(err error) *Problem {
 		case workflows.ErrTypeOperationInProgress, workflows.ErrTypeSyncWindow, workflows.ErrTypeRollback,
 			workflows.ErrTypeNoOperation, workflows.ErrTypeDeleting:
 			return problem(http.StatusConflict, app.Message())
+		case workflows.ErrTypeReconcileSkipped:
+			pr := problem(http.StatusConflict, app.Message())
+			if app.HasDetails() {
+				_ = app.Details(&pr.Field)
+			}
+			return pr
 		case workflows.ErrTypeRevisionNotFound:
 			return problem(http.StatusUnprocessableEntity, app.Message())
 		case workflows.ErrTypeUnavailable:
