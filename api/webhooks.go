@@ -42,6 +42,8 @@ func (f appFinder) AppsForRepo(ctx context.Context, normalizedRepoURL string) ([
 			for _, src := range view.Spec.AllSources() {
 				if appspec.NormalizeRepoURL(src.RepoURL) == normalizedRepoURL {
 					app.TargetRevisions = append(app.TargetRevisions, src.TargetRevision)
+					paths, _ := view.Spec.ManifestPaths(src.Path)
+					app.Paths = append(app.Paths, paths...)
 				}
 			}
 			out = append(out, app)

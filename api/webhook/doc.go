@@ -49,7 +49,10 @@
 // matches when one of its sources' target revisions matches the push by
 // RevisionMatches (Argo CD semantics: HEAD follows the default branch, a
 // branch or tag follows itself, a semver constraint follows the tags that
-// satisfy it, a commit SHA is pinned).
+// satisfy it, a commit SHA is pinned). An application whose App.Paths are
+// set (its manifest-generate-paths annotation) matches only a push that
+// changes a file under one of them; a push whose payload lists no files
+// (Bitbucket, a new tag) matches as before.
 //
 // # Response
 //

@@ -49,6 +49,10 @@ type App struct {
 	// TargetRevisions holds the target revision of each of the app's sources
 	// whose repository matches, "" for one that sets none.
 	TargetRevisions []string
+	// Paths, when set, are the repository paths whose changes refresh the
+	// app (its manifest-generate-paths annotation): a push that lists its
+	// files and changes none under them is ignored.
+	Paths []string
 }
 
 // Finder finds the applications with a source on a repository.
@@ -190,7 +194,7 @@ func (h *Handler) match(ctx context.Context, pushes []Push) (map[string]string, 
 				found[repo] = apps
 			}
 			for _, a := range apps {
-				if _, done := reasons[a.ID]; !done && matchesAny(a.TargetRevisions, p) {
+				if _, done := reasons[a.ID]; !done && matchesAny(a.TargetRevisions, p) && touches(a.Paths, p) {
 					reasons[a.ID] = reason(p)
 				}
 			}

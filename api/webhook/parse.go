@@ -92,6 +92,10 @@ type Push struct {
 	// DefaultBranch is the repository's default branch, empty when the
 	// payload does not say (Bitbucket).
 	DefaultBranch string
+	// Files are the paths, from the repository's root, that the push's
+	// commits add, modify or remove; nil when the payload does not list
+	// them (Bitbucket, a new tag).
+	Files []string
 }
 
 // Parse verifies a webhook delivery against secrets and returns the ref
@@ -224,8 +228,9 @@ func newPush(provider, ref, after, defaultBranch string, urls ...string) (Push, 
 }
 
 type githubPush struct {
-	Ref        string `json:"ref"`
-	After      string `json:"after"`
+	Ref        string       `json:"ref"`
+	After      string       `json:"after"`
+	Commits    []pushCommit `json:"commits"`
 	Repository struct {
 		HTMLURL       string `json:"html_url"`
 		CloneURL      string `json:"clone_url"`
@@ -261,6 +266,7 @@ func parseGitHub(event, contentType string, body []byte) ([]Push, error) {
 	if err != nil {
 		return nil, err
 	}
+	push.Files = changedFiles(p.Commits)
 	return []Push{push}, nil
 }
 
@@ -273,11 +279,12 @@ type gitlabRepo struct {
 }
 
 type gitlabPush struct {
-	ObjectKind string     `json:"object_kind"`
-	EventName  string     `json:"event_name"`
-	Ref        string     `json:"ref"`
-	After      string     `json:"after"`
-	Project    gitlabRepo `json:"project"`
+	ObjectKind string       `json:"object_kind"`
+	EventName  string       `json:"event_name"`
+	Ref        string       `json:"ref"`
+	After      string       `json:"after"`
+	Commits    []pushCommit `json:"commits"`
+	Project    gitlabRepo   `json:"project"`
 	// Repository is the deprecated twin of Project; older servers fill it.
 	Repository gitlabRepo `json:"repository"`
 }
@@ -302,6 +309,7 @@ func parseGitLab(event string, body []byte) ([]Push, error) {
 	if err != nil {
 		return nil, err
 	}
+	push.Files = changedFiles(p.Commits)
 	return []Push{push}, nil
 }
 

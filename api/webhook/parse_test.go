@@ -105,6 +105,7 @@ func TestParse(t *testing.T) {
 	ghWant := []Push{{
 		Provider: "github", RepoURLs: githubURLs, Ref: "refs/heads/main",
 		After: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c", DefaultBranch: "main",
+		Files: []string{"apps/guestbook/deployment.yaml"},
 	}}
 	bbURL := []string{"https://bitbucket.org/acme-team/deploy-config"}
 	tests := []struct {
@@ -122,6 +123,7 @@ func TestParse(t *testing.T) {
 		{"gitlab push", gitlab("Push Hook", fixture(t, "gitlab-push.json")), []Push{{
 			Provider: "gitlab", RepoURLs: gitlabURLs, Ref: "refs/heads/staging",
 			After: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7", DefaultBranch: "main",
+			Files: []string{"ingress/values.yaml"},
 		}}},
 		{"gitlab tag push", gitlab("Tag Push Hook", fixture(t, "gitlab-tag-push.json")), []Push{{
 			Provider: "gitlab", RepoURLs: gitlabURLs, Ref: "refs/tags/v2.3.0",
@@ -130,6 +132,7 @@ func TestParse(t *testing.T) {
 		{"gitlab system hook push", gitlab("System Hook", fixture(t, "gitlab-push.json")), []Push{{
 			Provider: "gitlab", RepoURLs: gitlabURLs, Ref: "refs/heads/staging",
 			After: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7", DefaultBranch: "main",
+			Files: []string{"ingress/values.yaml"},
 		}}},
 		{"bitbucket cloud push with a branch, a new tag and a deleted branch", bitbucket("repo:push", fixture(t, "bitbucket-push.json")), []Push{
 			{Provider: "bitbucket", RepoURLs: bbURL, Ref: "refs/heads/main", After: "709d658dc5b6d6afcd46049c2f332ee3f515a67d"},
