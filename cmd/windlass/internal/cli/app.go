@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +79,8 @@ type appRow struct {
 	Namespace string `json:"namespace"`
 	Repo      string `json:"repo"`
 	// Repos replaces Repo for a multi-source application.
-	Repos []string `json:"repos"`
+	Repos  []string          `json:"repos"`
+	Labels map[string]string `json:"labels"`
 }
 
 func (a appRow) repo() string {
@@ -101,10 +104,14 @@ func (c *cli) appList(ctx context.Context, args []string) error {
 		filters[fl.name] = f.String(fl.name, "", fl.help)
 	}
 	limit := f.Int("limit", 0, "list at most this many applications (default: all)")
+	selector := f.String("l", "", "only the applications whose labels match this label selector: k=v, k!=v, k in (a,b), k notin (a,b), k, !k, comma-separated")
+	f.StringVar(selector, "selector", "", "the same as -l")
+	showLabels := f.Bool("show-labels", false, "add a column with the labels")
 	_, q, s, err := f.appVerb(args, 0)
 	if err != nil {
 		return err
 	}
+	filters["selector"] = selector
 	for name, v := range filters {
 		if *v != "" {
 			q.Set(name, *v)
@@ -115,8 +122,16 @@ func (c *cli) appList(ctx context.Context, args []string) error {
 		return err
 	}
 	return f.print(raw, func(w io.Writer) {
-		table(w, "NAME\tPROJECT\tSYNC\tHEALTH\tREVISION\tCLUSTER\tNAMESPACE\tREPO", apps, func(a appRow) []string {
-			return []string{a.Name, a.Project, a.Sync, a.Health, short(a.Revision), a.Cluster, a.Namespace, a.repo()}
+		header := "NAME\tPROJECT\tSYNC\tHEALTH\tREVISION\tCLUSTER\tNAMESPACE\tREPO"
+		if *showLabels {
+			header += "\tLABELS"
+		}
+		table(w, header, apps, func(a appRow) []string {
+			row := []string{a.Name, a.Project, a.Sync, a.Health, short(a.Revision), a.Cluster, a.Namespace, a.repo()}
+			if *showLabels {
+				row = append(row, keyValues(a.Labels))
+			}
+			return row
 		})
 	})
 }
@@ -152,6 +167,7 @@ func printApp(w io.Writer, v workflows.AppView) {
 		syncOpts = spec.SyncPolicy.SyncOptions
 	}
 	pairs := []string{"Name", spec.Name, "Project", spec.Project,
+		"Labels", keyValues(spec.Labels), "Annotations", keyValues(spec.Annotations),
 		"Server", spec.Destination.Server, "Namespace", spec.Destination.Namespace}
 	sources := spec.Sources
 	if len(sources) == 0 {
@@ -170,6 +186,7 @@ func printApp(w io.Writer, v workflows.AppView) {
 		"Sync Status", strings.TrimSpace(string(st.Sync)+" to "+revision(st.Revision, st.SHA)),
 		"Health Status", string(st.Health),
 		"Reconciled", fmtTime(st.ReconciledAt),
+		"Reconcile", skippedLine(st.ReconcileSkipped),
 		"Message", st.Message)
 	if op := st.Operation; op != nil {
 		pairs = append(pairs, "Operation", op.SyncID+" "+operationLine(op))
@@ -746,4 +763,20 @@ func (c *cli) appConfirmDeletion(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "application %s: deletion approved for %s\n", pos[0], plural(len(approved.Resources), "resource"))
 		keyTable(w, approved.Resources)
 	})
+}
+
+// keyValues shows labels or annotations as k=v, sorted, comma-separated.
+func keyValues(kv map[string]string) string {
+	out := make([]string, 0, len(kv))
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		out = append(out, k+"="+kv[k])
+	}
+	return strings.Join(out, ",")
+}
+
+func skippedLine(skipped bool) string {
+	if !skipped {
+		return ""
+	}
+	return "skipped: the " + appspec.AnnotationSkipReconcile + " annotation pauses it"
 }

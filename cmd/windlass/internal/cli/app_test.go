@@ -161,6 +161,33 @@ func TestCLIApp(t *testing.T) {
 			want:   []string{"GET /api/v1/applications?cluster=prod&health=Degraded&limit=1&project=team-a&repo=https%3A%2F%2Fgithub.com%2Facme%2Fapi.git&search=ap&sort=name&sync=OutOfSync"},
 		},
 		{
+			name: "app list label selector with labels shown",
+			args: "app list -l team=payments,tier --show-labels",
+			routes: map[string][]reply{"GET " + appsPath: {answer(200, map[string]any{"items": []map[string]any{
+				{"name": "web", "project": "default", "sync": "Synced", "health": "Healthy", "labels": map[string]string{"team": "payments", "tier": "web"}},
+			}})}},
+			want: []string{"GET /api/v1/applications?selector=team%3Dpayments%2Ctier"},
+		},
+		{
+			name:   "app list bad selector",
+			args:   "app list --selector team=a,",
+			routes: map[string][]reply{"GET " + appsPath: {problemReply(400, "selector: found '', expected: identifier after ','", "selector")}},
+			want:   []string{"GET /api/v1/applications?selector=team%3Da%2C"},
+			code:   cmdline.ExitError,
+		},
+		{
+			name: "app get labels, annotations, skipped",
+			args: "app get web",
+			routes: map[string][]reply{"GET " + webPath: ok(func() workflows.AppView {
+				v := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+				v.Spec.Labels = map[string]string{"tier": "web", "team": "payments"}
+				v.Spec.Annotations = map[string]string{appspec.AnnotationSkipReconcile: "true"}
+				v.Status.ReconcileSkipped = true
+				return v
+			}())},
+			want: []string{"GET /api/v1/applications/web"},
+		},
+		{
 			name:   "app list yaml after the verb",
 			args:   "app list -o yaml",
 			routes: map[string][]reply{"GET " + appsPath: {answer(200, map[string]any{"items": appRows})}},
