@@ -22,10 +22,18 @@ import (
 // signed with secret, and returns the status code.
 func sendGitHubPush(t *testing.T, repoURL, sha, secret string) int {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{
+	code, _ := postGitHubPush(t, map[string]any{
 		"ref": "refs/heads/main", "after": sha,
 		"repository": map[string]any{"html_url": repoURL, "clone_url": repoURL + ".git", "default_branch": "main"},
-	})
+	}, secret)
+	return code
+}
+
+// postGitHubPush posts payload as a GitHub push event signed with secret,
+// and returns the status code and the response body.
+func postGitHubPush(t *testing.T, payload map[string]any, secret string) (int, []byte) {
+	t.Helper()
+	body, err := json.Marshal(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +50,12 @@ func sendGitHubPush(t *testing.T, repoURL, sha, secret string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out.Bytes()
 }
 
 // A push followed by a signed GitHub webhook makes an automated app sync
