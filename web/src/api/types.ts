@@ -37,6 +37,7 @@ export interface AppSummary {
   cluster?: string;
   namespace?: string;
   repos?: string[];
+  labels?: Record<string, string>;
   /** The subject of the revision's commit, when known. */
   revisionMessage?: string;
   // Shown when the server sends them (not every version does).
@@ -77,6 +78,10 @@ export interface Application {
     syncOptions?: string[];
   };
   refreshSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** Free-form information about the app, shown to its users (Argo CD's spec.info). */
+  info?: { name: string; value: string }[];
 }
 
 export interface ResourceStatus extends ResourceKey {
@@ -144,6 +149,8 @@ export interface AppStatus {
   operation?: Operation | null;
   awaitingDeletionApproval?: ResourceKey[];
   events?: AppEvent[];
+  /** The skip-reconcile annotation pauses the app. */
+  reconcileSkipped?: boolean;
 }
 
 export interface SyncSummary {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, shortSHA, syncNumber, timeAgo } from './format';
+import { duration, keyValues, shortSHA, syncNumber, timeAgo } from './format';
 
 describe('format', () => {
   it('shortens full SHAs only', () => {
@@ -12,6 +12,10 @@ describe('format', () => {
     expect(timeAgo('2026-01-01T11:58:00Z', now)).toBe('2 min ago');
     expect(timeAgo('2026-01-01T11:59:58Z', now)).toBe('just now');
     expect(timeAgo('0001-01-01T00:00:00Z', now)).toBe('');
+  });
+  it('lists labels sorted by key', () => {
+    expect(keyValues({ tier: 'web', team: 'payments', 'example.com/x': '' })).toEqual(['example.com/x=', 'team=payments', 'tier=web']);
+    expect(keyValues(undefined)).toEqual([]);
   });
   it('measures durations', () => {
     expect(duration('2026-01-01T12:00:00Z', '2026-01-01T12:01:05Z')).toBe('1 m 5 s');

@@ -53,3 +53,10 @@ export function syncNumber(id: string): string {
 export function resourceLabel(r: { kind: string; namespace?: string; name: string }): string {
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
 }
+
+/** keyValues lists labels or annotations as "key=value", sorted by key. */
+export function keyValues(kv?: Record<string, string>): string[] {
+  return Object.keys(kv ?? {})
+    .sort()
+    .map((k) => `${k}=${kv![k]}`);
+}

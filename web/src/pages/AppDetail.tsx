@@ -13,7 +13,7 @@ import { dateTime, shortSHA, timeAgo } from '../lib/format';
 import { mergeTree } from '../lib/tree';
 import { Link, navigate, setParams } from '../router';
 import { appObject, useCan } from '../session';
-import { clusterLabel } from './AppList';
+import { clusterLabel, Labels } from './AppList';
 
 const tabs = [
   { id: 'tree', label: 'Tree', icon: 'tree' as const },
@@ -211,6 +211,27 @@ export function AppDetail({ project, name, params }: { project: string; name: st
               ))}
             </dd>
           </div>
+          {[
+            { title: 'Labels', kv: spec.labels },
+            { title: 'Annotations', kv: spec.annotations },
+          ].map(
+            ({ title, kv }) =>
+              kv &&
+              Object.keys(kv).length > 0 && (
+                <div key={title}>
+                  <dt>{title}</dt>
+                  <dd className="wrap">
+                    <Labels labels={kv} />
+                  </dd>
+                </div>
+              ),
+          )}
+          {spec.info?.map((i) => (
+            <div key={i.name}>
+              <dt>{i.name}</dt>
+              <dd className="wrap">{/^https?:\/\//.test(i.value) ? <a href={i.value} rel="noreferrer noopener" target="_blank">{i.value}</a> : i.value}</dd>
+            </div>
+          ))}
           <div>
             <dt>Compared</dt>
             <dd>
@@ -224,6 +245,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
             </dd>
           </div>
         </dl>
+        {status.reconcileSkipped && (
+          <p className="notice" role="status">
+            Reconciliation is paused by the <code>argocd.argoproj.io/skip-reconcile</code> annotation: the status is as the last pass left it, and syncs are refused. Remove the annotation to resume.
+          </p>
+        )}
         {status.message && <ErrorMessage error={new ApiError(-1, { title: `Status ${status.sync}`, detail: status.message })} />}
       </header>
 

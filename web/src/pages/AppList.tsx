@@ -4,7 +4,7 @@ import { useEventStream } from '../api/sse';
 import type { AppList as AppListT, AppSummary, ClusterView, Items, Project } from '../api/types';
 import { Icon } from '../components/icons';
 import { Badge, Button, CommitMessage, Dialog, ErrorMessage, Field, Spinner, DialogActions, Pager, THead, useAction, useToast } from '../components/ui';
-import { shortSHA, timeAgo } from '../lib/format';
+import { keyValues, shortSHA, timeAgo } from '../lib/format';
 import { StreamTracker } from '../lib/livelist';
 import { appURL, Link, navigate, setParams } from '../router';
 import { useCan } from '../session';
@@ -12,7 +12,7 @@ import { useCan } from '../session';
 export const PAGE_SIZE = 50;
 const syncValues = ['Synced', 'OutOfSync', 'Unknown'];
 const healthValues = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'];
-const filterNames = ['project', 'sync', 'health', 'cluster', 'namespace', 'search'] as const;
+const filterNames = ['project', 'sync', 'health', 'cluster', 'namespace', 'search', 'selector'] as const;
 type Filters = Record<(typeof filterNames)[number], string>;
 
 export const IN_CLUSTER = 'https://kubernetes.default.svc';
@@ -139,6 +139,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
                   <Link to={appURL(a.project, a.name)} className="app-name">
                     {a.name}
                   </Link>
+                  <Labels labels={a.labels} />
                 </td>
                 <td>{a.project}</td>
                 <td>
@@ -183,17 +184,17 @@ function LastSync({ at, phase }: { at: string; phase?: string }) {
 function ListFilters({ filters }: { filters: Filters }) {
   const [projects, setProjects] = useState<string[]>([]);
   const [clusters, setClusters] = useState<ClusterView[]>([]);
-  const [text, setText] = useState({ namespace: filters.namespace, search: filters.search });
+  const [text, setText] = useState({ namespace: filters.namespace, search: filters.search, selector: filters.selector });
   useEffect(() => {
     get<Items<Project>>('/api/v1/projects').then((r) => setProjects(r.items.map((p) => p.name)), () => undefined);
     get<Items<ClusterView>>('/api/v1/clusters').then((r) => setClusters(r.items), () => undefined);
   }, []);
   // Text filters apply after typing pauses.
   useEffect(() => {
-    if (text.namespace === filters.namespace && text.search === filters.search) return undefined;
+    if (text.namespace === filters.namespace && text.search === filters.search && text.selector === filters.selector) return undefined;
     const t = window.setTimeout(() => setParams(text), 300);
     return () => window.clearTimeout(t);
-  }, [text.namespace, text.search]);
+  }, [text.namespace, text.search, text.selector]);
   const select = (name: keyof Filters, label: string, values: { value: string; label: string }[]) => (
     <div className="field field-inline">
       <label htmlFor={`f-${name}`}>{label}</label>
@@ -222,11 +223,15 @@ function ListFilters({ filters }: { filters: Filters }) {
         <label htmlFor="f-namespace">Namespace</label>
         <input id="f-namespace" value={text.namespace} onChange={(e) => setText({ ...text, namespace: e.target.value })} />
       </div>
+      <div className="field field-inline">
+        <label htmlFor="f-selector">Labels</label>
+        <input id="f-selector" placeholder="team=payments,tier in (web)" title="A Kubernetes label selector" value={text.selector} onChange={(e) => setText({ ...text, selector: e.target.value })} />
+      </div>
       {filterNames.some((f) => filters[f]) && (
         <Button
           variant="plain"
           onClick={() => {
-            setText({ namespace: '', search: '' });
+            setText({ namespace: '', search: '', selector: '' });
             setParams(Object.fromEntries(filterNames.map((f) => [f, undefined])));
           }}
         >
@@ -264,5 +269,20 @@ function CreateApp({ onClose }: { onClose: () => void }) {
       <ErrorMessage error={error} what="Not created" />
       <DialogActions onCancel={onClose} label="Create" busyLabel="Creating…" onConfirm={submit} busy={busy} />
     </Dialog>
+  );
+}
+
+/** Labels shows an app's labels (or annotations) as key=value chips, sorted. */
+export function Labels({ labels }: { labels?: Record<string, string> }) {
+  const pairs = keyValues(labels);
+  if (pairs.length === 0) return null;
+  return (
+    <span className="labels">
+      {pairs.map((p) => (
+        <span key={p} className="flag label-chip" title={p}>
+          {p}
+        </span>
+      ))}
+    </span>
   );
 }
