@@ -346,7 +346,8 @@ func (a *application) waitForWork(ctx workflow.Context) {
 // a sync that woke the loop has run by now, and a deletion is handled
 // before the loop waits.
 func (a *application) queuedWork(ctx workflow.Context) bool {
-	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec) || a.takeRefreshQueued()
+	annotated := a.takeRefreshQueued()
+	queued := a.wake.ReceiveAsync(nil) && !sameJSON(a.st.Spec, a.passSpec) || annotated
 	a.otherCause = a.otherCause || queued
 	for {
 		var r RefreshRequest
