@@ -168,3 +168,18 @@ func (s *appSuite) TestLabelsPublished() {
 		s.Fail("label upserts (-want +got)", d)
 	}
 }
+
+// A refresh annotation whose setSpec lands while a pass runs (the spec is
+// otherwise the same) still gets its own hard pass after that one.
+func (s *appSuite) TestRefreshAnnotationDuringAPass() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectPass(sha1, false, false, ptr(ref(sha1)), ref(sha1), synced)
+	s.expectPass(sha1, true, false, nil, ref(sha1), synced) // the refresh signal's
+	s.expectPass(sha1, true, true, ptr(ref(sha1)), ref(sha1), synced)
+	s.at(time.Minute, func() {
+		s.env.SignalWorkflow(SignalRefresh, RefreshRequest{Reason: "push"})
+		s.update(UpdateSetSpec, withAnnotation(testSpec(false), appspec.AnnotationRefresh, appspec.RefreshHard))
+	})
+	s.cancelAt(2 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+}
