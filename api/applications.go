@@ -67,6 +67,9 @@ func (s *Server) checkProject(ctx context.Context, spec appspec.Application) err
 	if err != nil {
 		return err
 	}
+	if spec.Destination, err = s.resolveDestination(ctx, spec.Destination, http.StatusBadRequest); err != nil {
+		return err
+	}
 	var fe *appspec.FieldError
 	if err := p.CheckApp(spec); errors.As(err, &fe) {
 		pr := problem(http.StatusForbidden, fe.Reason)

@@ -74,6 +74,9 @@ func (s *Server) inspect(c *echo.Context) (inspected, error) {
 	if in.view, err = s.status(ctx, id); err != nil {
 		return in, err
 	}
+	if in.view.Spec.Destination, err = s.resolveDestination(ctx, in.view.Spec.Destination, http.StatusConflict); err != nil {
+		return in, err
+	}
 	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.QueryManifests)
 	if err != nil {
 		return in, err

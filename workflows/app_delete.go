@@ -84,8 +84,9 @@ func (a *application) runDelete(ctx workflow.Context) bool {
 	if a.cfg.DriftWatch && len(a.st.WatchedKinds) > 0 {
 		a.signalWatch(ctx, nil)
 	}
-	in := cluster.DeleteAppInput{Target: clusterTarget(a.st.Spec), Cascade: req.Cascade, Manifests: a.st.Manifests}
-	out, err := deleteApp(a.onCluster(ctx, false), in)
+	cctx := a.onCluster(ctx, false)
+	in := cluster.DeleteAppInput{Target: clusterTarget(a.destSpec()), Cascade: req.Cascade, Manifests: a.st.Manifests}
+	out, err := deleteApp(cctx, in)
 	if err == nil && len(out.AwaitingApproval) > 0 {
 		out, err = a.awaitDeleteApproval(ctx, in, out)
 	}

@@ -78,8 +78,12 @@ func (a *application) reconcile(ctx workflow.Context) {
 
 	// The quick pass, unless a hard refresh asks for a render, runs the
 	// steps it can; the pass runs the rest itself, with the same code.
-	in := reconcile.Input{App: spec, Fresh: fresh, Hard: hard, Drift: drift, Last: a.st.Manifests}
 	cctx := a.onCluster(ctx, hard)
+	if a.destErr != nil {
+		a.unknown(ctx, "destination", a.destErr)
+		return
+	}
+	in := reconcile.Input{App: a.destSpec(), Fresh: fresh, Hard: hard, Drift: drift, Last: a.st.Manifests}
 	var p reconcile.Pass
 	steps := passSteps{ctx: ctx, cctx: cctx}
 	if !hard {
@@ -207,7 +211,7 @@ func (a *application) signalWatch(ctx workflow.Context, kinds []watch.GroupKind)
 // sendWatch signals the cluster watch of the app's destination that the
 // app manages kinds (none: it is gone).
 func (a *application) sendWatch(ctx workflow.Context, kinds []watch.GroupKind) workflow.Future {
-	spec := a.st.Spec
+	spec := a.destSpec()
 	req := WatchRequest{App: spec.Project + "/" + spec.Name, Kinds: kinds}
 	return workflow.SignalExternalWorkflow(ctx, ClusterWatchWorkflowID(spec.Destination.Server), "", SignalWatch, req)
 }
@@ -220,18 +224,22 @@ const msgWatchSignal = "cannot reach the cluster watch"
 // when refresh is set; a failed resolution keeps the last queue of the
 // same server (none: the default queue) and is retried on the next call.
 func (a *application) onCluster(ctx workflow.Context, refresh bool) workflow.Context {
-	server := a.st.Spec.Destination.Server
+	dest := a.st.Spec.Destination
 	p := a.st.Placement
-	if p != nil && p.Server != server {
+	if p != nil && !p.matches(dest) {
 		p = nil
 	}
 	now := workflow.Now(ctx)
+	a.destErr = nil
 	if p == nil || refresh || now.Sub(p.ResolvedAt) >= placementTTL {
-		q, err := clusterTaskQueue(ctx, server)
-		if err != nil {
-			workflow.GetLogger(ctx).Warn(msgPlacementFailed, "server", server, "error", errorMessage(err))
-		} else {
-			p = &Placement{Server: server, TaskQueue: q, ResolvedAt: now}
+		np, err := resolvePlacement(ctx, dest, now)
+		switch {
+		case err == nil:
+			p = np
+		case isUnknownCluster(err):
+			p, a.destErr = nil, err // a name no longer registered is not used
+		default:
+			workflow.GetLogger(ctx).Warn(msgPlacementFailed, "server", dest.Cluster(), "error", errorMessage(err))
 		}
 		a.st.Placement = p
 	}

@@ -28,7 +28,7 @@ func repoKeys(spec appspec.Application) []string {
 // listing apps needs no query per app.
 func (a *application) publish(ctx workflow.Context) {
 	a.unpublished = false
-	spec, st := a.st.Spec, a.st.Status
+	spec, st := a.destSpec(), a.st.Status
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
 		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
 	if a.metadataOn() {

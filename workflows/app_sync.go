@@ -102,7 +102,7 @@ func (a *application) window(ctx workflow.Context, manual bool) (appspec.WindowD
 	if len(a.project.SyncWindows) == 0 {
 		return appspec.WindowDecision{Allowed: true}, nil
 	}
-	spec := a.st.Spec
+	spec := a.destSpec()
 	return syncWindow(ctx, project.WindowInput{Project: *a.project, App: spec.Name, Namespace: spec.Destination.Namespace,
 		Server: spec.Destination.Server, Now: workflow.Now(ctx), Manual: manual})
 }
@@ -303,7 +303,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	})
 	proj := a.project
 	queue := clusterQueue(a.onCluster(ctx, false))
-	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: spec, Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
+	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: a.destSpec(), Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
 		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true, Manifests: p.manifests,
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
 			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}

@@ -72,6 +72,9 @@ type loopState struct {
 	wakeAt time.Time
 	// passSpec is the spec the last reconcile pass read.
 	passSpec appspec.Application
+	// destErr says the last placement found no cluster of the
+	// destination's name.
+	destErr error
 }
 
 // syncState holds the syncs admitted and running.
@@ -235,7 +238,11 @@ func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (A
 	if err != nil {
 		return AppView{}, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
 	}
-	if err := proj.CheckApp(spec); err != nil {
+	resolved, err := a.checkDestination(ctx, spec)
+	if err != nil {
+		return AppView{}, err
+	}
+	if err := proj.CheckApp(resolved); err != nil {
 		var fe *appspec.FieldError
 		field := ""
 		if errors.As(err, &fe) {

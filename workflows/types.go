@@ -74,9 +74,12 @@ type AppState struct {
 }
 
 // Placement is where a destination cluster's activities run: TaskQueue
-// ("" for the default queue), resolved for Server at ResolvedAt.
+// ("" for the default queue), resolved for Server at ResolvedAt. For a
+// destination named by a registered cluster's Name, Server is the server
+// the name stood for then.
 type Placement struct {
 	Server     string    `json:"server"`
+	Name       string    `json:"name,omitempty"`
 	TaskQueue  string    `json:"taskQueue,omitempty"`
 	ResolvedAt time.Time `json:"resolvedAt"`
 }

@@ -94,7 +94,7 @@ func (d *desired) validate(t Target, p *appspec.Project, objs []*object) error {
 		}
 		k := o.key()
 		if !p.PermitsResource(k.Group, k.Kind, namespaced) ||
-			(namespaced && !p.PermitsDestination(appspec.Destination{Server: t.Destination.Server, Namespace: k.Namespace})) {
+			(namespaced && !p.PermitsDestination(appspec.Destination{Server: t.Destination.Server, Name: t.Destination.Name, Namespace: k.Namespace})) {
 			forbidden = append(forbidden, k)
 		}
 	}

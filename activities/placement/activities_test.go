@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/kube"
 )
 
 type fakeResolver map[string]string
@@ -16,6 +20,40 @@ func (f fakeResolver) ClusterTaskQueue(_ context.Context, server string) (string
 		return "", errors.New("secret store unreachable")
 	}
 	return f[server], nil
+}
+
+// ClusterServer knows the names "name:" + server of f.
+func (f fakeResolver) ClusterServer(_ context.Context, name string) (string, error) {
+	for server := range f {
+		if "name:"+server == name {
+			return server, nil
+		}
+	}
+	return None{}.ClusterServer(context.Background(), name)
+}
+
+func TestTaskQueueByName(t *testing.T) {
+	a, err := New(fakeResolver{"https://noisy.example": "windlass-noisy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	a.Register(env)
+	v, err := env.ExecuteActivity(TaskQueueName, Input{Name: "name:https://noisy.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Output
+	if err := v.Get(&out); err != nil || out != (Output{TaskQueue: "windlass-noisy", Server: "https://noisy.example"}) {
+		t.Fatalf("out = %+v, %v", out, err)
+	}
+	_, err = env.ExecuteActivity(TaskQueueName, Input{Name: "nowhere"})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != failure.TypeOf(kube.ErrUnknownCluster) ||
+		!strings.Contains(err.Error(), "destination.name nowhere: destination cluster is not registered") {
+		t.Fatalf("unknown name: err = %v, want a non-retryable UnknownCluster error naming it", err)
+	}
 }
 
 func TestTaskQueue(t *testing.T) {

@@ -595,11 +595,10 @@ func (a argoApplication) windlass() (Application, error) {
 		}
 		app.Sources = append(app.Sources, src)
 	}
-	server, err := s.Destination.server("spec.destination", false)
-	if err != nil {
+	var err error
+	if app.Destination, err = s.Destination.destination("spec.destination"); err != nil {
 		return Application{}, err
 	}
-	app.Destination = Destination{Server: server, Namespace: s.Destination.Namespace}
 	if app.SyncPolicy, err = s.SyncPolicy.windlass("spec.syncPolicy"); err != nil {
 		return Application{}, err
 	}
@@ -659,22 +658,36 @@ func replicaCount(v any) (int64, error) {
 	return 0, errors.New("must be a non-negative integer, or a string holding one")
 }
 
-// server folds Argo CD's destination name into the server, the only way
-// Windlass names a cluster: the built-in name "in-cluster" is
-// InClusterServer. In a project, "!in-cluster" alone denies it, and a name
-// beside the server "*" adds nothing.
-func (d argoDestination) server(field string, project bool) (string, error) {
+// destination converts an app's destination: the built-in name
+// "in-cluster" is InClusterServer; another name is kept, and resolved to a
+// registered cluster's server where the app reaches the cluster.
+func (d argoDestination) destination(field string) (Destination, error) {
+	out := Destination{Server: d.Server, Name: d.Name, Namespace: d.Namespace}
 	switch {
 	case d.Name == "":
-		return d.Server, nil
 	case d.Name == argoInCluster && (d.Server == "" || d.Server == InClusterServer):
-		return InClusterServer, nil
-	case project && d.Name == "!"+argoInCluster && d.Server == "":
-		return "!" + InClusterServer, nil
-	case project && d.Server == "*":
-		return d.Server, nil
+		out.Server, out.Name = InClusterServer, ""
+	case d.Server != "":
+		return Destination{}, &FieldError{Field: field, Reason: fmt.Sprintf("sets both server (%s) and name (%s): name the cluster by one of them", d.Server, d.Name)}
 	}
-	return "", &FieldError{Field: field + ".name", Reason: notSupported + ": name the cluster by its server URL"}
+	return out, nil
+}
+
+// projectDestination converts a destination a project allows. The name
+// "in-cluster" stands for InClusterServer, which an app naming in-cluster
+// has, and "!in-cluster" alone denies it; a name beside the server "*"
+// adds nothing.
+func (d argoDestination) projectDestination() ProjectDestination {
+	out := ProjectDestination{Server: d.Server, Name: d.Name, Namespace: d.Namespace}
+	switch {
+	case d.Name == argoInCluster && (d.Server == "" || d.Server == InClusterServer):
+		out.Server, out.Name = InClusterServer, ""
+	case d.Name == "!"+argoInCluster && d.Server == "":
+		out.Server, out.Name = "!"+InClusterServer, ""
+	case d.Server == "*":
+		out.Name = ""
+	}
+	return out
 }
 
 func (p *argoSyncPolicy) windlass(field string) (*SyncPolicy, error) {
@@ -760,13 +773,7 @@ func (a argoProject) windlass() (Project, error) {
 		SyncWindows:                s.SyncWindows,
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
 	}
-	for i, d := range s.Destinations {
-		server, err := d.server(fmt.Sprintf("spec.destinations[%d]", i), true)
-		if err != nil {
-			return Project{}, err
-		}
-		p.Destinations = append(p.Destinations, ProjectDestination{Server: server, Namespace: d.Namespace})
-	}
+	p.Destinations = convert(s.Destinations, argoDestination.projectDestination)
 	return p, nil
 }
 

@@ -202,9 +202,9 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.source", reason: "spec.sources",
 		},
 		{
-			name:  "destination name",
+			name:  "destination name beside a server",
 			edit:  func(o map[string]any) { set(o, "spec.destination.name", "prod-eu") },
-			field: "spec.destination.name", reason: "server URL",
+			field: "spec.destination", reason: "both server",
 		},
 		{
 			name: "destination in-cluster beside another server",
@@ -212,7 +212,15 @@ func TestParseApplicationRejects(t *testing.T) {
 				set(o, "spec.destination.name", "in-cluster")
 				set(o, "spec.destination.server", "https://prod.example.com")
 			},
-			field: "spec.destination.name", reason: notSupported,
+			field: "spec.destination", reason: "both server",
+		},
+		{
+			name: "destination name not a cluster name",
+			edit: func(o map[string]any) {
+				delete(get(o, "spec.destination"), "server")
+				set(o, "spec.destination.name", "Prod_EU")
+			},
+			field: "spec.destination.name", reason: "DNS label",
 		},
 		{
 			name: "info without a name",
@@ -447,6 +455,14 @@ func TestParseApplicationAccepts(t *testing.T) {
 			want: func(a *Application) { a.Source.Kustomize = &Kustomize{NamePrefix: "p-"} },
 		},
 		{
+			name: "destination name",
+			edit: func(o map[string]any) {
+				delete(get(o, "spec.destination"), "server")
+				set(o, "spec.destination.name", "prod-eu")
+			},
+			want: func(a *Application) { a.Destination = Destination{Name: "prod-eu", Namespace: a.Destination.Namespace} },
+		},
+		{
 			name: "destination name in-cluster",
 			edit: func(o map[string]any) {
 				delete(get(o, "spec.destination"), "server")
@@ -560,20 +576,6 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.clusterResourceWhitelist[0].name", reason: "kinds, not objects",
 		},
 		{
-			name: "destination by cluster name",
-			edit: func(o map[string]any) {
-				set(o, "spec.destinations", []any{map[string]any{"name": "prod-eu", "namespace": "*"}})
-			},
-			field: "spec.destinations[0].name", reason: "server URL",
-		},
-		{
-			name: "deny pattern on another cluster's name",
-			edit: func(o map[string]any) {
-				set(o, "spec.destinations", []any{map[string]any{"name": "!prod-eu", "namespace": "*"}})
-			},
-			field: "spec.destinations[0].name", reason: "server URL",
-		},
-		{
 			name: "role name Windlass does not accept",
 			edit: func(o map[string]any) {
 				get(o, "spec")["roles"].([]any)[0].(map[string]any)["name"] = "CI_bot"
@@ -644,6 +646,16 @@ func TestParseProjectAccepts(t *testing.T) {
 			},
 			want: func(p *Project) {
 				p.Destinations = []ProjectDestination{{Server: "*", Namespace: "!kube-system"}, {Server: "!https://prod.example.com", Namespace: "*"}}
+			},
+		},
+		{
+			name: "destinations by cluster name",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinations", []any{map[string]any{"name": "prod-*", "namespace": "*"},
+					map[string]any{"name": "!prod-eu", "server": "https://prod.example.com"}})
+			},
+			want: func(p *Project) {
+				p.Destinations = []ProjectDestination{{Name: "prod-*", Namespace: "*"}, {Name: "!prod-eu", Server: "https://prod.example.com"}}
 			},
 		},
 		{

@@ -49,9 +49,13 @@ type ProjectRole struct {
 	Groups      []string `json:"groups,omitempty"`
 }
 
-// ProjectDestination is a server glob and a namespace glob.
+// ProjectDestination is a cluster glob and a namespace glob. The cluster
+// is matched by Server against the app's server URL and by Name against
+// the name of a registered cluster the app names (destination.name);
+// either matching is enough, and neither set matches every cluster.
 type ProjectDestination struct {
 	Server    string `json:"server,omitempty"`
+	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 }
 
@@ -174,7 +178,7 @@ func (p Project) PermitsSource(repoURL string) bool {
 func (p Project) PermitsDestination(d Destination) bool {
 	allowed := false
 	for _, pd := range p.Destinations {
-		server, serverDenied := matchOrDeny(orStar(pd.Server), d.Server)
+		server, serverDenied := pd.matchCluster(d)
 		ns, nsDenied := matchOrDeny(orStar(pd.Namespace), d.Namespace)
 		if serverDenied || nsDenied {
 			return false
@@ -182,6 +186,19 @@ func (p Project) PermitsDestination(d Destination) bool {
 		allowed = allowed || (server && ns)
 	}
 	return allowed
+}
+
+// matchCluster matches d's cluster by server URL or by name.
+func (pd ProjectDestination) matchCluster(d Destination) (match, denied bool) {
+	if pd.Name == "" {
+		return matchOrDeny(orStar(pd.Server), d.Server)
+	}
+	match, denied = matchOrDeny(pd.Name, d.Name)
+	if pd.Server != "" {
+		sm, sd := matchOrDeny(pd.Server, d.Server)
+		match, denied = match || sm, denied || sd
+	}
+	return match, denied
 }
 
 func orStar(v string) string {
@@ -216,7 +233,7 @@ func (p Project) CheckApp(app Application) error {
 	}
 	if !p.PermitsDestination(app.Destination) {
 		return &FieldError{Field: "destination", Reason: fmt.Sprintf("destination %s namespace %q is not permitted in project %s",
-			app.Destination.Server, app.Destination.Namespace, p.Name)}
+			destLabel(app.Destination), app.Destination.Namespace, p.Name)}
 	}
 	return nil
 }

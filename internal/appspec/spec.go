@@ -77,10 +77,17 @@ type Directory struct {
 }
 
 // Destination is the cluster and default namespace the manifests go to.
+// The cluster is named by its server URL or, as in Argo CD, by the name of
+// a registered cluster (Name), which is resolved to its server each time
+// the app reaches the cluster, so a cluster re-pointed is followed.
 type Destination struct {
 	Server    string `json:"server,omitempty"`
+	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 }
+
+// InClusterName is the built-in name of the cluster InClusterServer.
+const InClusterName = "in-cluster"
 
 // SyncPolicy controls automated sync.
 type SyncPolicy struct {
@@ -161,7 +168,10 @@ func (a Application) Defaulted() Application {
 	if a.Project == "" {
 		a.Project = DefaultProject
 	}
-	if a.Destination.Server == "" {
+	switch d := a.Destination; {
+	case d.Name == InClusterName && (d.Server == "" || d.Server == InClusterServer):
+		a.Destination.Server, a.Destination.Name = InClusterServer, ""
+	case d.Server == "" && d.Name == "":
 		a.Destination.Server = InClusterServer
 	}
 	if a.Source.Path == "" && a.Source.Chart == "" {
@@ -236,6 +246,9 @@ func (a Application) Validate() error {
 		if err := src.validate(field); err != nil {
 			return err
 		}
+	}
+	if err := a.Destination.validate(); err != nil {
+		return err
 	}
 	if a.Destination.Namespace != "" {
 		if err := validName("destination.namespace", a.Destination.Namespace, 63); err != nil {

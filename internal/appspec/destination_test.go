@@ -1,0 +1,65 @@
+package appspec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProjectPermitsDestinationName(t *testing.T) {
+	p := Project{Name: "team", Destinations: []ProjectDestination{
+		{Name: "prod-*", Namespace: "team-*"},
+		{Server: "https://staging.example.com", Namespace: "*"},
+	}}
+	deny := Project{Name: "team", Destinations: []ProjectDestination{{Server: "*", Namespace: "*"}, {Name: "!prod-secret"}}}
+	tests := []struct {
+		name string
+		dest Destination
+		want bool
+	}{
+		{"name matches the name glob", Destination{Name: "prod-eu", Server: "https://eu.example.com", Namespace: "team-a"}, true},
+		{"name matches, namespace does not", Destination{Name: "prod-eu", Server: "https://eu.example.com", Namespace: "other"}, false},
+		{"named cluster allowed by its server", Destination{Name: "stage", Server: "https://staging.example.com", Namespace: "x"}, true},
+		{"server app is not matched by name globs", Destination{Server: "https://eu.example.com", Namespace: "team-a"}, false},
+	}
+	for _, tt := range tests {
+		if got := p.PermitsDestination(tt.dest); got != tt.want {
+			t.Errorf("%s: PermitsDestination(%+v) = %v, want %v", tt.name, tt.dest, got, tt.want)
+		}
+	}
+	if deny.PermitsDestination(Destination{Name: "prod-secret", Server: "https://s.example.com", Namespace: "a"}) {
+		t.Error("a name deny pattern let its cluster through")
+	}
+	if !deny.PermitsDestination(Destination{Name: "prod-eu", Server: "https://s.example.com", Namespace: "a"}) {
+		t.Error("a name deny pattern denied another cluster")
+	}
+}
+
+func TestValidateDestination(t *testing.T) {
+	base := Application{Name: "a", Source: Source{RepoURL: "https://git.example.com/a.git"}}
+	tests := []struct {
+		name   string
+		dest   Destination
+		field  string
+		reason string
+	}{
+		{"name and server both set", Destination{Name: "prod", Server: "https://prod.example.com"}, "destination", "both server"},
+		{"name not a cluster name", Destination{Name: "Prod!"}, "destination.name", "DNS label"},
+		{"name alone", Destination{Name: "prod"}, "", ""},
+		{"in-cluster name with its server", Destination{Name: InClusterName, Server: InClusterServer}, "", ""},
+	}
+	for _, tt := range tests {
+		app := base
+		app.Destination = tt.dest
+		err := app.Defaulted().Validate()
+		fe, _ := err.(*FieldError)
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: Validate() = %v", tt.name, err)
+		case tt.field != "" && (fe == nil || fe.Field != tt.field || !strings.Contains(fe.Reason, tt.reason)):
+			t.Errorf("%s: Validate() = %v, want %s: ...%s...", tt.name, err, tt.field, tt.reason)
+		}
+	}
+	if d := (Application{Destination: Destination{Name: InClusterName}}).Defaulted().Destination; d != (Destination{Server: InClusterServer}) {
+		t.Errorf("in-cluster defaults to %+v", d)
+	}
+}
