@@ -438,7 +438,7 @@ func (a *application) revisionMessage(sha string) string {
 func (a *application) record(res SyncResult) {
 	sum := res.SyncSummary
 	a.st.History = append([]SyncSummary{sum}, a.st.History...)
-	if len(a.st.History) > maxHistory {
-		a.st.History = a.st.History[:maxHistory]
+	if n := historyLimit(a.st.Spec); len(a.st.History) > n {
+		a.st.History = a.st.History[:n]
 	}
 }

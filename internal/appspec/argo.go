@@ -497,7 +497,7 @@ type argoAppSpec struct {
 	SyncPolicy           *argoSyncPolicy             `json:"syncPolicy"`
 	IgnoreDifferences    []ResourceIgnoreDifferences `json:"ignoreDifferences"`
 	Info                 []InfoItem                  `json:"info"`
-	RevisionHistoryLimit notMapped                   `json:"revisionHistoryLimit"`
+	RevisionHistoryLimit *int                        `json:"revisionHistoryLimit"`
 	SourceHydrator       notMapped                   `json:"sourceHydrator"`
 }
 
@@ -578,6 +578,7 @@ func (a argoApplication) windlass() (Application, error) {
 	if len(s.Info) > 0 {
 		app.Info = s.Info
 	}
+	app.RevisionHistoryLimit = s.RevisionHistoryLimit
 	if s.Source != nil {
 		if len(s.Sources) > 0 {
 			return Application{}, &FieldError{Field: "spec.source", Reason: "must not be set together with spec.sources"}

@@ -235,14 +235,19 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.info", reason: "must be a list",
 		},
 		{
-			name:  "revisionHistoryLimit",
-			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 10) },
-			field: "spec.revisionHistoryLimit", reason: notSupported,
+			name:  "revisionHistoryLimit negative",
+			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", -1) },
+			field: "spec.revisionHistoryLimit", reason: "between 0 and 100",
 		},
 		{
-			name:  "revisionHistoryLimit zero is a value",
-			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 0) },
-			field: "spec.revisionHistoryLimit", reason: notSupported,
+			name:  "revisionHistoryLimit too large",
+			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 1000) },
+			field: "spec.revisionHistoryLimit", reason: "between 0 and 100",
+		},
+		{
+			name:  "revisionHistoryLimit not a number",
+			edit:  func(o map[string]any) { set(o, "spec.revisionHistoryLimit", "ten") },
+			field: "spec.revisionHistoryLimit", reason: "must be an integer",
 		},
 		{
 			name: "sourceHydrator",
@@ -453,6 +458,11 @@ func TestParseApplicationAccepts(t *testing.T) {
 					"kubeVersion": "1.31", "apiVersions": []any{"v1/Pod"}})
 			},
 			want: func(a *Application) { a.Source.Kustomize = &Kustomize{NamePrefix: "p-"} },
+		},
+		{
+			name: "revisionHistoryLimit",
+			edit: func(o map[string]any) { set(o, "spec.revisionHistoryLimit", 0) },
+			want: func(a *Application) { a.RevisionHistoryLimit = new(int) },
 		},
 		{
 			name: "destination name",

@@ -45,7 +45,15 @@ type Application struct {
 	// change what Windlass does (see docs/migrating-from-argocd.md).
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// RevisionHistoryLimit is how many sync summaries the app keeps in
+	// its state (nil: 20; at least the last one is kept, which the status
+	// shows). Older syncs stay listed as closed sync workflows.
+	RevisionHistoryLimit *int `json:"revisionHistoryLimit,omitempty"`
 }
+
+// MaxRevisionHistoryLimit bounds RevisionHistoryLimit: the summaries
+// travel in the app workflow's state.
+const MaxRevisionHistoryLimit = 100
 
 // InfoItem is one name and value of an application's Info.
 type InfoItem struct {
@@ -260,6 +268,9 @@ func (a Application) Validate() error {
 	}
 	if a.RefreshSeconds < 0 {
 		return &FieldError{Field: "refreshSeconds", Reason: "must not be negative"}
+	}
+	if l := a.RevisionHistoryLimit; l != nil && (*l < 0 || *l > MaxRevisionHistoryLimit) {
+		return &FieldError{Field: "revisionHistoryLimit", Reason: fmt.Sprintf("must be between 0 and %d", MaxRevisionHistoryLimit)}
 	}
 	for i, in := range a.Info {
 		if in.Name == "" {

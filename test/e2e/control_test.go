@@ -164,9 +164,9 @@ spec:
 		return image(t, ns) == "gcr.io/heptio-images/ks-guestbook-demo:0.1", image(t, ns)
 	})
 	var pr api.Problem
-	bad := strings.Replace(manifest, "  project: default\n", "  project: default\n  revisionHistoryLimit: 3\n", 1)
+	bad := strings.Replace(manifest, "  project: default\n", "  project: default\n  revisionHistoryLimit: -1\n", 1)
 	if code := call(t, http.MethodPost, "/api/v1/applications", bad, &pr); code != http.StatusBadRequest || pr.Field != "spec.revisionHistoryLimit" {
-		t.Fatalf("unsupported Argo CD field: status %d %+v", code, pr)
+		t.Fatalf("negative revisionHistoryLimit: status %d %+v", code, pr)
 	}
 }
 
