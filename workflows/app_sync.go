@@ -54,6 +54,7 @@ func (a *application) admit(ctx workflow.Context, req SyncRequest, revision stri
 	if err := a.checkWindow(ctx, true); err != nil {
 		return "", err
 	}
+	pinned := sources != nil || req.Revision != ""
 	if sources == nil {
 		var err error
 		revision, sources, err = a.resolveSources(ctx, a.st.Spec, req.Revision, true)
@@ -63,7 +64,7 @@ func (a *application) admit(ctx workflow.Context, req SyncRequest, revision stri
 	}
 	a.st.SyncSeq++
 	id := SyncWorkflowID(a.st.Spec.Project, a.st.Spec.Name, a.st.SyncSeq)
-	a.pending = append(a.pending, pendingSync{id: id, req: req, revision: revision, sources: sources})
+	a.pending = append(a.pending, pendingSync{id: id, req: req, revision: revision, sources: sources, pinned: pinned})
 	a.st.Status.Operation = &Operation{SyncID: id, Phase: PhasePending, Initiator: req.Initiator, StartedAt: workflow.Now(ctx)}
 	a.wake.SendAsync(true)
 	return id, nil
@@ -306,7 +307,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	in := SyncInput{ID: p.id, TaskQueue: queue, Spec: a.destSpec(), Revision: p.revision, SHA: sha, Sources: p.sources, Project: proj,
 		DryRun: p.req.DryRun, Initiator: p.req.Initiator, WaitSeconds: a.cfg.SyncTimeoutSeconds, ReportProgress: true, Manifests: p.manifests,
 		Operation: cluster.SyncOperation{SyncID: p.id, Prune: p.req.Prune, Resources: p.req.Resources,
-			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}}
+			SyncOptions: p.req.SyncOptions, Strategy: p.req.Strategy, DryRun: p.req.DryRun}, Pinned: p.pinned}
 	if !p.req.Prune && len(p.req.Resources) == 0 {
 		in.PruneSkipped = pruneCandidates(a.st.Status.Resources)
 	}

@@ -119,6 +119,8 @@ type pendingSync struct {
 	// manifests, when set, are the sources' rendered manifests: the sync
 	// does not render them again.
 	manifests *render.ManifestRef
+	// pinned: the revision was chosen (a rollback, an explicit revision).
+	pinned bool
 }
 
 // ApplicationWorkflow is the entity workflow of one application.

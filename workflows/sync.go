@@ -43,6 +43,8 @@ type syncRun struct {
 	awaiting []appspec.ResourceKey
 	// hooked says this attempt's log holds, or held, a hook.
 	hooked bool
+	// refresh: a retry syncs the target's latest commit (retry.refresh).
+	refresh bool
 }
 
 // SyncWorkflow runs one sync: render at the target SHA (a cache hit in the
@@ -66,6 +68,7 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 		ctx = withLocalSteps(ctx)
 	}
 	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
+	s.refresh = refreshOnRetry(ctx, in)
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
 		s.in.Operation.SyncID = in.ID
@@ -192,6 +195,9 @@ func (s *syncRun) attempts(ctx workflow.Context) error {
 		workflow.GetLogger(ctx).Info(msgSyncRetry, "attempt", attempt, "backoff", backoff.String(), "error", err.Error())
 		if err := workflow.Sleep(ctx, backoff); err != nil {
 			return err
+		}
+		if s.refresh {
+			s.refreshRevision(ctx)
 		}
 		backoff = min(time.Duration(int64(backoff)*factor), maxBackoff)
 	}

@@ -277,6 +277,9 @@ type SyncInput struct {
 	// result lists them as skipped, as Argo CD does. At most
 	// maxPruneSkipped.
 	PruneSkipped []appspec.ResourceKey `json:"pruneSkipped,omitempty"`
+	// Pinned says the revision was chosen (a rollback, a sync of an
+	// explicit revision): retry.refresh does not move it.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // SyncSummary is one entry of an app's recent-sync list.

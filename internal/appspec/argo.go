@@ -560,7 +560,7 @@ type argoAutomated struct {
 type argoRetry struct {
 	Limit   int          `json:"limit"`
 	Backoff *argoBackoff `json:"backoff"`
-	Refresh notMapped    `json:"refresh"`
+	Refresh bool         `json:"refresh"`
 }
 
 type argoBackoff struct {
@@ -706,7 +706,7 @@ func (p *argoSyncPolicy) windlass(field string) (*SyncPolicy, error) {
 		}
 	}
 	if r := p.Retry; r != nil {
-		out.Retry = &RetryStrategy{Limit: r.Limit}
+		out.Retry = &RetryStrategy{Limit: r.Limit, Refresh: r.Refresh}
 		if b := r.Backoff; b != nil {
 			out.Retry.Backoff = &b.Backoff
 			if b.Factor != nil {

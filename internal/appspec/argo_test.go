@@ -257,9 +257,9 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.sourceHydrator", reason: notSupported,
 		},
 		{
-			name:  "retry refresh",
-			edit:  func(o map[string]any) { set(o, "spec.syncPolicy.retry.refresh", true) },
-			field: "spec.syncPolicy.retry.refresh", reason: notSupported,
+			name:  "retry refresh not a boolean",
+			edit:  func(o map[string]any) { set(o, "spec.syncPolicy.retry.refresh", "yes") },
+			field: "spec.syncPolicy.retry.refresh", reason: "true or false",
 		},
 		{
 			name:  "backoff factor zero",
@@ -458,6 +458,13 @@ func TestParseApplicationAccepts(t *testing.T) {
 					"kubeVersion": "1.31", "apiVersions": []any{"v1/Pod"}})
 			},
 			want: func(a *Application) { a.Source.Kustomize = &Kustomize{NamePrefix: "p-"} },
+		},
+		{
+			name: "retry refresh",
+			edit: func(o map[string]any) {
+				set(o, "spec.syncPolicy", map[string]any{"retry": map[string]any{"limit": 2, "refresh": true}})
+			},
+			want: func(a *Application) { a.SyncPolicy = &SyncPolicy{Retry: &RetryStrategy{Limit: 2, Refresh: true}} },
 		},
 		{
 			name: "revisionHistoryLimit",

@@ -117,6 +117,10 @@ type RetryStrategy struct {
 	// means no limit.
 	Limit   int      `json:"limit,omitempty"`
 	Backoff *Backoff `json:"backoff,omitempty"`
+	// Refresh makes a retry sync the target revision's latest commit
+	// rather than the one the sync started with (a rollback, or a sync
+	// of an explicit revision, stays on its commit).
+	Refresh bool `json:"refresh,omitempty"`
 }
 
 // Backoff is the delay between retries: Duration, multiplied by Factor
