@@ -115,6 +115,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = p.Revision, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
 	st.OmittedResources, st.ResourcesRef, st.OmittedKinds = cmp.Omitted, cmp.ResourcesRef, cmp.OmittedKinds
 	a.st.Manifests, a.st.Sources = &ref, sources
+	a.checkOrphans(cctx, drift)
 	a.reportKinds(ctx)
 	if a.timerFired && st.Sync == appspec.SyncSynced {
 		a.st.SelfHeal = SelfHealState{} // quiet for a whole interval: drift is over

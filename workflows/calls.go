@@ -94,6 +94,12 @@ func clusterTaskQueue(ctx workflow.Context, server string) (string, error) {
 	return out.TaskQueue, err
 }
 
+func findOrphans(ctx workflow.Context, in cluster.OrphansInput) (cluster.OrphansOutput, error) {
+	var out cluster.OrphansOutput
+	err := workflow.ExecuteActivity(clusterOptions(ctx), cluster.OrphansName, in).Get(ctx, &out)
+	return out, err
+}
+
 func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.ResolveChartOutput, error) {
 	var out render.ResolveChartOutput
 	err := workflow.ExecuteActivity(gitOptions(ctx), render.ResolveChartName, in).Get(ctx, &out)

@@ -59,3 +59,21 @@ func (s *appSuite) TestDestinationNameUnknown() {
 	s.True(strings.Contains(view.Status.Message, "destination.name nowhere: destination cluster is not registered"), view.Status.Message)
 	s.True(strings.HasPrefix(view.Status.Message, "destination: "), view.Status.Message)
 }
+
+// A project with orphanedResources makes each pass look for orphans in
+// the app's namespaces; with warn, finding some is a warning.
+func (s *appSuite) TestOrphanedResourcesWarn() {
+	placeholder[cluster.OrphansInput, cluster.OrphansOutput](s.env, cluster.OrphansName)
+	proj := appspec.DefaultProjectSpec()
+	proj.OrphanedResources = &appspec.OrphanedResources{Warn: true, Ignore: []appspec.OrphanedResourceKey{{Kind: "Secret"}}}
+	s.expectProject(proj)
+	s.expectReconcile(sha1, synced)
+	stray := appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "stray"}
+	s.env.OnActivity(cluster.OrphansName, mock.Anything, cluster.OrphansInput{Target: target(), Namespaces: []string{"web"}, Settings: *proj.OrphanedResources}).
+		Return(cluster.OrphansOutput{Count: 1, Resources: []appspec.ResourceKey{stray}}, nil).Once()
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+	s.Equal(&cluster.OrphansOutput{Count: 1, Resources: []appspec.ResourceKey{stray}, Warning: "1 orphaned resources in the app's namespaces"},
+		view.Status.OrphanedResources)
+}

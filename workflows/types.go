@@ -111,6 +111,9 @@ type AppStatus struct {
 	// RevisionMetadata describes SHA's commit (subject, author, date)
 	// when a worker has read it.
 	RevisionMetadata *appspec.RevisionMetadata `json:"revisionMetadata,omitempty"`
+	// OrphanedResources are the objects in the app's namespaces that no
+	// app tracks, when its project asks (orphanedResources).
+	OrphanedResources *cluster.OrphansOutput `json:"orphanedResources,omitempty"`
 	// Message explains an Unknown status (the last reconcile error).
 	Message   string     `json:"message,omitempty"`
 	Operation *Operation `json:"operation,omitempty"`

@@ -192,7 +192,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 		{CompareName, a.Compare},
 		{PlanName, a.Plan}, {ApplyWaveName, a.ApplyWave}, {WaitWaveName, a.WaitWave},
 		{PruneName, a.Prune}, {DeleteHooksName, a.DeleteHooks}, {DeleteAppName, a.DeleteApp},
-		{ResourceTreeName, a.ResourceTree},
+		{ResourceTreeName, a.ResourceTree}, {OrphansName, a.Orphans},
 	} {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}

@@ -739,7 +739,7 @@ type argoProjectSpec struct {
 	NamespaceResourceBlacklist      []GroupKind           `json:"namespaceResourceBlacklist"`
 	SyncWindows                     []SyncWindow          `json:"syncWindows"`
 	Roles                           []argoRole            `json:"roles"`
-	OrphanedResources               notMapped             `json:"orphanedResources"`
+	OrphanedResources               *OrphanedResources    `json:"orphanedResources"`
 	SignatureKeys                   notMapped             `json:"signatureKeys"`
 	SourceNamespaces                notMapped             `json:"sourceNamespaces"`
 	DestinationServiceAccounts      notMapped             `json:"destinationServiceAccounts"`
@@ -773,6 +773,7 @@ func (a argoProject) windlass() (Project, error) {
 		NamespaceResourceBlacklist: s.NamespaceResourceBlacklist,
 		SyncWindows:                s.SyncWindows,
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
+		OrphanedResources:          s.OrphanedResources,
 	}
 	p.Destinations = convert(s.Destinations, argoDestination.projectDestination)
 	return p, nil

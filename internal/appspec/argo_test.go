@@ -557,9 +557,9 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.roles[0].jwtTokens", reason: "mints its own tokens",
 		},
 		{
-			name:  "orphanedResources",
-			edit:  func(o map[string]any) { set(o, "spec.orphanedResources.warn", false) },
-			field: "spec.orphanedResources", reason: notSupported,
+			name:  "orphanedResources ignore without a list",
+			edit:  func(o map[string]any) { set(o, "spec.orphanedResources.ignore", "ConfigMap") },
+			field: "spec.orphanedResources.ignore", reason: "must be a list",
 		},
 		{
 			name: "signatureKeys",
@@ -673,6 +673,15 @@ func TestParseProjectAccepts(t *testing.T) {
 			},
 			want: func(p *Project) {
 				p.Destinations = []ProjectDestination{{Name: "prod-*", Namespace: "*"}, {Name: "!prod-eu", Server: "https://prod.example.com"}}
+			},
+		},
+		{
+			name: "orphanedResources",
+			edit: func(o map[string]any) {
+				set(o, "spec.orphanedResources", map[string]any{"warn": true, "ignore": []any{map[string]any{"kind": "ConfigMap", "name": "kube-*"}}})
+			},
+			want: func(p *Project) {
+				p.OrphanedResources = &OrphanedResources{Warn: true, Ignore: []OrphanedResourceKey{{Kind: "ConfigMap", Name: "kube-*"}}}
 			},
 		},
 		{

@@ -63,3 +63,21 @@ func TestValidateDestination(t *testing.T) {
 		t.Errorf("in-cluster defaults to %+v", d)
 	}
 }
+
+func TestOrphanedResourcesIgnores(t *testing.T) {
+	o := OrphanedResources{Ignore: []OrphanedResourceKey{{Kind: "ConfigMap", Name: "kube-*"}, {Group: "apps", Kind: "*"}}}
+	tests := []struct {
+		group, kind, name string
+		want              bool
+	}{
+		{"", "ConfigMap", "kube-root-ca.crt", true},
+		{"", "ConfigMap", "app-config", false},
+		{"apps", "Deployment", "web", true},
+		{"", "Secret", "kube-x", false},
+	}
+	for _, tt := range tests {
+		if got := o.Ignores(tt.group, tt.kind, tt.name); got != tt.want {
+			t.Errorf("Ignores(%q, %q, %q) = %v, want %v", tt.group, tt.kind, tt.name, got, tt.want)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type Project struct {
 	SyncWindows                []SyncWindow `json:"syncWindows,omitempty"`
 	// Roles are the project's roles, named proj:<project>:<role> in RBAC.
 	Roles []ProjectRole `json:"roles,omitempty"`
+	// OrphanedResources, when set, makes the project's apps look for
+	// objects in their namespaces that no app tracks (see orphaned.go).
+	OrphanedResources *OrphanedResources `json:"orphanedResources,omitempty"`
 }
 
 // ProjectRole is a role scoped to one project, as in Argo CD's AppProject:

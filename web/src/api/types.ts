@@ -151,6 +151,13 @@ export interface AppStatus {
   events?: AppEvent[];
   /** The skip-reconcile annotation pauses the app. */
   reconcileSkipped?: boolean;
+  orphanedResources?: OrphanedResources;
+}
+
+export interface OrphanedResources {
+  count: number;
+  resources?: ResourceKey[];
+  warning?: string;
 }
 
 export interface SyncSummary {

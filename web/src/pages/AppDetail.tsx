@@ -251,6 +251,13 @@ export function AppDetail({ project, name, params }: { project: string; name: st
           </p>
         )}
         {status.message && <ErrorMessage error={new ApiError(-1, { title: `Status ${status.sync}`, detail: status.message })} />}
+        {status.orphanedResources?.warning && (
+          <p className="notice" role="status">
+            {status.orphanedResources.warning}:{' '}
+            {status.orphanedResources.resources?.map((r) => `${r.kind}/${r.namespace}/${r.name}`).join(', ')}
+            {status.orphanedResources.count > (status.orphanedResources.resources?.length ?? 0) && ', …'}
+          </p>
+        )}
       </header>
 
       <OperationPanel project={project} app={name} op={op} last={view.history?.[0]} canDelete={canDelete} />
