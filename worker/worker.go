@@ -81,6 +81,10 @@ type Config struct {
 	// the credentials of registered repositories (before Credentials) and
 	// the registered destination clusters.
 	Settings *settings.Store
+	// SyncImpersonation makes syncs write as the service account their
+	// project names for the destination (destinationServiceAccounts), as
+	// Argo CD's application.sync.impersonation.enabled does.
+	SyncImpersonation bool
 }
 
 // CacheConfig bounds the worker's caches.
@@ -185,6 +189,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Health != nil {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
 	}
+	clOpts = append(clOpts, cluster.WithSyncImpersonation(cfg.SyncImpersonation))
 	cl, err := cluster.New(renderer, clusters, log, clOpts...)
 	if err != nil {
 		return nil, err

@@ -69,6 +69,10 @@ func SyncWorkflow(ctx workflow.Context, in SyncInput) (SyncResult, error) {
 	}
 	s := &syncRun{in: in, target: clusterTarget(in.Spec)}
 	s.refresh = refreshOnRetry(ctx, in)
+	if in.Project != nil {
+		// Used only when the workers turn sync impersonation on.
+		s.target.ServiceAccount, _ = in.Project.ServiceAccountFor(in.Spec.Destination)
+	}
 	s.target.SyncOptions = append(s.target.SyncOptions, in.Operation.SyncOptions...)
 	if s.in.Operation.SyncID == "" {
 		s.in.Operation.SyncID = in.ID

@@ -76,6 +76,7 @@ type Activities struct {
 	metrics     Metrics
 	settleWait  time.Duration
 	lists       *listWriter // nil: no full lists are kept
+	impersonate bool        // sync impersonation (impersonate.go)
 }
 
 // Option configures Activities.

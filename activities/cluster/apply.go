@@ -34,6 +34,9 @@ const (
 // hook it already created. The output is the ordered per-resource log.
 func (a *Activities) ApplyWave(ctx context.Context, in WaveInput) (WaveOutput, error) {
 	d, err := a.load(ctx, in.Target, in.Manifests, in.Operation.SyncOptions)
+	if err == nil {
+		d.c, err = a.syncClients(in.Target, d.c)
+	}
 	if err != nil {
 		return WaveOutput{}, failure.Activity(fmt.Errorf("apply wave %s %d of %s: %w", in.Step.Phase, in.Step.Wave, appName(in.Target), err))
 	}

@@ -50,6 +50,9 @@ func (a *Activities) prune(ctx context.Context, in PruneInput) (PruneOutput, err
 	if err != nil {
 		return PruneOutput{}, err
 	}
+	if d.c, err = a.syncClients(t, d.c); err != nil {
+		return PruneOutput{}, err
+	}
 	if in.Pass != "" {
 		last := in.Pass == PrunePassLast
 		candidates = slices.DeleteFunc(candidates, func(l liveObject) bool { return pruneLast(t, op, l) != last })

@@ -17,6 +17,9 @@ type Target struct {
 	// ManagedNamespaceMetadata labels and annotates the namespace that
 	// CreateNamespace=true creates.
 	ManagedNamespaceMetadata *appspec.ManagedNamespaceMetadata `json:"managedNamespaceMetadata,omitempty"`
+	// ServiceAccount is the user a sync's writes impersonate when sync
+	// impersonation is on (system:serviceaccount:<ns>:<name>; "" none).
+	ServiceAccount string `json:"serviceAccount,omitempty"`
 }
 
 // TargetFor is the Target of an app's spec: what the workflows pass to

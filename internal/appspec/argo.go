@@ -730,20 +730,20 @@ type argoProject struct {
 }
 
 type argoProjectSpec struct {
-	Description                     string                `json:"description"`
-	SourceRepos                     []string              `json:"sourceRepos"`
-	Destinations                    []argoDestination     `json:"destinations"`
-	ClusterResourceWhitelist        []argoClusterResource `json:"clusterResourceWhitelist"`
-	ClusterResourceBlacklist        []argoClusterResource `json:"clusterResourceBlacklist"`
-	NamespaceResourceWhitelist      []GroupKind           `json:"namespaceResourceWhitelist"`
-	NamespaceResourceBlacklist      []GroupKind           `json:"namespaceResourceBlacklist"`
-	SyncWindows                     []SyncWindow          `json:"syncWindows"`
-	Roles                           []argoRole            `json:"roles"`
-	OrphanedResources               *OrphanedResources    `json:"orphanedResources"`
-	SignatureKeys                   notMapped             `json:"signatureKeys"`
-	SourceNamespaces                notMapped             `json:"sourceNamespaces"`
-	DestinationServiceAccounts      notMapped             `json:"destinationServiceAccounts"`
-	PermitOnlyProjectScopedClusters notMapped             `json:"permitOnlyProjectScopedClusters"`
+	Description                     string                      `json:"description"`
+	SourceRepos                     []string                    `json:"sourceRepos"`
+	Destinations                    []argoDestination           `json:"destinations"`
+	ClusterResourceWhitelist        []argoClusterResource       `json:"clusterResourceWhitelist"`
+	ClusterResourceBlacklist        []argoClusterResource       `json:"clusterResourceBlacklist"`
+	NamespaceResourceWhitelist      []GroupKind                 `json:"namespaceResourceWhitelist"`
+	NamespaceResourceBlacklist      []GroupKind                 `json:"namespaceResourceBlacklist"`
+	SyncWindows                     []SyncWindow                `json:"syncWindows"`
+	Roles                           []argoRole                  `json:"roles"`
+	OrphanedResources               *OrphanedResources          `json:"orphanedResources"`
+	SignatureKeys                   notMapped                   `json:"signatureKeys"`
+	SourceNamespaces                notMapped                   `json:"sourceNamespaces"`
+	DestinationServiceAccounts      []DestinationServiceAccount `json:"destinationServiceAccounts"`
+	PermitOnlyProjectScopedClusters notMapped                   `json:"permitOnlyProjectScopedClusters"`
 }
 
 type argoClusterResource struct {
@@ -774,6 +774,7 @@ func (a argoProject) windlass() (Project, error) {
 		SyncWindows:                s.SyncWindows,
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
 		OrphanedResources:          s.OrphanedResources,
+		DestinationServiceAccounts: s.DestinationServiceAccounts,
 	}
 	p.Destinations = convert(s.Destinations, argoDestination.projectDestination)
 	return p, nil

@@ -574,11 +574,18 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.sourceNamespaces", reason: notSupported,
 		},
 		{
-			name: "destinationServiceAccounts",
+			name: "destinationServiceAccounts without a service account",
 			edit: func(o map[string]any) {
-				set(o, "spec.destinationServiceAccounts", []any{map[string]any{"server": "*", "defaultServiceAccount": "deployer"}})
+				set(o, "spec.destinationServiceAccounts", []any{map[string]any{"server": "*", "namespace": "*"}})
 			},
-			field: "spec.destinationServiceAccounts", reason: notSupported,
+			field: "spec.destinationServiceAccounts[0].defaultServiceAccount", reason: "is required",
+		},
+		{
+			name: "destinationServiceAccounts with a bad service account",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinationServiceAccounts", []any{map[string]any{"server": "*", "namespace": "*", "defaultServiceAccount": "Team A:deployer"}})
+			},
+			field: "spec.destinationServiceAccounts[0].defaultServiceAccount", reason: "not a service account name",
 		},
 		{
 			name:  "permitOnlyProjectScopedClusters",
@@ -682,6 +689,15 @@ func TestParseProjectAccepts(t *testing.T) {
 			},
 			want: func(p *Project) {
 				p.OrphanedResources = &OrphanedResources{Warn: true, Ignore: []OrphanedResourceKey{{Kind: "ConfigMap", Name: "kube-*"}}}
+			},
+		},
+		{
+			name: "destinationServiceAccounts",
+			edit: func(o map[string]any) {
+				set(o, "spec.destinationServiceAccounts", []any{map[string]any{"server": "*", "namespace": "team-*", "defaultServiceAccount": "ops:deployer"}})
+			},
+			want: func(p *Project) {
+				p.DestinationServiceAccounts = []DestinationServiceAccount{{Server: "*", Namespace: "team-*", DefaultServiceAccount: "ops:deployer"}}
 			},
 		},
 		{

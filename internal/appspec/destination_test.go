@@ -81,3 +81,25 @@ func TestOrphanedResourcesIgnores(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceAccountFor(t *testing.T) {
+	p := Project{DestinationServiceAccounts: []DestinationServiceAccount{
+		{Server: InClusterServer, Namespace: "team-*", DefaultServiceAccount: "deployer"},
+		{Server: "*", Namespace: "team-a", DefaultServiceAccount: "never-reached"},
+		{Server: "https://prod.example.com", Namespace: "*", DefaultServiceAccount: "ops:prod-deployer"},
+	}}
+	tests := []struct {
+		dest Destination
+		want string
+	}{
+		{Destination{Server: InClusterServer, Namespace: "team-a"}, "system:serviceaccount:team-a:deployer"},
+		{Destination{Server: "https://prod.example.com", Namespace: "web"}, "system:serviceaccount:ops:prod-deployer"},
+		{Destination{Server: "https://other.example.com", Namespace: "web"}, ""},
+	}
+	for _, tt := range tests {
+		got, ok := p.ServiceAccountFor(tt.dest)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("ServiceAccountFor(%+v) = %q, %v; want %q", tt.dest, got, ok, tt.want)
+		}
+	}
+}

@@ -39,6 +39,10 @@ type Project struct {
 	// OrphanedResources, when set, makes the project's apps look for
 	// objects in their namespaces that no app tracks (see orphaned.go).
 	OrphanedResources *OrphanedResources `json:"orphanedResources,omitempty"`
+	// DestinationServiceAccounts are the service accounts syncs
+	// impersonate, by destination, when the installation turns sync
+	// impersonation on (see impersonation.go).
+	DestinationServiceAccounts []DestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
 }
 
 // ProjectRole is a role scoped to one project, as in Argo CD's AppProject:
@@ -118,6 +122,11 @@ func (p Project) Validate() error {
 	for i, w := range p.SyncWindows {
 		if _, err := w.parse(); err != nil {
 			return &FieldError{Field: fmt.Sprintf("syncWindows[%d]", i), Reason: err.Error()}
+		}
+	}
+	for i, e := range p.DestinationServiceAccounts {
+		if err := e.validate(fmt.Sprintf("destinationServiceAccounts[%d]", i)); err != nil {
+			return err
 		}
 	}
 	seen := map[string]bool{}

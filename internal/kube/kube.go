@@ -45,12 +45,15 @@ type Factory struct {
 	local   *entry
 	remote  map[string]*entry
 	opts    Options
+	// users holds the impersonating clients (ForUser) by server and user.
+	users map[[2]string]*entry
 }
 
 type entry struct {
 	clients *Clients
 	disc    discovery.DiscoveryInterface
 	at      time.Time
+	cfg     *rest.Config
 }
 
 // Resolver returns the client configuration of a registered destination
@@ -163,7 +166,7 @@ func newEntry(cfg *rest.Config) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	return &entry{disc: disc, at: time.Now(), clients: &Clients{
+	return &entry{disc: disc, at: time.Now(), cfg: cfg, clients: &Clients{
 		Dynamic:  dyn,
 		Metadata: md,
 		Mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),

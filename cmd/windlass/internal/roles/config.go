@@ -74,6 +74,9 @@ type workerSettings struct {
 	RenderLimits  render.SandboxLimits
 	// RenderMaxFileBytes bounds each file a render reads from a repository.
 	RenderMaxFileBytes int64
+	// SyncImpersonation: syncs write as their project's destination
+	// service account (Argo CD's application.sync.impersonation.enabled).
+	SyncImpersonation bool
 	// HealthScripts are the limits of one Lua health script run (its
 	// CustomizationsDir is ResourceCustomizations).
 	HealthScripts health.Options
@@ -182,6 +185,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.DurationVar(&w.RenderLimits.Wall, "render-timeout", envDuration("RENDER_TIMEOUT", d.Wall), "wall-time limit of one render (env WINDLASS_RENDER_TIMEOUT)")
 	fs.IntVar(&w.RenderLimits.StackBytes, "render-stack-bytes", envInt("RENDER_STACK_BYTES", d.StackBytes), "goroutine stack limit in a render sandbox (env WINDLASS_RENDER_STACK_BYTES)")
 	fs.Int64Var(&w.RenderLimits.OutputBytes, "render-max-output-bytes", envInt64("RENDER_MAX_OUTPUT_BYTES", d.OutputBytes), "largest rendered manifests of one app, as JSON (env WINDLASS_RENDER_MAX_OUTPUT_BYTES)")
+	fs.BoolVar(&w.SyncImpersonation, "sync-impersonation", envBool("WINDLASS_SYNC_IMPERSONATION", false), "syncs apply and prune as the service account their project's destinationServiceAccounts names, and fail without one (env WINDLASS_SYNC_IMPERSONATION)")
 	fs.Int64Var(&w.RenderMaxFileBytes, "render-max-file-bytes", envInt64("RENDER_MAX_FILE_BYTES", render.DefaultMaxFileBytes), "largest file a render reads from a repository (env WINDLASS_RENDER_MAX_FILE_BYTES)")
 	h := &w.HealthScripts
 	fs.Int64Var(&h.MemoryLimit, "health-script-memory-bytes", envInt64("HEALTH_SCRIPT_MEMORY_BYTES", health.DefaultMemoryLimit), "memory budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MEMORY_BYTES)")

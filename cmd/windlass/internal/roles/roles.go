@@ -353,6 +353,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
+		SyncImpersonation: w.SyncImpersonation,
 	})
 	if err != nil {
 		_ = rdb.Close()
