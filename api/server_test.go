@@ -397,6 +397,13 @@ func TestCreateApplication(t *testing.T) {
 		{name: "unknown destination cluster name", req: request{method: http.MethodPost, path: "/api/v1/applications",
 			body: `{"name": "edge", "source": {"repoURL": "https://git.example.com/x.git"}, "destination": {"name": "nowhere", "namespace": "x"}}`},
 			status: http.StatusBadRequest, field: "destination.name", detail: "no cluster is registered under the name nowhere"},
+		{name: "a project that lists source namespaces", req: request{method: http.MethodPost, path: "/api/v1/projects",
+			body: `{"name": "team-ns", "sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}], "sourceNamespaces": ["team-ns-*"]}`},
+			status: http.StatusCreated},
+		{name: "application from a namespace its project does not list", req: request{method: http.MethodPost, path: "/api/v1/applications",
+			body: "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ns-app, namespace: elsewhere}\n" +
+				"spec: {project: team-ns, source: {repoURL: 'https://git.example.com/x.git'}, destination: {namespace: web}}\n"},
+			status: http.StatusForbidden, field: "sourceNamespace", detail: "applications from namespace elsewhere are not permitted in project team-ns"},
 		{name: "destination name and server both", req: request{method: http.MethodPost, path: "/api/v1/applications",
 			body: `{"name": "edge", "source": {"repoURL": "https://git.example.com/x.git"}, "destination": {"name": "prod", "server": "https://prod.example.com", "namespace": "x"}}`},
 			status: http.StatusBadRequest, field: "destination", detail: "sets both server (https://prod.example.com) and name (prod)"},

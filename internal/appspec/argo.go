@@ -431,8 +431,9 @@ func isSet(v any) bool {
 // argoMeta is the metadata of an Argo CD object.
 type argoMeta struct {
 	Name string `json:"name"`
-	// Namespace is Argo CD's control-plane namespace.
-	Namespace       notMapped         `json:"namespace" argo:"ignore"`
+	// Namespace is Argo CD's control-plane namespace, or with apps in
+	// any namespace the Application's own.
+	Namespace       string            `json:"namespace"`
 	Labels          map[string]string `json:"labels"`
 	Annotations     map[string]string `json:"annotations"`
 	Finalizers      []string          `json:"finalizers"`
@@ -579,6 +580,9 @@ func (a argoApplication) windlass() (Application, error) {
 		app.Info = s.Info
 	}
 	app.RevisionHistoryLimit = s.RevisionHistoryLimit
+	if ns := a.Metadata.Namespace; ns != ArgoControlNamespace {
+		app.SourceNamespace = ns // Argo CD's own namespace says nothing
+	}
 	if s.Source != nil {
 		if len(s.Sources) > 0 {
 			return Application{}, &FieldError{Field: "spec.source", Reason: "must not be set together with spec.sources"}
@@ -741,7 +745,7 @@ type argoProjectSpec struct {
 	Roles                           []argoRole                  `json:"roles"`
 	OrphanedResources               *OrphanedResources          `json:"orphanedResources"`
 	SignatureKeys                   notMapped                   `json:"signatureKeys"`
-	SourceNamespaces                notMapped                   `json:"sourceNamespaces"`
+	SourceNamespaces                []string                    `json:"sourceNamespaces"`
 	DestinationServiceAccounts      []DestinationServiceAccount `json:"destinationServiceAccounts"`
 	PermitOnlyProjectScopedClusters notMapped                   `json:"permitOnlyProjectScopedClusters"`
 }
@@ -775,6 +779,7 @@ func (a argoProject) windlass() (Project, error) {
 		Roles:                      convert(s.Roles, func(r argoRole) ProjectRole { return r.ProjectRole }),
 		OrphanedResources:          s.OrphanedResources,
 		DestinationServiceAccounts: s.DestinationServiceAccounts,
+		SourceNamespaces:           s.SourceNamespaces,
 	}
 	p.Destinations = convert(s.Destinations, argoDestination.projectDestination)
 	return p, nil

@@ -472,6 +472,11 @@ func TestParseApplicationAccepts(t *testing.T) {
 			want: func(a *Application) { a.RevisionHistoryLimit = new(int) },
 		},
 		{
+			name: "metadata.namespace outside Argo CD's own",
+			edit: func(o map[string]any) { set(o, "metadata.namespace", "team-a-apps") },
+			want: func(a *Application) { a.SourceNamespace = "team-a-apps" },
+		},
+		{
 			name: "destination name",
 			edit: func(o map[string]any) {
 				delete(get(o, "spec.destination"), "server")
@@ -569,9 +574,9 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.signatureKeys", reason: notSupported,
 		},
 		{
-			name:  "sourceNamespaces",
-			edit:  func(o map[string]any) { set(o, "spec.sourceNamespaces", []any{"team-a"}) },
-			field: "spec.sourceNamespaces", reason: notSupported,
+			name:  "sourceNamespaces not a list",
+			edit:  func(o map[string]any) { set(o, "spec.sourceNamespaces", "team-a") },
+			field: "spec.sourceNamespaces", reason: "must be a list",
 		},
 		{
 			name: "destinationServiceAccounts without a service account",
@@ -699,6 +704,11 @@ func TestParseProjectAccepts(t *testing.T) {
 			want: func(p *Project) {
 				p.DestinationServiceAccounts = []DestinationServiceAccount{{Server: "*", Namespace: "team-*", DefaultServiceAccount: "ops:deployer"}}
 			},
+		},
+		{
+			name: "sourceNamespaces",
+			edit: func(o map[string]any) { set(o, "spec.sourceNamespaces", []any{"team-*", "!team-x"}) },
+			want: func(p *Project) { p.SourceNamespaces = []string{"team-*", "!team-x"} },
 		},
 		{
 			name: "deny pattern on the in-cluster name",

@@ -103,3 +103,30 @@ func TestServiceAccountFor(t *testing.T) {
 		}
 	}
 }
+
+func TestPermitsSourceNamespace(t *testing.T) {
+	p := Project{Name: "team", SourceNamespaces: []string{"team-*", "!team-secret"}}
+	tests := []struct {
+		ns   string
+		want bool
+	}{
+		{"", true},
+		{"team-a", true},
+		{"team-secret", false},
+	}
+	for _, tt := range tests {
+		if got := p.PermitsSourceNamespace(tt.ns); got != tt.want {
+			t.Errorf("PermitsSourceNamespace(%q) = %v, want %v", tt.ns, got, tt.want)
+		}
+	}
+	if !(Project{}).PermitsSourceNamespace("anywhere") {
+		t.Error("a project without sourceNamespaces refused a namespace")
+	}
+	p.SourceNamespaces = []string{"team-*"}
+	app := Application{Name: "a", Source: Source{RepoURL: "https://git.example.com/a.git"}, SourceNamespace: "other",
+		Destination: Destination{Server: InClusterServer, Namespace: "team-a"}}
+	p.SourceRepos, p.Destinations = []string{"*"}, []ProjectDestination{{Server: "*", Namespace: "*"}}
+	if err := p.CheckApp(app); err == nil || !strings.Contains(err.Error(), "sourceNamespace: applications from namespace other are not permitted in project team") {
+		t.Errorf("CheckApp() = %v, want the source namespace refused", err)
+	}
+}

@@ -43,6 +43,9 @@ type Project struct {
 	// impersonate, by destination, when the installation turns sync
 	// impersonation on (see impersonation.go).
 	DestinationServiceAccounts []DestinationServiceAccount `json:"destinationServiceAccounts,omitempty"`
+	// SourceNamespaces are globs of the Kubernetes namespaces Argo CD
+	// Applications of the project may come from (see sourcens.go).
+	SourceNamespaces []string `json:"sourceNamespaces,omitempty"`
 }
 
 // ProjectRole is a role scoped to one project, as in Argo CD's AppProject:
@@ -242,6 +245,9 @@ func (p Project) CheckApp(app Application) error {
 		if !p.PermitsSource(s.RepoURL) {
 			return &FieldError{Field: "source.repoURL", Reason: fmt.Sprintf("repository %s is not permitted in project %s", s.RepoURL, p.Name)}
 		}
+	}
+	if err := p.checkSourceNamespace(app); err != nil {
+		return err
 	}
 	if !p.PermitsDestination(app.Destination) {
 		return &FieldError{Field: "destination", Reason: fmt.Sprintf("destination %s namespace %q is not permitted in project %s",

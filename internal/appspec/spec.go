@@ -49,6 +49,10 @@ type Application struct {
 	// its state (nil: 20; at least the last one is kept, which the status
 	// shows). Older syncs stay listed as closed sync workflows.
 	RevisionHistoryLimit *int `json:"revisionHistoryLimit,omitempty"`
+	// SourceNamespace is the Kubernetes namespace an Argo CD Application
+	// came from (its metadata.namespace), which the project's
+	// sourceNamespaces may restrict.
+	SourceNamespace string `json:"sourceNamespace,omitempty"`
 }
 
 // MaxRevisionHistoryLimit bounds RevisionHistoryLimit: the summaries
@@ -261,6 +265,11 @@ func (a Application) Validate() error {
 	}
 	if err := a.Destination.validate(); err != nil {
 		return err
+	}
+	if a.SourceNamespace != "" {
+		if err := validName("sourceNamespace", a.SourceNamespace, 63); err != nil {
+			return err
+		}
 	}
 	if a.Destination.Namespace != "" {
 		if err := validName("destination.namespace", a.Destination.Namespace, 63); err != nil {
