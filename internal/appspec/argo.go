@@ -747,7 +747,7 @@ type argoProjectSpec struct {
 	SignatureKeys                   notMapped                   `json:"signatureKeys"`
 	SourceNamespaces                []string                    `json:"sourceNamespaces"`
 	DestinationServiceAccounts      []DestinationServiceAccount `json:"destinationServiceAccounts"`
-	PermitOnlyProjectScopedClusters notMapped                   `json:"permitOnlyProjectScopedClusters"`
+	PermitOnlyProjectScopedClusters notMapped                   `json:"permitOnlyProjectScopedClusters" why:"not supported by Windlass: registered clusters belong to no project, so none would be permitted; remove it and restrict clusters with destinations"`
 }
 
 type argoClusterResource struct {

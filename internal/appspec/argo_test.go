@@ -595,7 +595,7 @@ func TestParseProjectRejects(t *testing.T) {
 		{
 			name:  "permitOnlyProjectScopedClusters",
 			edit:  func(o map[string]any) { set(o, "spec.permitOnlyProjectScopedClusters", true) },
-			field: "spec.permitOnlyProjectScopedClusters", reason: notSupported,
+			field: "spec.permitOnlyProjectScopedClusters", reason: "registered clusters belong to no project",
 		},
 		{
 			name: "cluster resource by name",
