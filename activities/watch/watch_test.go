@@ -30,7 +30,10 @@ import (
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
+// fakeTemporal records refresh signals about objects in namespace ns;
+// other packages' tests change tracked objects on the shared cluster too.
 type fakeTemporal struct {
+	ns      string
 	mu      sync.Mutex
 	signals []string
 }
@@ -39,6 +42,9 @@ func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := arg.(RefreshRequest)
+	if !strings.Contains(r.Reason, " "+f.ns+"/") {
+		return nil
+	}
 	kind := ""
 	if r.Drift {
 		kind = " [drift]"
@@ -81,7 +87,7 @@ func TestWatchSignalsDrift(t *testing.T) {
 	if _, err := cmRes.Apply(t.Context(), "cfg-unlabelled", unlabelled, metav1.ApplyOptions{FieldManager: "windlass", Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	ft := &fakeTemporal{}
+	ft := &fakeTemporal{ns: ns}
 	a, err := New(clients, ft, "default", "windlass", slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +358,7 @@ func TestWatchHeartbeatsWithAForbiddenKind(t *testing.T) {
 
 	cfg := rest.CopyConfig(env.Cluster.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	ft := &fakeTemporal{}
+	ft := &fakeTemporal{ns: ns}
 	var logs syncbuf.Buffer
 	a, err := New(kube.NewFactory(cfg, kube.Options{}), ft, "default", "windlass", slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
