@@ -52,7 +52,11 @@ func readSpec(c *echo.Context) (appspec.Application, error) {
 	if err != nil {
 		return appspec.Application{}, err
 	}
-	return appspec.ParseApplication(body)
+	spec, err := appspec.ParseApplication(body)
+	if err != nil {
+		return spec, err
+	}
+	return spec, refuseManagedBy(spec)
 }
 
 // checkProject answers 403 with the reason when the app's project does not
@@ -107,6 +111,9 @@ func (s *Server) createApp(c *echo.Context) error {
 		if err := s.authorize(c, rbac.ResourceApplications, rbac.ActionUpdate, rbac.AppObject(spec.Project, spec.Name)); err != nil {
 			return err
 		}
+		if err := s.refuseManaged(ctx, id); err != nil {
+			return err
+		}
 	}
 	view, err := s.upsert(ctx, spec)
 	if err != nil {
@@ -144,6 +151,9 @@ func (s *Server) replaceSpec(c *echo.Context, spec appspec.Application) error {
 	if _, err := s.c.DescribeWorkflowExecution(ctx, workflows.AppWorkflowID(spec.Project, spec.Name), ""); err != nil {
 		return err
 	}
+	if err := s.refuseManaged(ctx, workflows.AppWorkflowID(spec.Project, spec.Name)); err != nil {
+		return err
+	}
 	view, err := s.upsert(ctx, spec)
 	if err != nil {
 		return err
@@ -165,6 +175,9 @@ func (s *Server) patchApp(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A parent that is gone leaves its record behind; replaceSpec refuses
+	// the patch while the parent exists.
+	view.Spec.ManagedBy = nil
 	cur, err := json.Marshal(view.Spec)
 	if err != nil {
 		return err
@@ -175,6 +188,9 @@ func (s *Server) patchApp(c *echo.Context) error {
 	}
 	spec, err := appspec.ParseApplication(merged)
 	if err != nil {
+		return err
+	}
+	if err := refuseManagedBy(spec); err != nil {
 		return err
 	}
 	if spec.Name != name || spec.Project != proj {

@@ -28,6 +28,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/worker/children"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -85,6 +86,9 @@ type Config struct {
 	// project names for the destination (destinationServiceAccounts), as
 	// Argo CD's application.sync.impersonation.enabled does.
 	SyncImpersonation bool
+	// AppConfig is passed to the app workflows that app of apps creates
+	// (as the API's Options.AppConfig).
+	AppConfig workflows.AppConfig
 }
 
 // CacheConfig bounds the worker's caches.
@@ -190,12 +194,20 @@ func New(cfg Config) (*Worker, error) {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
 	}
 	clOpts = append(clOpts, cluster.WithSyncImpersonation(cfg.SyncImpersonation))
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Settings != nil {
+		// Apps and projects declared in an app's manifests (app of apps).
+		decls, err := children.New(&children.TemporalApps{Client: cfg.Client, Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Config: cfg.AppConfig}, cfg.Settings)
+		if err != nil {
+			return nil, err
+		}
+		clOpts = append(clOpts, cluster.WithDeclarations(decls))
+	}
 	cl, err := cluster.New(renderer, clusters, log, clOpts...)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
 	}
 	if cfg.Projects == nil {
 		store, err := project.NewStaticStore()

@@ -29,14 +29,18 @@ func repoKeys(spec appspec.Application) []string {
 func (a *application) publish(ctx workflow.Context) {
 	a.unpublished = false
 	spec, st := a.destSpec(), a.st.Status
+	parent := ""
+	if spec.ManagedBy != nil {
+		parent = spec.ManagedBy.App
+	}
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
-		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n")}
+		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n"), parent}
 	if a.metadataOn() {
 		sa = append(sa, labelsKey(spec.Labels))
 	}
 	if saKey := strings.Join(sa, "\x00"); saKey != a.publishedSA {
 		a.publishedSA = saKey
-		attrs := []temporal.SearchAttributeUpdate{
+		updates := []temporal.SearchAttributeUpdate{
 			saProject.ValueSet(spec.Project),
 			saApp.ValueSet(spec.Project + "/" + spec.Name),
 			saSync.ValueSet(string(st.Sync)),
@@ -49,9 +53,18 @@ func (a *application) publish(ctx workflow.Context) {
 			saRepo.ValueSet(repoKeys(spec)),
 		}
 		if a.metadataOn() {
-			attrs = append(attrs, labelsAttr(spec.Labels))
+			updates = append(updates, labelsAttr(spec.Labels))
 		}
-		_ = workflow.UpsertTypedSearchAttributes(ctx, attrs...)
+		// Only an app with a parent has (or had) the attribute, so the
+		// commands of apps without one are those 0.1.0 wrote.
+		switch {
+		case parent != "":
+			updates = append(updates, saParent.ValueSet(parent))
+		case a.parentPublished:
+			updates = append(updates, saParent.ValueUnset())
+		}
+		a.parentPublished = parent != ""
+		_ = workflow.UpsertTypedSearchAttributes(ctx, updates...)
 	}
 	op := ""
 	if st.Operation != nil {

@@ -24,6 +24,7 @@ var (
 	saName    = temporal.NewSearchAttributeKeyKeyword(SearchAttrName)
 	saNS      = temporal.NewSearchAttributeKeyKeyword(SearchAttrNamespace)
 	saRepo    = temporal.NewSearchAttributeKeyKeywordList(SearchAttrRepo)
+	saParent  = temporal.NewSearchAttributeKeyKeyword(SearchAttrParent)
 )
 
 // application is the state and the handlers of one ApplicationWorkflow run.
@@ -101,8 +102,10 @@ type deletion struct {
 // published is what the last upserts wrote: an upsert that would change
 // nothing is skipped.
 type published struct {
-	publishedSA   string
-	publishedMemo map[string]any
+	publishedSA string
+	// parentPublished: publish set SearchAttrParent in this run.
+	parentPublished bool
+	publishedMemo   map[string]any
 	// unpublished says a pass left its status unpublished: the loop
 	// publishes it before it waits, unless a sync that starts in the same
 	// workflow task has published it already with its operation (each

@@ -87,12 +87,15 @@ const (
 	// SearchAttrLabels (a KeywordList) holds the app's labels as "key"
 	// and "key=value" (LabelEntries), for label selectors.
 	SearchAttrLabels = "WindlassLabels"
+	// SearchAttrParent is "<project>/<name>" of the app whose manifests
+	// declare this one (app of apps); unset on other apps.
+	SearchAttrParent = "WindlassParent"
 )
 
 // KeywordSearchAttributes lists the custom Keyword search attributes.
 var KeywordSearchAttributes = []string{
 	SearchAttrProject, SearchAttrApp, SearchAttrSync, SearchAttrHealth, SearchAttrRev, SearchAttrCluster, SearchAttrSyncPolicy,
-	SearchAttrName, SearchAttrNamespace,
+	SearchAttrName, SearchAttrNamespace, SearchAttrParent,
 }
 
 // KeywordListSearchAttributes lists the custom KeywordList search

@@ -75,8 +75,9 @@ type Activities struct {
 	memo        *compareMemo
 	metrics     Metrics
 	settleWait  time.Duration
-	lists       *listWriter // nil: no full lists are kept
-	impersonate bool        // sync impersonation (impersonate.go)
+	lists       *listWriter  // nil: no full lists are kept
+	impersonate bool         // sync impersonation (impersonate.go)
+	decls       Declarations // nil: manifests may not declare apps
 }
 
 // Option configures Activities.

@@ -301,6 +301,9 @@ func dedupe(kinds []kindRef) []kindRef {
 // applyOne applies one object and says what it did, with the object's
 // state after the apply (nil for a hook, a dry run or a failure).
 func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op SyncOperation, o *object, idx map[appspec.ResourceKey]liveObject) (ResourceResult, *unstructured.Unstructured, error) {
+	if o.decl {
+		return a.applyDecl(ctx, t, op, o)
+	}
 	res := o.result(ActionFailed, "")
 	fail := func(err error) (ResourceResult, *unstructured.Unstructured, error) {
 		res.Action, res.Message = ActionFailed, err.Error()

@@ -112,6 +112,11 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	statuses := make([]appspec.ResourceStatus, len(res))
 	lives := make([]*unstructured.Unstructured, len(res))
 	err = parallel(ctx, len(res), a.concurrency, func(ctx context.Context, i int) error {
+		if res[i].decl {
+			var err error
+			statuses[i], err = a.compareDecl(ctx, t, res[i])
+			return err
+		}
 		live, err := getLive(ctx, d.c, res[i], idx)
 		if err != nil {
 			return err
@@ -134,6 +139,13 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		out.Health = appspec.Worse(out.Health, rs.Health)
 	}
 	extra := a.extraneous(t, d, tracked, in.WithDiff)
+	declared, err := a.declaredExtra(ctx, t, d)
+	if err != nil {
+		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+	}
+	for _, s := range declared {
+		extra = append(extra, extraStatus(s))
+	}
 	for _, rs := range extra {
 		if rs.Message != msgIgnoredExtraneous && dryRun {
 			out.Sync = appspec.SyncOutOfSync

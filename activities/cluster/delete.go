@@ -228,6 +228,11 @@ func (a *Activities) deleteApp(ctx context.Context, in DeleteAppInput) (DeleteAp
 		out.Resources = append(out.Resources, res)
 		heartbeat(ctx, waveProgress{})
 	}
+	if in.Cascade != CascadeOrphan && len(out.AwaitingApproval) == 0 {
+		if err := a.deleteDecls(ctx, t, &out); err != nil {
+			return out, err
+		}
+	}
 	if policy == metav1.DeletePropagationForeground && in.Cascade != CascadeOrphan && len(deleted) > 0 {
 		if err := a.waitDeleted(ctx, c, t, deleted); err != nil {
 			return out, err

@@ -49,9 +49,17 @@ type object struct {
 	opts manifest.Options
 	// phase is the step's phase once the object is expanded into steps.
 	phase string
+	// decl marks an app or project declaration (IsDeclaration): it is
+	// carried out by Declarations, never sent to the cluster.
+	decl bool
 }
 
-func (o *object) key() appspec.ResourceKey { return keyOf(o.obj) }
+func (o *object) key() appspec.ResourceKey {
+	if o.decl {
+		return declKey(o.obj)
+	}
+	return keyOf(o.obj)
+}
 
 func keyOf(u *unstructured.Unstructured) appspec.ResourceKey {
 	gvk := u.GroupVersionKind()
@@ -117,6 +125,11 @@ func (a *Activities) load(ctx context.Context, t Target, ref render.ManifestRef,
 	reset := false
 	for _, u := range objs {
 		u = u.DeepCopy()
+		if IsDeclaration(u) {
+			d.objs = append(d.objs, &object{obj: u, wave: manifest.Wave(u), decl: true,
+				opts: manifest.ParseOptions(t.SyncOptions, opOptions, manifest.SyncOptionsOf(u))})
+			continue
+		}
 		gvk := u.GroupVersionKind()
 		m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) && !reset {

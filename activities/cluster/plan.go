@@ -36,6 +36,9 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 	if err := d.validate(t, in.Project, d.objs); err != nil {
 		return PlanOutput{}, err
 	}
+	if err := a.checkDeclarations(ctx, t, d); err != nil {
+		return PlanOutput{}, err
+	}
 	objs, skipped := d.expand(t, op)
 	out := PlanOutput{Skipped: skipped, PruneLast: d.opts.True(optPruneLast)}
 	for _, o := range objs {
@@ -59,6 +62,11 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		return PlanOutput{}, err
 	}
 	out.Prune = len(prune)
+	if extra, err := a.declaredExtra(ctx, t, d); err != nil {
+		return PlanOutput{}, err
+	} else {
+		out.Prune += len(extra)
+	}
 	if !out.PruneLast {
 		for _, l := range prune {
 			if pruneLast(t, op, l) {
@@ -75,7 +83,7 @@ func (d *desired) validate(t Target, p *appspec.Project, objs []*object) error {
 	var forbidden []appspec.ResourceKey
 	var unknown, invalid []string
 	for _, o := range objs {
-		if o.hook.Skip {
+		if o.hook.Skip || o.decl {
 			continue
 		}
 		if o.obj.GetName() == "" && !o.hook.IsHook() {

@@ -85,6 +85,11 @@ func (a *Activities) prune(ctx context.Context, in PruneInput) (PruneOutput, err
 		}
 		out.Resources = append(out.Resources, res)
 	}
+	if in.Pass != PrunePassLast {
+		if err := a.pruneDecls(ctx, t, d, op, &out); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
 }
 

@@ -119,6 +119,17 @@ func (a *Activities) resourceTree(ctx context.Context, in ResourceTreeInput) (Re
 			namespaces[l.obj.GetNamespace()] = true
 		}
 	}
+	decls, err := a.declNodes(ctx, t, d)
+	if err != nil {
+		return out, err
+	}
+	for _, n := range decls {
+		if len(out.Nodes) >= limit {
+			out.Truncated = true
+			return out, nil
+		}
+		out.Nodes = append(out.Nodes, n)
+	}
 	children, err := a.listChildren(ctx, c, namespaces, limit)
 	if err != nil {
 		return out, err

@@ -76,7 +76,7 @@ func (a *Activities) WaitWave(ctx context.Context, in WaveInput) (WaveOutput, er
 	prog := resumeProgress(ctx)
 	wctx, cancel := beforeDeadline(ctx)
 	defer cancel()
-	out, err := a.waitObjects(wctx, d, in.Target, objs, &prog)
+	out, err := a.waitStep(wctx, d, in.Target, objs, &prog)
 	if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 		// The wave's own timeout: say what was not ready, and why.
 		out = timedOut(out)
@@ -134,6 +134,35 @@ func timedOut(out WaveOutput) WaveOutput {
 	}
 	out.Message = msg
 	return out
+}
+
+// waitStep waits for the objects of a step, then for its declared apps.
+func (a *Activities) waitStep(ctx context.Context, d *desired, t Target, objs []*object, prog *waveProgress) (WaveOutput, error) {
+	var decls, plain []*object
+	for _, o := range objs {
+		if o.decl {
+			decls = append(decls, o)
+		} else {
+			plain = append(plain, o)
+		}
+	}
+	out := WaveOutput{Health: appspec.HealthHealthy}
+	if len(plain) > 0 {
+		var err error
+		if out, err = a.waitObjects(ctx, d, t, plain, prog); err != nil || out.Failed != nil {
+			return out, err
+		}
+	}
+	if len(decls) == 0 {
+		return out, nil
+	}
+	if a.decls == nil {
+		return out, fmt.Errorf("%w: %s %s", ErrNoDeclarations, decls[0].obj.GetKind(), decls[0].obj.GetName())
+	}
+	apps, err := a.waitDecls(ctx, t, decls)
+	apps.Resources = append(out.Resources, apps.Resources...)
+	apps.Health = appspec.Worse(out.Health, apps.Health)
+	return apps, err
 }
 
 // waitObjects watches objs until all are done or one fails.

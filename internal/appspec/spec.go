@@ -53,6 +53,19 @@ type Application struct {
 	// came from (its metadata.namespace), which the project's
 	// sourceNamespaces may restrict.
 	SourceNamespace string `json:"sourceNamespace,omitempty"`
+	// ManagedBy is set when another app's manifests declare this one (app
+	// of apps); only that app's sync sets it, the API refuses it.
+	ManagedBy *ManagedBy `json:"managedBy,omitempty"`
+}
+
+// ManagedBy records the parent app of an app declared in Git.
+type ManagedBy struct {
+	// App is the parent, "<project>/<name>".
+	App string `json:"app"`
+	// Cascade is how the child is deleted when it leaves the parent's
+	// manifests: "foreground" or "background" (Argo CD's
+	// resources-finalizer) delete its resources, "" leaves them.
+	Cascade string `json:"cascade,omitempty"`
 }
 
 // MaxRevisionHistoryLimit bounds RevisionHistoryLimit: the summaries
