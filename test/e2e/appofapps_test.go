@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -167,6 +168,20 @@ func TestAppOfApps(t *testing.T) {
 		}
 		return n == 3 && v.Status.Health == appspec.HealthHealthy, fmt.Sprintf("%d healthy children, parent %s/%s", n, v.Status.Sync, v.Status.Health)
 	})
+
+	var tree cluster.ResourceTreeOutput
+	if code := call(t, http.MethodGet, "/api/v1/applications/"+parent+"/tree", nil, &tree); code != http.StatusOK {
+		t.Fatalf("tree: status %d", code)
+	}
+	var inTree []string
+	for _, n := range tree.Nodes {
+		if n.Kind == "Application" && n.Health == appspec.HealthHealthy {
+			inTree = append(inTree, n.Name)
+		}
+	}
+	if len(inTree) != 3 {
+		t.Fatalf("parent's tree has healthy children %v, want a, b and c; nodes %+v", inTree, tree.Nodes)
+	}
 
 	// An API edit of a child is refused, naming the parent.
 	body := appBody(c.Name, repoURL, "child-a", c.Namespace)

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api"
@@ -29,6 +30,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/worker"
+	"github.com/windlass-cd/windlass/worker/children"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -149,6 +151,7 @@ func setup(m *testing.M) int {
 			{URLPrefix: bed.authGit.URL(""), Username: "deploy", PasswordFile: secretFile},
 		}},
 		WatchDebounce: 200 * time.Millisecond,
+		AppConfig:     workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
 	})
 	if err != nil {
 		return fail(err)
@@ -178,7 +181,12 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 	bed.hookSecret = fmt.Sprintf("hook-secret-%d", time.Now().UnixNano())
-	insp, err := api.NewInspector(render.RedisStore{Client: rdb}, kube.NewFactory(env.Cluster.Config, kube.Options{Resolver: bed.settings.ClusterConfig}), log)
+	decls, err := children.New(&children.TemporalApps{Client: bed.temporal, Namespace: dev.Namespace()}, bed.settings)
+	if err != nil {
+		return fail(err)
+	}
+	insp, err := api.NewInspector(render.RedisStore{Client: rdb}, kube.NewFactory(env.Cluster.Config, kube.Options{Resolver: bed.settings.ClusterConfig}), log,
+		cluster.WithDeclarations(decls))
 	if err != nil {
 		return fail(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
 	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
@@ -12,15 +13,22 @@ import (
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/worker/children"
 )
 
 // newInspector serves the API's manifests, diff, tree and events endpoints:
 // manifests from the manifest cache the workers fill, live state from the
 // local cluster and the registered ones. hopts name the directory of Lua
 // health checks the workers use and their limits (no directory: the
-// built-in checks), so that the API's health agrees with theirs.
-func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hopts health.Options) (api.Inspector, error) {
-	var opts []cluster.Option
+// built-in checks), so that the API's health agrees with theirs. Apps that
+// an app's manifests declare are read through c in namespace.
+func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hopts health.Options,
+	c client.Client, namespace string) (api.Inspector, error) {
+	decls, err := children.New(&children.TemporalApps{Client: c, Namespace: namespace}, sets)
+	if err != nil {
+		return nil, err
+	}
+	opts := []cluster.Option{cluster.WithDeclarations(decls)}
 	if hopts.CustomizationsDir != "" {
 		hc, err := health.New(hopts)
 		if err != nil {

@@ -145,7 +145,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 		return err
 	}
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
-	insp, err := newInspector(kcfg, rdb, sets, log, cfg.healthOptions())
+	insp, err := newInspector(kcfg, rdb, sets, log, cfg.healthOptions(), c, cfg.Namespace)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	defer rdb.Close()
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
-	insp, err := newInspector(kcfg, rdb, sets, log, health.Options{})
+	insp, err := newInspector(kcfg, rdb, sets, log, health.Options{}, c, cfg.Namespace)
 	if err != nil {
 		return err
 	}
