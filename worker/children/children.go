@@ -346,6 +346,12 @@ func (c *Children) State(ctx context.Context, parent cluster.Target, u *unstruct
 		return st, nil
 	}
 	spec := d.app.Defaulted()
+	if spec.Project == parent.Project && spec.Name == parent.App {
+		// Not queried: the parent's compare may run inside its own
+		// workflow task, which a query of it would wait for.
+		st.Health, st.Message = appspec.HealthDegraded, "cycle: the application declares itself"
+		return st, nil
+	}
 	v, ok, err := c.apps.View(ctx, spec.Project, spec.Name)
 	if err != nil {
 		return st, fmt.Errorf("read application %s/%s: %w", spec.Project, spec.Name, err)

@@ -341,3 +341,16 @@ func TestStateDuringWait(t *testing.T) {
 		t.Fatalf("state of a syncing child = %+v", st)
 	}
 }
+
+// A parent's compare never queries the parent itself (it may run inside
+// the parent's workflow task): an app that declares itself is Degraded.
+func TestStateOfSelf(t *testing.T) {
+	c, apps, _ := fixture()
+	st, err := c.State(t.Context(), cluster.Target{Project: "default", App: "root"}, app("root", "default", "x"), time.Time{})
+	if err != nil || st.Health != appspec.HealthDegraded || !strings.Contains(st.Message, "cycle") {
+		t.Fatalf("state of self = %+v, %v", st, err)
+	}
+	if len(apps.calls) != 0 {
+		t.Fatalf("calls %v, want none", apps.calls)
+	}
+}
