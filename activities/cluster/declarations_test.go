@@ -193,3 +193,22 @@ func TestDeclarationsRefused(t *testing.T) {
 		t.Fatalf("plan without Declarations: %v (type %q)", err, typ)
 	}
 }
+
+// Deleting the parent deletes the apps it manages, unless it orphans.
+func TestDeclarationsDeletedWithParent(t *testing.T) {
+	f := &fakeDecls{managed: []string{"child-1"}}
+	h := newHarness(t, WithDeclarations(f))
+	tg := h.target("parent")
+	ref := h.put(childApplication("child-1", "0"))
+	must[DeleteAppOutput](h, DeleteAppName, DeleteAppInput{Target: tg, Cascade: CascadeOrphan, Manifests: &ref})
+	if len(f.events) != 0 {
+		t.Fatalf("an orphaning delete touched the children: %v", f.events)
+	}
+	out := must[DeleteAppOutput](h, DeleteAppName, DeleteAppInput{Target: tg, Cascade: CascadeForeground, Manifests: &ref})
+	if diff := cmp.Diff([]string{"delete Application child-1"}, f.events); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if len(out.Resources) != 1 || out.Resources[0].Kind != KindApplication || out.Resources[0].Action != ActionDeleted {
+		t.Fatalf("delete output %+v", out.Resources)
+	}
+}
