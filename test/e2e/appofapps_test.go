@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -156,6 +158,23 @@ func TestAppOfApps(t *testing.T) {
 			t.Fatalf("configmap %s/%s: %v", ns, cm, err)
 		}
 	}
+	// The parent finds its children, the adopted one too, by the
+	// WindlassParent search attribute.
+	eventually(t, 30*time.Second, "children listed by their parent", func() (bool, string) {
+		resp, err := bed.temporal.ListWorkflow(t.Context(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: bed.namespace, Query: workflows.SearchAttrParent + ` = "default/` + parent + `" AND ExecutionStatus = "Running"`,
+		})
+		if err != nil {
+			return false, err.Error()
+		}
+		var ids []string
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		slices.Sort(ids)
+		want := []string{workflows.AppWorkflowID("default", a.Name), workflows.AppWorkflowID("default", b.Name), workflows.AppWorkflowID("default", c.Name)}
+		return slices.Equal(ids, want), fmt.Sprint(ids)
+	})
 	// The parent lists its children with their sync and health.
 	eventually(t, 30*time.Second, "children in the parent's resources", func() (bool, string) {
 		call(t, http.MethodPost, "/api/v1/applications/"+parent+"/refresh", nil, nil)
