@@ -195,12 +195,17 @@ func (a *Activities) declaredExtra(ctx context.Context, t Target, d *desired) ([
 	if a.decls == nil {
 		return nil, nil
 	}
+	decls := d.declarations()
+	if len(decls) == 0 && !a.mayManage(t) {
+		return nil, nil
+	}
 	managed, err := a.decls.Managed(ctx, t)
 	if err != nil {
 		return nil, err
 	}
+	a.parents.Store(appName(t), len(decls)+len(managed) > 0)
 	want := map[appspec.ResourceKey]bool{}
-	for _, u := range d.declarations() {
+	for _, u := range decls {
 		want[declKey(u)] = true
 	}
 	out := slices.DeleteFunc(managed, func(s DeclaredState) bool { return want[s.ResourceKey] })
@@ -215,6 +220,15 @@ func (a *Activities) declaredExtra(ctx context.Context, t Target, d *desired) ([
 		return 1
 	})
 	return out, nil
+}
+
+// mayManage says whether the app may manage apps or projects: unknown
+// (not asked since the worker started), or known to have declared or
+// managed some. An app known to have none gets one only by declaring it,
+// so its compares need not list what it manages.
+func (a *Activities) mayManage(t Target) bool {
+	v, ok := a.parents.Load(appName(t))
+	return !ok || v.(bool)
 }
 
 // extraStatus is the status of a managed declaration no longer declared.

@@ -25,6 +25,7 @@ type fakeDecls struct {
 	degraded   string
 	managed    []string // names of managed children
 	checkErr   error
+	listed     int // calls of Managed
 }
 
 func (f *fakeDecls) log(ev string) {
@@ -72,6 +73,7 @@ func (f *fakeDecls) State(_ context.Context, _ Target, u *unstructured.Unstructu
 func (f *fakeDecls) Managed(context.Context, Target) ([]DeclaredState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.listed++
 	var out []DeclaredState
 	for _, n := range f.managed {
 		out = append(out, DeclaredState{ResourceKey: appspec.ResourceKey{Group: DeclarationGroup, Kind: KindApplication, Name: n},
@@ -210,5 +212,27 @@ func TestDeclarationsDeletedWithParent(t *testing.T) {
 	}
 	if len(out.Resources) != 1 || out.Resources[0].Kind != KindApplication || out.Resources[0].Action != ActionDeleted {
 		t.Fatalf("delete output %+v", out.Resources)
+	}
+}
+
+// An app that declares nothing and manages nothing is asked once what it
+// manages, not on every compare.
+func TestDeclarationsNotListedForPlainApps(t *testing.T) {
+	f := &fakeDecls{}
+	h := newHarness(t, WithDeclarations(f))
+	tg := h.target("plain")
+	ref := h.put(plainConfigMap("cm"))
+	for range 3 {
+		in := CompareInput{Target: tg, Manifests: ref, Fresh: true}
+		must[CompareOutput](h, CompareName, in)
+	}
+	if f.listed != 1 {
+		t.Fatalf("Managed called %d times, want once", f.listed)
+	}
+	// Once it declares an app, it is asked again.
+	ref = h.put(plainConfigMap("cm"), childApplication("child", "0"))
+	must[CompareOutput](h, CompareName, CompareInput{Target: tg, Manifests: ref, Fresh: true})
+	if f.listed != 2 {
+		t.Fatalf("Managed called %d times, want twice", f.listed)
 	}
 }
