@@ -78,7 +78,7 @@ type Activities struct {
 	lists       *listWriter  // nil: no full lists are kept
 	impersonate bool         // sync impersonation (impersonate.go)
 	decls       Declarations // nil: manifests may not declare apps
-	parents     sync.Map     // app name → whether it may manage apps (mayManage)
+	parents     sync.Map     // app name → manages (mayManage)
 }
 
 // Option configures Activities.

@@ -139,7 +139,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 		out.Health = appspec.Worse(out.Health, rs.Health)
 	}
 	extra := a.extraneous(t, d, tracked, in.WithDiff)
-	declared, err := a.declaredExtra(ctx, t, d)
+	declared, err := a.declaredExtra(ctx, t, d, true)
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}

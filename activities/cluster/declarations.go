@@ -191,19 +191,21 @@ func (a *Activities) compareDecl(ctx context.Context, t Target, o *object) (apps
 
 // declaredExtra returns the statuses of the apps and projects the parent
 // manages that its manifests no longer declare (they require pruning).
-func (a *Activities) declaredExtra(ctx context.Context, t Target, d *desired) ([]DeclaredState, error) {
+// With cached (compare and tree, not a sync), an app that this worker
+// found lately to manage nothing is not asked (mayManage).
+func (a *Activities) declaredExtra(ctx context.Context, t Target, d *desired, cached bool) ([]DeclaredState, error) {
 	if a.decls == nil {
 		return nil, nil
 	}
 	decls := d.declarations()
-	if len(decls) == 0 && !a.mayManage(t) {
+	if cached && len(decls) == 0 && !a.mayManage(t) {
 		return nil, nil
 	}
 	managed, err := a.decls.Managed(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	a.parents.Store(appName(t), len(decls)+len(managed) > 0)
+	a.parents.Store(appName(t), manages{yes: len(decls)+len(managed) > 0, at: time.Now()})
 	want := map[appspec.ResourceKey]bool{}
 	for _, u := range decls {
 		want[declKey(u)] = true
@@ -222,13 +224,27 @@ func (a *Activities) declaredExtra(ctx context.Context, t Target, d *desired) ([
 	return out, nil
 }
 
+// manages is what a worker last found an app to manage.
+type manages struct {
+	yes bool
+	at  time.Time
+}
+
+// managesTTL is how long a worker trusts that an app manages nothing:
+// another worker may have synced children for it meanwhile.
+const managesTTL = 5 * time.Minute
+
 // mayManage says whether the app may manage apps or projects: unknown
-// (not asked since the worker started), or known to have declared or
-// managed some. An app known to have none gets one only by declaring it,
-// so its compares need not list what it manages.
+// or known to have declared or managed some, or found to have none more
+// than managesTTL ago. An app gets children only by declaring them, so
+// the compares of plain apps need not list what they manage.
 func (a *Activities) mayManage(t Target) bool {
 	v, ok := a.parents.Load(appName(t))
-	return !ok || v.(bool)
+	if !ok {
+		return true
+	}
+	m := v.(manages)
+	return m.yes || time.Since(m.at) > managesTTL
 }
 
 // extraStatus is the status of a managed declaration no longer declared.
@@ -240,7 +256,7 @@ func extraStatus(s DeclaredState) appspec.ResourceStatus {
 // pruneDecls deletes (or reports) the managed declarations no longer
 // declared, as prune does resources.
 func (a *Activities) pruneDecls(ctx context.Context, t Target, d *desired, op SyncOperation, out *PruneOutput) error {
-	extra, err := a.declaredExtra(ctx, t, d)
+	extra, err := a.declaredExtra(ctx, t, d, false)
 	if err != nil {
 		return err
 	}
@@ -284,7 +300,7 @@ func (a *Activities) declNodes(ctx context.Context, t Target, d *desired) ([]Res
 		}
 		out = append(out, declNode(st))
 	}
-	extra, err := a.declaredExtra(ctx, t, d)
+	extra, err := a.declaredExtra(ctx, t, d, true)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		return PlanOutput{}, err
 	}
 	out.Prune = len(prune)
-	if extra, err := a.declaredExtra(ctx, t, d); err != nil {
+	if extra, err := a.declaredExtra(ctx, t, d, false); err != nil {
 		return PlanOutput{}, err
 	} else {
 		out.Prune += len(extra)
