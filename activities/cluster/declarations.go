@@ -134,7 +134,7 @@ const declPoll = time.Second
 // waitDecls waits until every declared app of a wave is Synced and
 // Healthy, as the wave's resources are waited for (a Degraded child ends
 // the wait as a Degraded resource does).
-func (a *Activities) waitDecls(ctx context.Context, t Target, objs []*object) (WaveOutput, error) {
+func (a *Activities) waitDecls(ctx context.Context, t Target, objs []*object, prog *waveProgress) (WaveOutput, error) {
 	since := time.Now()
 	tick := time.NewTicker(declPoll)
 	defer tick.Stop()
@@ -162,7 +162,7 @@ func (a *Activities) waitDecls(ctx context.Context, t Target, objs []*object) (W
 			out.Health = appspec.HealthDegraded
 			return out, nil
 		}
-		heartbeat(ctx, len(objs))
+		heartbeat(ctx, *prog) // WaitWave's detail, which a retry resumes from
 		if !pending {
 			return out, nil
 		}

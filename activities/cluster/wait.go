@@ -159,7 +159,7 @@ func (a *Activities) waitStep(ctx context.Context, d *desired, t Target, objs []
 	if a.decls == nil {
 		return out, fmt.Errorf("%w: %s %s", ErrNoDeclarations, decls[0].obj.GetKind(), decls[0].obj.GetName())
 	}
-	apps, err := a.waitDecls(ctx, t, decls)
+	apps, err := a.waitDecls(ctx, t, decls, prog)
 	apps.Resources = append(out.Resources, apps.Resources...)
 	apps.Health = appspec.Worse(out.Health, apps.Health)
 	return apps, err
