@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -259,4 +260,47 @@ func TestAppOfApps(t *testing.T) {
 	if code, res := parentSync(t, parent); code == http.StatusOK || !strings.Contains(res.Message, "taken by application default/"+other) {
 		t.Fatalf("sync of a name clash: status %d, result %+v, want a failure naming default/%s", code, res, other)
 	}
+}
+
+// With self-heal on, a parent puts back a child's spec that was changed
+// outside Git (here through Temporal, as the API refuses it).
+func TestAppOfAppsSelfHeal(t *testing.T) {
+	parent := uniq("aoash")
+	repoURL, work := newRepo(t, parent)
+	child := childApp{Name: parent + "-a", Wave: 0, Path: "child-a", Namespace: parent + "-a", Auto: true}
+	push(t, work, map[string]string{
+		"apps/Chart.yaml":          "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+		"apps/templates/apps.yaml": appsChart,
+		"apps/values.yaml":         appsValues(t, repoURL, []childApp{child}),
+		"child-a/configmap.yaml":   configMapYAML("cm-a"),
+	})
+	body := appBody(parent, repoURL, "apps", parent)
+	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"prune": true, "selfHeal": true}
+	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
+		t.Fatalf("create parent: status %d", code)
+	}
+	eventually(t, 60*time.Second, "child created and synced", func() (bool, string) {
+		if code := call(t, http.MethodGet, "/api/v1/applications/"+child.Name, nil, nil); code != http.StatusOK {
+			return false, fmt.Sprint("status ", code)
+		}
+		v := appView(t, child.Name)
+		return v.Spec.ManagedBy != nil && v.Status.Sync == appspec.SyncSynced, string(v.Status.Sync)
+	})
+	spec := appView(t, child.Name).Spec
+	spec.RefreshSeconds = 77
+	h, err := bed.temporal.UpdateWorkflow(t.Context(), client.UpdateWorkflowOptions{
+		WorkflowID: workflows.AppWorkflowID("default", child.Name), UpdateName: workflows.UpdateSetSpec, Args: []any{spec},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(t.Context(), nil)
+	}
+	if err != nil {
+		t.Fatalf("set the child's spec: %v", err)
+	}
+	eventually(t, 60*time.Second, "child's spec restored from Git", func() (bool, string) {
+		call(t, http.MethodPost, "/api/v1/applications/"+parent+"/refresh", nil, nil)
+		v := appView(t, child.Name)
+		return v.Spec.RefreshSeconds == 0, fmt.Sprint("refreshSeconds ", v.Spec.RefreshSeconds)
+	})
 }
