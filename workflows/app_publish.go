@@ -86,6 +86,35 @@ func (a *application) publish(ctx workflow.Context) {
 		a.publishedMemo = memo
 		_ = workflow.UpsertMemo(ctx, memo)
 	}
+	a.notifyParent(ctx)
+}
+
+// notifyParent refreshes the parent of an app declared in another app's
+// manifests (app of apps) when its sync, health or operation changes, so
+// that the parent's status follows its children's. Apps without a parent,
+// which is all that 0.1.0 ran, issue no command here.
+func (a *application) notifyParent(ctx workflow.Context) {
+	mb := a.st.Spec.ManagedBy
+	if mb == nil {
+		return
+	}
+	st := a.st.Status
+	key := string(st.Sync) + "/" + string(st.Health)
+	if st.Operation != nil {
+		key += "/" + st.Operation.Phase
+	}
+	if key == a.parentNotified {
+		return
+	}
+	a.parentNotified = key
+	proj, name, ok := strings.Cut(mb.App, "/")
+	if !ok {
+		return
+	}
+	// Not awaited: a parent that is gone fails the signal, and nothing
+	// is to be done about it.
+	workflow.SignalExternalWorkflow(ctx, AppWorkflowID(proj, name), "", SignalRefresh,
+		RefreshRequest{Reason: "child " + a.st.Spec.Project + "/" + a.st.Spec.Name + " is " + key, Live: true})
 }
 
 // Memo fields the API's lists show: an app's latest sync, and a

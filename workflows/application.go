@@ -105,7 +105,9 @@ type published struct {
 	publishedSA string
 	// parentPublished: publish set SearchAttrParent in this run.
 	parentPublished bool
-	publishedMemo   map[string]any
+	// parentNotified is the status last told to the parent (notifyParent).
+	parentNotified string
+	publishedMemo  map[string]any
 	// unpublished says a pass left its status unpublished: the loop
 	// publishes it before it waits, unless a sync that starts in the same
 	// workflow task has published it already with its operation (each
