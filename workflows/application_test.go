@@ -773,3 +773,22 @@ func (s *appSuite) TestChartSourceResolvesVersion() {
 	s.Equal("1.2.7", view.Status.SHA)
 	s.Equal(appspec.SyncSynced, view.Status.Sync)
 }
+
+// An app declared by another (spec.managedBy) refreshes its parent when
+// its status changes, once per change.
+func (s *appSuite) TestChildRefreshesParent() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	spec := testSpec(false)
+	spec.ManagedBy = &appspec.ManagedBy{App: "default/parent"}
+	var reasons []string
+	s.env.OnSignalExternalWorkflow(mock.Anything, AppWorkflowID("default", "parent"), "", SignalRefresh, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			req, _ := arg.(RefreshRequest)
+			reasons = append(reasons, req.Reason)
+			return nil
+		})
+	s.cancelAt(time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: spec, Config: AppConfig{RefreshSeconds: 3600}})
+	s.Equal([]string{"child default/" + spec.Name + " is " + string(synced.Sync) + "/" + string(synced.Health)}, reasons)
+}
