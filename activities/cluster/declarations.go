@@ -335,6 +335,7 @@ func (a *Activities) deleteDecls(ctx context.Context, t Target, out *DeleteAppOu
 		}
 		res.Message = msg
 		out.Resources = append(out.Resources, res)
+		heartbeat(ctx, waveProgress{}) // DeleteApp's detail
 	}
 	return errors.Join(errs...)
 }
