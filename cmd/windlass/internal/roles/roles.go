@@ -353,8 +353,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
-		SyncImpersonation: w.SyncImpersonation,
-		AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
+		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
 	})
 	if err != nil {
 		_ = rdb.Close()
