@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -298,7 +299,7 @@ func (c *Children) Apply(ctx context.Context, parent cluster.Target, u *unstruct
 		return cluster.ActionFailed, fmt.Errorf("read application %s/%s: %w", spec.Project, spec.Name, err)
 	}
 	switch {
-	case exists && sameJSON(cur.Spec, spec):
+	case exists && sameApp(cur.Spec, spec):
 		return cluster.ActionUnchanged, nil
 	case dryRun:
 	default:
@@ -310,6 +311,21 @@ func (c *Children) Apply(ctx context.Context, parent cluster.Target, u *unstruct
 		return cluster.ActionConfigured, nil
 	}
 	return cluster.ActionCreated, nil
+}
+
+// sameApp compares a child's spec with its declaration, ignoring the
+// refresh annotation, which the app drops once it has refreshed: a
+// declaration that keeps it refreshes the child when it changes, not on
+// every parent sync.
+func sameApp(live, declared appspec.Application) bool {
+	if _, ok := declared.Annotations[appspec.AnnotationRefresh]; ok {
+		declared.Annotations = maps.Clone(declared.Annotations)
+		delete(declared.Annotations, appspec.AnnotationRefresh)
+		if len(declared.Annotations) == 0 {
+			declared.Annotations = nil
+		}
+	}
+	return sameJSON(live, declared)
 }
 
 func sameJSON(a, b any) bool {
@@ -360,7 +376,7 @@ func (c *Children) State(ctx context.Context, parent cluster.Target, u *unstruct
 		st.Message = "application does not exist"
 		return st, nil
 	}
-	if sameJSON(v.Spec, spec) {
+	if sameApp(v.Spec, spec) {
 		st.Sync = appspec.SyncSynced
 	}
 	st.Health, st.Message = childHealth(v)

@@ -354,3 +354,32 @@ func TestStateOfSelf(t *testing.T) {
 		t.Fatalf("calls %v, want none", apps.calls)
 	}
 }
+
+// A declared refresh annotation, which the child drops once it has
+// refreshed, does not make the child differ from its declaration.
+func TestRefreshAnnotationIgnored(t *testing.T) {
+	c, apps, _ := fixture()
+	parent := cluster.Target{Project: "default", App: "root"}
+	u := app("leaf", "default", "leaf")
+	u.SetAnnotations(map[string]string{appspec.AnnotationRefresh: "hard", "team": "a"})
+	if act, err := c.Apply(t.Context(), parent, u, false); err != nil || act != cluster.ActionCreated {
+		t.Fatalf("Apply = %s, %v", act, err)
+	}
+	v := apps.apps["default/leaf"]
+	delete(v.Spec.Annotations, appspec.AnnotationRefresh) // as the app does after refreshing
+	apps.apps["default/leaf"] = v
+	if act, err := c.Apply(t.Context(), parent, u, false); err != nil || act != cluster.ActionUnchanged {
+		t.Fatalf("second Apply = %s, %v, want unchanged", act, err)
+	}
+	st, err := c.State(t.Context(), parent, u, time.Time{})
+	if err != nil || st.Sync != appspec.SyncSynced {
+		t.Fatalf("State = %+v, %v, want Synced", st, err)
+	}
+	u.SetAnnotations(map[string]string{appspec.AnnotationRefresh: "hard", "team": "b"})
+	if act, err := c.Apply(t.Context(), parent, u, false); err != nil || act != cluster.ActionConfigured {
+		t.Fatalf("changed Apply = %s, %v, want configured", act, err)
+	}
+	if got := apps.apps["default/leaf"].Spec.Annotations[appspec.AnnotationRefresh]; got != "hard" {
+		t.Fatalf("upserted refresh annotation = %q, want hard", got)
+	}
+}
