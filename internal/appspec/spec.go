@@ -306,7 +306,10 @@ func (a Application) Validate() error {
 	if err := validMetadata(a.Labels, a.Annotations); err != nil {
 		return err
 	}
-	return validAnnotations(a.Annotations)
+	if err := validAnnotations(a.Annotations); err != nil {
+		return err
+	}
+	return validArgoTracking(a)
 }
 
 // validMetadata checks label and annotation keys, and label values, as
