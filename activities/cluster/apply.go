@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -334,12 +335,22 @@ func (a *Activities) applyOne(ctx context.Context, d *desired, t Target, op Sync
 			notes = append(notes, "previous instance deleted (BeforeHookCreation)")
 		}
 	} else if live != nil {
-		if owner := manifest.OwnerApp(live); owner != "" && owner != appName(t) {
+		if owner := otherOwner(t, live); owner != "" {
 			if o.opts.True(optFailOnSharedResource) {
-				return fail(fmt.Errorf("%w: %s is tracked by app %s (FailOnSharedResource=true)", ErrSharedResource, describe(o.key()), owner))
+				return fail(fmt.Errorf("%w: %s is tracked by %s (FailOnSharedResource=true)", ErrSharedResource, describe(o.key()), owner))
 			}
-			notes = append(notes, "shared resource: was tracked by app "+owner)
+			notes = append(notes, "shared resource: was tracked by "+owner)
 			a.log.Warn(msgSharedResource, "resource", o.key().String(), "owner", owner, "app", appName(t))
+		}
+		if managers := csaManagers(live); len(managers) > 0 && !o.opts.True(optReplace) {
+			if op.DryRun {
+				notes = append(notes, "fields of client-side apply ("+strings.Join(managers, ", ")+") would move to "+FieldManager)
+			} else {
+				if live, err = takeOverFields(ctx, o.client(d.c), live, managers); err != nil {
+					return fail(apiError(fmt.Errorf("take over fields of %s from %s: %w", describe(o.key()), strings.Join(managers, ", "), err)))
+				}
+				notes = append(notes, "fields of client-side apply ("+strings.Join(managers, ", ")+") moved to "+FieldManager)
+			}
 		}
 	}
 	want := o.obj

@@ -41,7 +41,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	t := in.Target
 	// The reconcile loop's compares are memoised (compareMemo); memo
 	// says whether this one's answer may be kept.
-	eligible := dryRun && !in.WithDiff && pairs == nil
+	eligible := dryRun && !in.WithDiff && pairs == nil && t.ArgoCD == nil
 	memo := eligible
 	var input [sha256.Size]byte
 	if memo {
@@ -96,6 +96,9 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
 		if tracked, err = a.listTrackedSince(ctx, d.c, t, kinds, since); err != nil {
+			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
+		}
+		if tracked, err = a.withArgoTracked(ctx, d.c, t, d.objs, tracked); err != nil {
 			return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 		}
 	}
@@ -319,8 +322,8 @@ func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *ob
 	}
 	h := a.health.Assess(live)
 	rs.Health, rs.HealthMessage = h.Status, h.Message
-	if owner := manifest.OwnerApp(live); owner != "" && owner != appName(t) {
-		note("shared resource: also tracked by app " + owner)
+	if owner := otherOwner(t, live); owner != "" {
+		note("shared resource: also tracked by " + owner)
 	}
 	if !dryRun {
 		rs.Status = appspec.SyncUnknown

@@ -194,6 +194,9 @@ func (a *Activities) deleteApp(ctx context.Context, in DeleteAppInput) (DeleteAp
 	if err != nil {
 		return DeleteAppOutput{}, err
 	}
+	if tracked, err = a.withArgoTracked(ctx, c, t, d.objs, tracked); err != nil {
+		return DeleteAppOutput{}, err
+	}
 	slices.SortFunc(tracked, reverseSyncOrder)
 	policy := metav1.DeletePropagationForeground
 	if in.Cascade == CascadeBackground {

@@ -100,6 +100,9 @@ func (a *Activities) pruneCandidates(ctx context.Context, d *desired, t Target, 
 	if err != nil {
 		return nil, err
 	}
+	if tracked, err = a.withArgoTracked(ctx, d.c, t, d.objs, tracked); err != nil {
+		return nil, err
+	}
 	want := map[appspec.ResourceKey]bool{}
 	for _, o := range d.objs {
 		want[o.key()] = true
@@ -142,7 +145,7 @@ func (a *Activities) deleteTracked(ctx context.Context, d *desired, t Target, l 
 	if err != nil {
 		return err
 	}
-	if !manifest.OwnedBy(t.Project, t.App, cur) {
+	if !owns(t, cur) {
 		return fmt.Errorf("%s is not tracked by app %s any more; not deleted", describe(l.key()), appName(t))
 	}
 	uid := cur.GetUID()

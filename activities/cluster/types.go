@@ -3,6 +3,7 @@ package cluster
 import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // Target names the app and where its manifests go.
@@ -20,12 +21,16 @@ type Target struct {
 	// ServiceAccount is the user a sync's writes impersonate when sync
 	// impersonation is on (system:serviceaccount:<ns>:<name>; "" none).
 	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// ArgoCD, from the app's annotations (manifest.ArgoTrackingOf), makes
+	// the app take over the objects Argo CD tracked for it.
+	ArgoCD *manifest.ArgoTracking `json:"argoCD,omitempty"`
 }
 
 // TargetFor is the Target of an app's spec: what the workflows pass to
 // the activities, and what the API uses to diff the app the same way.
 func TargetFor(spec appspec.Application) Target {
 	t := Target{Project: spec.Project, App: spec.Name, Destination: spec.Destination, IgnoreDifferences: spec.IgnoreDifferences}
+	t.ArgoCD, _ = manifest.ArgoTrackingOf(spec.Annotations, spec.Name) // validated with the spec
 	if spec.SyncPolicy != nil {
 		t.SyncOptions = append([]string(nil), spec.SyncPolicy.SyncOptions...)
 		t.ManagedNamespaceMetadata = spec.SyncPolicy.ManagedNamespaceMetadata

@@ -1,0 +1,82 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
+)
+
+// Field ownership after client-side apply. A client-side apply (kubectl
+// apply without --server-side, Argo CD without ServerSideApply=true)
+// records its fields as an Update by its manager. A server-side apply
+// removes only the fields its own manager owned and no longer sends, so
+// a field that Git dropped would stay live under such a manager. Before
+// applying, Windlass therefore moves these managers' fields to its own
+// (csaupgrade): the apply then removes what it no longer sends, the
+// last-applied-configuration annotation included, which the client-side
+// manager wrote. Fields other writers set (kubectl edit, controllers)
+// stay theirs.
+
+// lastAppliedAnnotation is kubectl's record of a client-side apply.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// csaManagerNames are the field managers of client-side apply: kubectl's
+// and Argo CD's.
+var csaManagerNames = []string{"kubectl-client-side-apply", "argocd-controller"}
+
+// csaManagers returns the client-side-apply managers of live's fields:
+// those of csaManagerNames with an Update entry, and any other Update
+// manager that wrote the last-applied-configuration annotation (kubectl
+// with --field-manager). Without such entries, as for every object only
+// Windlass applied, it costs a pass over the managed fields.
+func csaManagers(live *unstructured.Unstructured) []string {
+	var out []string
+	_, annotated := live.GetAnnotations()[lastAppliedAnnotation]
+	for _, e := range live.GetManagedFields() {
+		if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" || e.Manager == FieldManager || slices.Contains(out, e.Manager) {
+			continue
+		}
+		if slices.Contains(csaManagerNames, e.Manager) || (annotated && ownsLastApplied(e)) {
+			out = append(out, e.Manager)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ownsLastApplied reports whether a managed-fields entry holds the
+// last-applied-configuration annotation.
+func ownsLastApplied(e metav1.ManagedFieldsEntry) bool {
+	if e.FieldsV1 == nil {
+		return false
+	}
+	var f struct {
+		Metadata struct {
+			Annotations map[string]json.RawMessage `json:"f:annotations"`
+		} `json:"f:metadata"`
+	}
+	if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
+		return false
+	}
+	_, ok := f.Metadata.Annotations["f:"+lastAppliedAnnotation]
+	return ok
+}
+
+// takeOverFields moves the fields of the client-side-apply managers of
+// live to Windlass's manager, with a JSON patch of the managed fields that
+// fails with a conflict if live changed meanwhile. It returns the object
+// as patched, or live when there was nothing to move.
+func takeOverFields(ctx context.Context, rc dynamic.ResourceInterface, live *unstructured.Unstructured, managers []string) (*unstructured.Unstructured, error) {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(managers...), FieldManager)
+	if err != nil || patch == nil {
+		return live, err
+	}
+	return rc.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+}
