@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,14 +36,20 @@ var csaManagerNames = []string{"kubectl-client-side-apply", "argocd-controller"}
 // with --field-manager). Without such entries, as for every object only
 // Windlass applied, it costs a pass over the managed fields.
 func csaManagers(live *unstructured.Unstructured) []string {
+	// The raw entries, not GetManagedFields, which converts every entry.
+	raw, _, _ := unstructured.NestedFieldNoCopy(live.Object, "metadata", "managedFields")
+	entries, _ := raw.([]any)
 	var out []string
-	_, annotated := live.GetAnnotations()[lastAppliedAnnotation]
-	for _, e := range live.GetManagedFields() {
-		if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" || e.Manager == FieldManager || slices.Contains(out, e.Manager) {
+	_, annotated, _ := unstructured.NestedString(live.Object, "metadata", "annotations", lastAppliedAnnotation)
+	for _, entry := range entries {
+		e, _ := entry.(map[string]any)
+		manager, _ := e["manager"].(string)
+		sub, _ := e["subresource"].(string)
+		if e["operation"] != string(metav1.ManagedFieldsOperationUpdate) || sub != "" || manager == FieldManager || slices.Contains(out, manager) {
 			continue
 		}
-		if slices.Contains(csaManagerNames, e.Manager) || (annotated && ownsLastApplied(e)) {
-			out = append(out, e.Manager)
+		if slices.Contains(csaManagerNames, manager) || (annotated && ownsLastApplied(e)) {
+			out = append(out, manager)
 		}
 	}
 	slices.Sort(out)
@@ -53,19 +58,8 @@ func csaManagers(live *unstructured.Unstructured) []string {
 
 // ownsLastApplied reports whether a managed-fields entry holds the
 // last-applied-configuration annotation.
-func ownsLastApplied(e metav1.ManagedFieldsEntry) bool {
-	if e.FieldsV1 == nil {
-		return false
-	}
-	var f struct {
-		Metadata struct {
-			Annotations map[string]json.RawMessage `json:"f:annotations"`
-		} `json:"f:metadata"`
-	}
-	if json.Unmarshal(e.FieldsV1.GetRawBytes(), &f) != nil {
-		return false
-	}
-	_, ok := f.Metadata.Annotations["f:"+lastAppliedAnnotation]
+func ownsLastApplied(e map[string]any) bool {
+	_, ok, _ := unstructured.NestedFieldNoCopy(e, "fieldsV1", "f:metadata", "f:annotations", "f:"+lastAppliedAnnotation)
 	return ok
 }
 
