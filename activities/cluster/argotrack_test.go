@@ -253,6 +253,33 @@ func TestTakeOverFieldsWithoutArgoTracking(t *testing.T) {
 	}
 }
 
+// TestTakeOverArgoServerSideApply: the fields Argo CD applied server-side
+// (ServerSideApply=true) are taken over too.
+func TestTakeOverArgoServerSideApply(t *testing.T) {
+	h := newHarness(t)
+	tg := h.target("ssa")
+	cm := argoConfigMap("cfg", map[string]any{"a": "1", "dropped": "2"})
+	body, err := cm.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	force := true
+	if _, err := h.dyn.Resource(gvrConfigMaps).Namespace(h.ns).Patch(t.Context(), "cfg", types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "argocd-controller", Force: &force}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.sync(tg, h.put(argoConfigMap("cfg", map[string]any{"a": "1"})), SyncOperation{SyncID: "s"})
+	if len(r.log) != 1 || !strings.Contains(r.log[0].Message, "(argocd-controller) moved to windlass") {
+		t.Fatalf("log = %+v", r.log)
+	}
+	live := h.get(gvrConfigMaps, "cfg")
+	if d := cmp.Diff(map[string]any{"a": "1"}, live.Object["data"]); d != "" {
+		t.Errorf("data (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"windlass/Apply"}, managers(live)); d != "" {
+		t.Errorf("managers (-want +got):\n%s", d)
+	}
+}
+
 func TestCSAManagers(t *testing.T) {
 	fields := func(v any) *metav1.FieldsV1 {
 		b, _ := json.Marshal(v)
@@ -274,7 +301,8 @@ func TestCSAManagers(t *testing.T) {
 		{name: "kubectl and Argo CD client-side", entries: []metav1.ManagedFieldsEntry{
 			entry("argocd-controller", update, data), entry("kubectl-client-side-apply", update, data), entry("windlass", apply, data)},
 			want: []string{"argocd-controller", "kubectl-client-side-apply"}},
-		{name: "Argo CD server-side apply is not client-side", entries: []metav1.ManagedFieldsEntry{entry("argocd-controller", apply, data)}},
+		{name: "Argo CD server-side apply", entries: []metav1.ManagedFieldsEntry{entry("argocd-controller", apply, data)}, want: []string{"argocd-controller"}},
+		{name: "another server-side apply", entries: []metav1.ManagedFieldsEntry{entry("flux", apply, data)}},
 		{name: "kubectl edit and controllers stay", annotated: true, entries: []metav1.ManagedFieldsEntry{
 			entry("kubectl-edit", update, data), entry("kube-controller-manager", update, data)}},
 		{name: "the writer of last-applied", annotated: true, entries: []metav1.ManagedFieldsEntry{

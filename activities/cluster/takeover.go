@@ -28,12 +28,17 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // csaManagerNames are the field managers of client-side apply: kubectl's
 // and Argo CD's.
-var csaManagerNames = []string{"kubectl-client-side-apply", "argocd-controller"}
+var csaManagerNames = []string{"kubectl-client-side-apply", argoManager}
+
+// argoManager is Argo CD's field manager. An app Argo CD synced with
+// ServerSideApply=true holds its fields in an Apply entry of this manager,
+// which a migrated app takes over too.
+const argoManager = "argocd-controller"
 
 // csaManagers returns the client-side-apply managers of live's fields:
 // those of csaManagerNames with an Update entry, and any other Update
 // manager that wrote the last-applied-configuration annotation (kubectl
-// with --field-manager). Without such entries, as for every object only
+// with --field-manager); and argoManager with an Apply entry. Without such entries, as for every object only
 // Windlass applied, it costs a pass over the managed fields.
 func csaManagers(live *unstructured.Unstructured) []string {
 	// The raw entries, not GetManagedFields, which converts every entry.
@@ -45,7 +50,14 @@ func csaManagers(live *unstructured.Unstructured) []string {
 		e, _ := entry.(map[string]any)
 		manager, _ := e["manager"].(string)
 		sub, _ := e["subresource"].(string)
-		if e["operation"] != string(metav1.ManagedFieldsOperationUpdate) || sub != "" || manager == FieldManager || slices.Contains(out, manager) {
+		if sub != "" || manager == FieldManager || slices.Contains(out, manager) {
+			continue
+		}
+		if e["operation"] == string(metav1.ManagedFieldsOperationApply) && manager == argoManager {
+			out = append(out, manager)
+			continue
+		}
+		if e["operation"] != string(metav1.ManagedFieldsOperationUpdate) {
 			continue
 		}
 		if slices.Contains(csaManagerNames, manager) || (annotated && ownsLastApplied(e)) {
@@ -64,11 +76,22 @@ func ownsLastApplied(e map[string]any) bool {
 }
 
 // takeOverFields moves the fields of the client-side-apply managers of
-// live to Windlass's manager, with a JSON patch of the managed fields that
+// live (and Argo CD's server-side apply) to Windlass's manager, with a JSON patch of the managed fields that
 // fails with a conflict if live changed meanwhile. It returns the object
 // as patched, or live when there was nothing to move.
 func takeOverFields(ctx context.Context, rc dynamic.ResourceInterface, live *unstructured.Unstructured, managers []string) (*unstructured.Unstructured, error) {
-	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(managers...), FieldManager)
+	// csaupgrade moves Update entries: Argo CD's Apply entries are handed
+	// to it as such, which yields the same union of fields.
+	entries := live.GetManagedFields()
+	for i, e := range entries {
+		if e.Manager == argoManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			entries[i].Operation = metav1.ManagedFieldsOperationUpdate
+		}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{}}}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	obj.SetManagedFields(entries)
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, sets.New(managers...), FieldManager)
 	if err != nil || patch == nil {
 		return live, err
 	}
