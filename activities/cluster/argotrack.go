@@ -96,6 +96,7 @@ func (a *Activities) listArgoTracked(ctx context.Context, c *kube.Clients, t Tar
 	kinds, namespaces := a.searchKinds(t, c, objs), appNamespaces(t, objs)
 	keep := func(k kindRef, m *metav1.PartialObjectMetadata) bool {
 		return (!k.namespaced || slices.Contains(namespaces, m.Namespace)) && m.Annotations[manifest.TrackingAnnotation] == "" &&
+			!isDestination(t, k, m.Name) &&
 			t.ArgoCD.Owner(k.gvk.GroupKind(), m.Namespace, m.Name, m.Labels, m.Annotations) == t.ArgoCD.App
 	}
 	var (
@@ -143,6 +144,14 @@ func (a *Activities) listArgoTracked(ctx context.Context, c *kube.Clients, t Tar
 		}
 	}
 	return live, nil
+}
+
+// isDestination reports whether the object of kind k named name is the
+// app's destination namespace. Argo CD tracks the namespace it manages
+// with CreateNamespace=true and managedNamespaceMetadata, yet never prunes
+// it; it is not in the manifests, so it must not be found here either.
+func isDestination(t Target, k kindRef, name string) bool {
+	return k.gvk.Group == "" && k.gvk.Kind == "Namespace" && name == t.Destination.Namespace
 }
 
 // appNamespaces are the destination namespace and those of the manifests,

@@ -125,6 +125,18 @@ func TestArgoTakeover(t *testing.T) {
 			// An annotation copied from another object proves nothing.
 			copied := argoConfigMap("copied", nil)
 			copied.SetAnnotations(map[string]string{manifest.ArgoTrackingIDAnnotation: app + ":/ConfigMap:" + h.ns + "/cfg"})
+			// Argo CD tracks the namespace it manages (CreateNamespace=true
+			// with managedNamespaceMetadata), but never prunes it.
+			ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
+			ns.SetName(h.ns)
+			argoTrack(ns, method, app, "")
+			nsPatch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": ns.GetLabels(), "annotations": ns.GetAnnotations()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.dyn.Resource(namespacesGVR).Patch(t.Context(), h.ns, types.MergePatchType, nsPatch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			uids := map[string]types.UID{}
 			for _, u := range []*unstructured.Unstructured{cfg, old, theirs, otherWay, copied} {
 				uids[u.GetName()] = h.clientSideApply(gvrConfigMaps, u, "argocd-controller").GetUID()
@@ -145,6 +157,16 @@ func TestArgoTakeover(t *testing.T) {
 			c := h.compare(tg, ref, false)
 			if d := cmp.Diff([]string{"ConfigMap/old"}, requiresPruning(c)); d != "" || c.Sync != appspec.SyncOutOfSync {
 				t.Fatalf("before the sync, requires pruning (-want +got):\n%s (sync %s) %+v", d, c.Sync, c.Resources)
+			}
+
+			tree := must[ResourceTreeOutput](h, ResourceTreeName, ResourceTreeInput{Target: tg, Manifests: &ref})
+			var nodes []string
+			for _, n := range tree.Nodes {
+				nodes = append(nodes, n.Kind+"/"+n.Name)
+			}
+			slices.Sort(nodes)
+			if d := cmp.Diff([]string{"ConfigMap/cfg", "ConfigMap/old", "Service/web"}, nodes); d != "" {
+				t.Fatalf("tree before the sync (-want +got):\n%s", d)
 			}
 
 			r := h.sync(tg, ref, SyncOperation{SyncID: "take-over", Prune: true})

@@ -86,6 +86,9 @@ func (a *Activities) resourceTree(ctx context.Context, in ResourceTreeInput) (Re
 	if err != nil {
 		return ResourceTreeOutput{}, err
 	}
+	if managed, err = a.withArgoTracked(ctx, c, t, d.objs, managed); err != nil {
+		return ResourceTreeOutput{}, err
+	}
 	slices.SortFunc(managed, func(x, y liveObject) int {
 		switch kx, ky := x.key().String(), y.key().String(); {
 		case kx < ky:
