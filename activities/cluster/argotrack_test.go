@@ -194,6 +194,13 @@ func TestArgoTakeover(t *testing.T) {
 			if _, ok := live.GetAnnotations()[lastAppliedAnnotation]; ok {
 				t.Errorf("cfg keeps %s", lastAppliedAnnotation)
 			}
+			// Argo CD's apply wrote its tracking: it went with its fields.
+			if _, ok := live.GetAnnotations()[manifest.ArgoTrackingIDAnnotation]; ok {
+				t.Errorf("cfg keeps Argo CD's tracking annotation: %v", live.GetAnnotations())
+			}
+			if _, ok := live.GetLabels()[manifest.ArgoDefaultInstanceLabel]; ok {
+				t.Errorf("cfg keeps Argo CD's instance label: %v", live.GetLabels())
+			}
 			if !manifest.OwnedBy("default", app, live) {
 				t.Errorf("cfg without Windlass's tracking: %v", live.GetAnnotations())
 			}
