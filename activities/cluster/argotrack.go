@@ -114,36 +114,11 @@ func (a *Activities) listArgoTracked(ctx context.Context, c *kube.Clients, t Tar
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*unstructured.Unstructured, len(found))
-	err = parallel(ctx, len(found), a.concurrency, func(ctx context.Context, i int) error {
-		f := found[i]
-		return holding(ctx, a.reads, func() error {
-			u, err := resourceClient(c, f.kind.gvr, f.kind.namespaced, f.meta.Namespace).Get(ctx, f.meta.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if u.GetKind() == "" {
-				u.SetGroupVersionKind(f.kind.gvk)
-			}
-			if owns(t, u) {
-				out[i] = u
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
+	known := make([]knownObject, len(found))
+	for i, f := range found {
+		known[i] = knownObject{kind: f.kind, namespace: f.meta.Namespace, name: f.meta.Name}
 	}
-	var live []liveObject
-	for i, u := range out {
-		if u != nil {
-			live = append(live, liveObject{obj: u, kind: found[i].kind})
-		}
-	}
-	return live, nil
+	return a.getKnown(ctx, c, t, known)
 }
 
 // isDestination reports whether the object of kind k named name is the

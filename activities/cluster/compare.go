@@ -217,7 +217,7 @@ func rememberLive[T any](a *Activities, t Target, live []T, kind func(T) kindRef
 }
 
 // getKnown reads the objects known from the app's last lists by GET, in
-// parallel, keeping those still there and still the app's. It finds no
+// parallel, keeping those still there and still the app's (owns). It finds no
 // object that the lists did not: the watch asks for a Drift compare when
 // a tracked object changed or went, and for a listing one when another
 // writer created (or labelled) an object for the app.
@@ -236,7 +236,7 @@ func (a *Activities) getKnown(ctx context.Context, c *kube.Clients, t Target, kn
 			if u.GetKind() == "" {
 				u.SetGroupVersionKind(k.kind.gvk)
 			}
-			if manifest.OwnedBy(t.Project, t.App, u) {
+			if owns(t, u) {
 				found[i] = u
 			}
 			return nil
