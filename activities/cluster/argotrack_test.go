@@ -309,6 +309,34 @@ func TestTakeOverArgoServerSideApply(t *testing.T) {
 	}
 }
 
+// TestCompareAfterClientSideApply: a client-side apply onto an object
+// Windlass synced makes it OutOfSync even when it only added fields (the
+// dry run keeps fields of other managers): the next sync drops them.
+func TestCompareAfterClientSideApply(t *testing.T) {
+	h := newHarness(t)
+	tg := h.target("csa")
+	ref := h.put(argoConfigMap("cfg", map[string]any{"a": "1"}))
+	h.sync(tg, ref, SyncOperation{SyncID: "s1"})
+	if c := h.compare(tg, ref, false); c.Sync != appspec.SyncSynced {
+		t.Fatalf("after the sync: %s %+v", c.Sync, c.Resources)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + lastAppliedAnnotation + `":"{}"}},"data":{"added":"2"}}`)
+	if _, err := h.dyn.Resource(gvrConfigMaps).Namespace(h.ns).Patch(t.Context(), "cfg", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+		t.Fatal(err)
+	}
+	c := h.compare(tg, ref, false)
+	if c.Sync != appspec.SyncOutOfSync || !strings.Contains(c.Resources[0].Message, "fields of client-side apply (kubectl-client-side-apply) move to windlass at the next sync") {
+		t.Fatalf("after kubectl apply: %s %+v", c.Sync, c.Resources)
+	}
+	h.sync(tg, ref, SyncOperation{SyncID: "s2"})
+	if d := cmp.Diff(map[string]any{"a": "1"}, h.get(gvrConfigMaps, "cfg").Object["data"]); d != "" {
+		t.Errorf("data (-want +got):\n%s", d)
+	}
+	if c := h.compare(tg, ref, false); c.Sync != appspec.SyncSynced {
+		t.Fatalf("after the second sync: %s %+v", c.Sync, c.Resources)
+	}
+}
+
 func TestCSAManagers(t *testing.T) {
 	fields := func(v any) *metav1.FieldsV1 {
 		b, _ := json.Marshal(v)

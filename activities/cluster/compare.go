@@ -346,6 +346,10 @@ func (a *Activities) compareOne(ctx context.Context, d *desired, t Target, o *ob
 	if synced {
 		rs.Status = appspec.SyncSynced
 	}
+	if msg := takeOverNote(o, live); msg != "" {
+		rs.Status = appspec.SyncOutOfSync
+		note(msg)
+	}
 	return rs, nil
 }
 

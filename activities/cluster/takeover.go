@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +67,20 @@ func csaManagers(live *unstructured.Unstructured) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// takeOverNote says, for a compare, that the next sync moves fields of
+// client-side apply to windlass ("" when it does not). The dry run cannot
+// show what that removes, yet the object is not in sync: Argo CD's
+// three-way diff would drop those fields too.
+func takeOverNote(o *object, live *unstructured.Unstructured) string {
+	if o.opts.True(optReplace) {
+		return ""
+	}
+	if managers := csaManagers(live); len(managers) > 0 {
+		return "fields of client-side apply (" + strings.Join(managers, ", ") + ") move to " + FieldManager + " at the next sync"
+	}
+	return ""
 }
 
 // ownsLastApplied reports whether a managed-fields entry holds the
