@@ -25,7 +25,10 @@
 //
 // Ownership: every applied object carries the windlass.dev/tracking-id
 // annotation, which alone decides which app owns it, and the windlass.dev/app
-// label, an index used to list and watch an app's objects. Errors that
+// label, an index used to list and watch an app's objects. An app taking
+// over from Argo CD (Target.ArgoCD) also owns the objects without Windlass
+// tracking whose Argo CD tracking names it. Before an apply, the fields of
+// client-side apply managers move to windlass (csaupgrade). Errors that
 // retrying cannot fix (forbidden by the project, invalid manifests, unknown
 // kinds, objects the API server rejects, shared resources with
 // FailOnSharedResource) are non-retryable activity errors of a constant

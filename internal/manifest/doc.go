@@ -5,7 +5,10 @@
 //
 //   - Tracking: the windlass.dev/tracking-id annotation proves which app
 //     owns an object (OwnedBy); the windlass.dev/app label is an index to
-//     list and watch an app's objects with a selector.
+//     list and watch an app's objects with a selector. Argo CD's tracking
+//     (the argocd.argoproj.io/tracking-id annotation, the instance label)
+//     is read for an app that opts in with the app annotations of
+//     ArgoTrackingOf.
 //   - Hooks (HookOf): Argo CD's hook and hook-delete-policy annotations,
 //     and Helm's helm.sh/hook, hook-weight and hook-delete-policy mapped
 //     onto phases (pre-install/pre-upgrade to PreSync,
