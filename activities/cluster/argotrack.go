@@ -204,3 +204,21 @@ func (a *Activities) listMetaIn(ctx context.Context, c *kube.Clients, kinds []ki
 	}
 	return slices.Concat(found...), nil
 }
+
+// waitUnlabelled waits until each deleted object without the app label (one
+// Argo CD tracked, which a watch of the label does not see) is gone, and
+// returns the others.
+func waitUnlabelled(ctx context.Context, c *kube.Clients, t Target, deleted []liveObject) ([]liveObject, error) {
+	label := manifest.AppLabelValue(t.Project, t.App)
+	var labelled []liveObject
+	for _, l := range deleted {
+		if l.obj.GetLabels()[manifest.AppLabel] == label {
+			labelled = append(labelled, l)
+			continue
+		}
+		if err := waitGone(ctx, l.client(c), l.obj.GetName(), l.obj.GetUID()); err != nil {
+			return nil, err
+		}
+	}
+	return labelled, nil
+}

@@ -257,6 +257,30 @@ func TestArgoTrackedForAnotherApp(t *testing.T) {
 	}
 }
 
+// TestDeleteArgoTrackedApp: deleting a migrated app before its first sync
+// cascades to what Argo CD tracked for it, and only to that.
+func TestDeleteArgoTrackedApp(t *testing.T) {
+	h := newHarness(t)
+	tg := h.argoTarget("doomed-argo", manifest.ArgoTrackLabel)
+	mine := argoConfigMap("mine", map[string]any{"a": "1"})
+	argoTrack(mine, manifest.ArgoTrackLabel, "doomed-argo", h.ns)
+	theirs := argoConfigMap("theirs", map[string]any{"a": "1"})
+	argoTrack(theirs, manifest.ArgoTrackLabel, "other", h.ns)
+	h.clientSideApply(gvrConfigMaps, mine, "argocd-controller")
+	h.clientSideApply(gvrConfigMaps, theirs, "argocd-controller")
+	ref := h.put(argoConfigMap("mine", map[string]any{"a": "1"}))
+	out := must[DeleteAppOutput](h, DeleteAppName, DeleteAppInput{Target: tg, Cascade: CascadeForeground, Manifests: &ref})
+	if d := cmp.Diff([]string{"ConfigMap/mine=deleted"}, actions(out.Resources)); d != "" {
+		t.Fatalf("delete (-want +got):\n%s", d)
+	}
+	if h.get(gvrConfigMaps, "mine") != nil { // foreground: gone when DeleteApp returns
+		t.Fatal("mine left after a foreground delete")
+	}
+	if h.get(gvrConfigMaps, "theirs") == nil {
+		t.Fatal("another app's object deleted")
+	}
+}
+
 // TestTakeOverFieldsWithoutArgoTracking: the field takeover is not tied to
 // Argo CD's tracking: an object kubectl applied client-side (here with its
 // own --field-manager) is taken over by any app's sync, while what kubectl

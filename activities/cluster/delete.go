@@ -260,6 +260,10 @@ func untrack(ctx context.Context, c *kube.Clients, l liveObject) error {
 
 // waitDeleted watches the deleted objects until every one is gone.
 func (a *Activities) waitDeleted(ctx context.Context, c *kube.Clients, t Target, deleted []liveObject) error {
+	deleted, err := waitUnlabelled(ctx, c, t, deleted)
+	if err != nil {
+		return err
+	}
 	w := newWatchSet(c, manifest.AppLabel+"="+manifest.AppLabelValue(t.Project, t.App))
 	for _, l := range deleted {
 		w.add(l.kind.gvr, l.kind.namespaced, l.obj.GetNamespace())
