@@ -19,6 +19,9 @@ const (
 	// ArgoDefaultInstanceLabel is Argo CD's default tracking label
 	// (application.instanceLabelKey), valued <app>.
 	ArgoDefaultInstanceLabel = "app.kubernetes.io/instance"
+	// ArgoInstallationIDAnnotation names the Argo CD instance that applied
+	// an object, when argocd-cm sets installationID.
+	ArgoInstallationIDAnnotation = "argocd.argoproj.io/installation-id"
 
 	// AppAnnotationArgoTracking, on a Windlass app, names the Argo CD
 	// tracking method (application.resourceTrackingMethod) whose objects
@@ -31,6 +34,10 @@ const (
 	// its tracking writes it (<namespace>_<name> for an app outside Argo
 	// CD's namespace); the Windlass app's name when unset.
 	AppAnnotationArgoApp = "windlass.dev/argocd-app"
+	// AppAnnotationArgoInstallationID, on a Windlass app, is argocd-cm's
+	// installationID: an object another Argo CD instance applied (its
+	// ArgoInstallationIDAnnotation differs) is not the app's.
+	AppAnnotationArgoInstallationID = "windlass.dev/argocd-installation-id"
 )
 
 // ArgoTrackingMethod is Argo CD's application.resourceTrackingMethod.
@@ -52,6 +59,8 @@ type ArgoTracking struct {
 	LabelKey string `json:"labelKey,omitempty"`
 	// App is the Argo CD app's name in its tracking.
 	App string `json:"app"`
+	// InstallationID is Argo CD's installationID, if it has one.
+	InstallationID string `json:"installationID,omitempty"`
 }
 
 // ArgoTrackingOf reads an app's Argo CD tracking from its annotations;
@@ -60,7 +69,7 @@ type ArgoTracking struct {
 func ArgoTrackingOf(annotations map[string]string, app string) (*ArgoTracking, error) {
 	method, ok := annotations[AppAnnotationArgoTracking]
 	if !ok {
-		for _, k := range []string{AppAnnotationArgoInstanceLabelKey, AppAnnotationArgoApp} {
+		for _, k := range []string{AppAnnotationArgoInstanceLabelKey, AppAnnotationArgoApp, AppAnnotationArgoInstallationID} {
 			if _, set := annotations[k]; set {
 				return nil, fmt.Errorf("annotation %s needs %s", k, AppAnnotationArgoTracking)
 			}
@@ -91,6 +100,7 @@ func ArgoTrackingOf(annotations map[string]string, app string) (*ArgoTracking, e
 		}
 		t.App = v
 	}
+	t.InstallationID = annotations[AppAnnotationArgoInstallationID]
 	return t, nil
 }
 
@@ -146,9 +156,19 @@ func (id ArgoTrackingID) Refers(gk schema.GroupKind, namespace, name string) boo
 
 // Owner returns the Argo CD app that tracks the object of kind gk at
 // namespace/name with the given labels and annotations, following the
-// method; "" when Argo CD's tracking names none. Windlass's own tracking is
-// not looked at.
+// method; "" when Argo CD's tracking names none. An app of another Argo CD
+// instance (another installation ID) is returned as "<app> (installation
+// <id>)", which names no app of this one. Windlass's own tracking is not
+// looked at.
 func (t *ArgoTracking) Owner(gk schema.GroupKind, namespace, name string, labels, annotations map[string]string) string {
+	owner := t.owner(gk, namespace, name, labels, annotations)
+	if id := annotations[ArgoInstallationIDAnnotation]; owner != "" && t.InstallationID != "" && id != "" && id != t.InstallationID {
+		return owner + " (installation " + id + ")"
+	}
+	return owner
+}
+
+func (t *ArgoTracking) owner(gk schema.GroupKind, namespace, name string, labels, annotations map[string]string) string {
 	if t.Method == ArgoTrackLabel {
 		return labels[t.LabelKey]
 	}

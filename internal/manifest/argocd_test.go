@@ -76,6 +76,8 @@ func TestArgoTrackingOf(t *testing.T) {
 		{name: "bad app", ann: map[string]string{AppAnnotationArgoTracking: "label", AppAnnotationArgoApp: "Web:x"}, wantErr: "is not an Argo CD app name"},
 		{name: "bad app namespace", ann: map[string]string{AppAnnotationArgoTracking: "label", AppAnnotationArgoApp: "a.b_web"}, wantErr: `namespace "a.b"`},
 		{name: "key without method", ann: map[string]string{AppAnnotationArgoApp: "web"}, wantErr: "needs " + AppAnnotationArgoTracking},
+		{name: "installation ID", ann: map[string]string{AppAnnotationArgoTracking: "annotation", AppAnnotationArgoInstallationID: "prod"},
+			want: &ArgoTracking{Method: ArgoTrackAnnotation, LabelKey: ArgoDefaultInstanceLabel, App: "web", InstallationID: "prod"}},
 	}
 	for _, tt := range tests {
 		got, err := ArgoTrackingOf(tt.ann, "web")
@@ -104,6 +106,10 @@ func TestArgoTrackingOwner(t *testing.T) {
 	both := &ArgoTracking{Method: ArgoTrackAnnotationAndLabel, LabelKey: ArgoDefaultInstanceLabel}
 	byLabel := &ArgoTracking{Method: ArgoTrackLabel, LabelKey: ArgoDefaultInstanceLabel}
 	custom := &ArgoTracking{Method: ArgoTrackLabel, LabelKey: "argocd.argoproj.io/instance"}
+	prod := &ArgoTracking{Method: ArgoTrackAnnotation, InstallationID: "prod"}
+	withID := func(v, id string) map[string]string {
+		return map[string]string{ArgoTrackingIDAnnotation: v, ArgoInstallationIDAnnotation: id}
+	}
 	tests := []struct {
 		name      string
 		t         *ArgoTracking
@@ -127,6 +133,10 @@ func TestArgoTrackingOwner(t *testing.T) {
 		{"label method ignores the annotation", byLabel, deploy, "ns", nil, ann("web:apps/Deployment:ns/d"), ""},
 		{"custom label key", custom, deploy, "ns", map[string]string{"argocd.argoproj.io/instance": "web"}, nil, "web"},
 		{"custom label key ignores the default", custom, deploy, "ns", inst, nil, ""},
+		{"this installation", prod, deploy, "ns", nil, withID("web:apps/Deployment:ns/d", "prod"), "web"},
+		{"no installation ID on the object", prod, deploy, "ns", nil, ann("web:apps/Deployment:ns/d"), "web"},
+		{"another installation", prod, deploy, "ns", nil, withID("web:apps/Deployment:ns/d", "staging"), "web (installation staging)"},
+		{"installation IDs not configured", byAnn, deploy, "ns", nil, withID("web:apps/Deployment:ns/d", "staging"), "web"},
 	}
 	for _, tt := range tests {
 		if got := tt.t.Owner(tt.gk, tt.ns, "d", tt.labels, tt.ann); got != tt.wantOwner {
