@@ -86,12 +86,12 @@ func (a *Activities) withArgoTracked(ctx context.Context, c *kube.Clients, t Tar
 // listArgoTracked lists the objects without Windlass tracking that Argo CD
 // tracked for the app, in every kind the cluster serves: cluster-scoped,
 // or in the app's namespaces (the destination's and its manifests'). With
-// label tracking one list per kind selects them by label (and the label
-// found elsewhere is left alone, as Helm charts set it too). Annotations cannot be
+// label tracking one list per kind selects them by label (the label found
+// elsewhere is left alone: Helm charts set it too). Annotations cannot be
 // selected, so with annotation tracking every namespaced kind is listed in
-// each of the app's namespaces and every cluster-scoped kind once, metadata only; the objects found are then read
-// whole. This costs a list per kind and namespace at each compare, which is
-// why it is opt-in.
+// each of the app's namespaces and every cluster-scoped kind once. Both
+// list metadata only, then read the objects found whole. That is a list
+// per kind (and namespace) at each compare, which is why it is opt-in.
 func (a *Activities) listArgoTracked(ctx context.Context, c *kube.Clients, t Target, objs []*object) ([]liveObject, error) {
 	kinds, namespaces := a.searchKinds(t, c, objs), appNamespaces(t, objs)
 	keep := func(k kindRef, m *metav1.PartialObjectMetadata) bool {
