@@ -447,18 +447,8 @@ func (s *Server) deleteApp(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), s.opts.SyncTimeout)
-	defer cancel()
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: workflows.UpdateDelete,
-		Args:         []any{workflows.DeleteRequest{Cascade: c.QueryParam("cascade"), Initiator: initiator(c)}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	res, err := s.deleteWorkflow(c.Request().Context(), id, workflows.DeleteRequest{Cascade: c.QueryParam("cascade"), Initiator: initiator(c)})
 	if err != nil {
-		return err
-	}
-	var res workflows.DeleteResult
-	if err := h.Get(ctx, &res); err != nil {
 		return err
 	}
 	if len(res.AwaitingApproval) > 0 {
@@ -466,6 +456,25 @@ func (s *Server) deleteApp(c *echo.Context) error {
 		return c.JSON(http.StatusAccepted, res)
 	}
 	return c.JSON(http.StatusOK, res)
+}
+
+// deleteWorkflow runs the delete update of the app workflow id and waits
+// (up to SyncTimeout) for its result.
+func (s *Server) deleteWorkflow(ctx context.Context, id string, req workflows.DeleteRequest) (workflows.DeleteResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SyncTimeout)
+	defer cancel()
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateDelete, Args: []any{req},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return workflows.DeleteResult{}, err
+	}
+	var res workflows.DeleteResult
+	if err := h.Get(ctx, &res); err != nil {
+		return workflows.DeleteResult{}, err
+	}
+	return res, nil
 }
 
 // ApprovedDeletion answers confirm-deletion: the resources whose deletion

@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// The methods below serve callers inside the server process that act as
+// Windlass itself, such as the Kubernetes front door (api/frontdoor): no
+// caller is authorised, but the project checks and the workflow updates
+// are the REST API's own. Their errors are *Problem, so that a caller can
+// tell a refusal (4xx) from an outage (5xx).
+
+// ApplyApplication creates or updates an app, as POST
+// /api/v1/applications?upsert=true does: the project check, then setSpec
+// with Update-With-Start.
+func (s *Server) ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error) {
+	if err := s.checkProject(ctx, spec); err != nil {
+		return workflows.AppView{}, toProblem(err)
+	}
+	view, err := s.upsert(ctx, spec)
+	if err != nil {
+		return workflows.AppView{}, toProblem(err)
+	}
+	return view, nil
+}
+
+// DeleteApplication deletes an app as DELETE /api/v1/applications/{name}
+// does, with cascade foreground, background or orphan.
+func (s *Server) DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error) {
+	res, err := s.deleteWorkflow(ctx, workflows.AppWorkflowID(project, name),
+		workflows.DeleteRequest{Cascade: cascade, Initiator: initiator})
+	if err != nil {
+		return res, toProblem(err)
+	}
+	return res, nil
+}
+
+// Application is an app's view, as GET /api/v1/applications/{name}
+// answers it without the full resource list.
+func (s *Server) Application(ctx context.Context, project, name string) (workflows.AppView, error) {
+	view, err := s.status(ctx, workflows.AppWorkflowID(project, name))
+	if err != nil {
+		return view, toProblem(err)
+	}
+	return view, nil
+}
