@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"net/http"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -40,8 +43,17 @@ func (s *Server) DeleteApplication(ctx context.Context, project, name, cascade, 
 
 // Application is an app's view, as GET /api/v1/applications/{name}
 // answers it without the full resource list.
+// An app whose workflow has ended (a deleted app) is not found.
 func (s *Server) Application(ctx context.Context, project, name string) (workflows.AppView, error) {
-	view, err := s.status(ctx, workflows.AppWorkflowID(project, name))
+	id := workflows.AppWorkflowID(project, name)
+	d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return workflows.AppView{}, toProblem(err)
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return workflows.AppView{}, problem(http.StatusNotFound, "application not found")
+	}
+	view, err := s.status(ctx, id)
 	if err != nil {
 		return view, toProblem(err)
 	}

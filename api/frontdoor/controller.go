@@ -1,0 +1,434 @@
+package frontdoor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// Apps creates, deletes and reads Windlass apps; *api.Server is one. Its
+// errors are *api.Problem.
+type Apps interface {
+	ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error)
+	DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error)
+	Application(ctx context.Context, project, name string) (workflows.AppView, error)
+}
+
+var _ Apps = (*api.Server)(nil)
+
+// Config configures a Controller.
+type Config struct {
+	// Namespaces are the namespaces whose Applications are watched.
+	Namespaces []string
+	// StatusEvery is how often every resource's status is compared with
+	// its app's (default 10 s); it is written only when it differs.
+	StatusEvery time.Duration
+	// Workers reconcile resources in parallel (default 2).
+	Workers int
+	Logger  *slog.Logger
+	// now is the clock of condition times (tests).
+	now func() time.Time
+}
+
+// Log messages.
+const (
+	msgApplied        = "application resource applied"
+	msgRefused        = "application resource refused"
+	msgDeleted        = "application deleted with its resource"
+	msgReconcileError = "reconcile of an application resource failed"
+	msgWatching       = "watching application resources"
+)
+
+// awaitingRetry is how long a deletion waiting for approval waits before
+// it asks again.
+const awaitingRetry = 30 * time.Second
+
+// Controller keeps one Windlass app per watched Application resource.
+type Controller struct {
+	dyn   dynamic.Interface
+	apps  Apps
+	cfg   Config
+	queue workqueue.TypedRateLimitingInterface[string]
+	// informers by namespace.
+	informers map[string]cache.SharedIndexInformer
+
+	mu sync.Mutex
+	// applied holds the hash of the spec last applied for each resource,
+	// so that an unchanged resource is not applied again.
+	applied map[string]string
+	// gone holds the app of each resource deleted without the finalizer,
+	// until its app is removed.
+	gone map[string]appRef
+}
+
+// New makes a controller of the Applications in cfg.Namespaces.
+func New(dyn dynamic.Interface, apps Apps, cfg Config) (*Controller, error) {
+	if len(cfg.Namespaces) == 0 {
+		return nil, errors.New("frontdoor: no namespace to watch")
+	}
+	if cfg.StatusEvery <= 0 {
+		cfg.StatusEvery = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	c := &Controller{
+		dyn: dyn, apps: apps, cfg: cfg,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "frontdoor"}),
+		informers: map[string]cache.SharedIndexInformer{},
+		applied:   map[string]string{}, gone: map[string]appRef{},
+	}
+	for _, ns := range cfg.Namespaces {
+		if _, dup := c.informers[ns]; dup {
+			continue
+		}
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+		inf := f.ForResource(Applications).Informer()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueue,
+			UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+			DeleteFunc: c.deleted,
+		}); err != nil {
+			return nil, err
+		}
+		c.informers[ns] = inf
+	}
+	return c, nil
+}
+
+func (c *Controller) enqueue(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		c.queue.Add(key)
+	}
+}
+
+// deleted remembers the app of a deleted resource, then enqueues it.
+func (c *Controller) deleted(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key, err := cache.MetaNamespaceKeyFunc(u)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	c.gone[key] = refOf(u.Object)
+	delete(c.applied, key)
+	c.mu.Unlock()
+	c.queue.Add(key)
+}
+
+// Run watches until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	synced := []cache.InformerSynced{}
+	for _, inf := range c.informers {
+		go inf.RunWithContext(ctx)
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return ctx.Err()
+	}
+	c.cfg.Logger.Info(msgWatching, "namespaces", c.cfg.Namespaces)
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Go(func() {
+			for c.next(ctx) {
+			}
+		})
+	}
+	t := time.NewTicker(c.cfg.StatusEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.queue.ShutDown()
+			wg.Wait()
+			return nil
+		case <-t.C:
+			for _, inf := range c.informers {
+				for _, key := range inf.GetIndexer().ListKeys() {
+					c.queue.Add(key)
+				}
+			}
+		}
+	}
+}
+
+// next reconciles one key; false once the queue shuts down.
+func (c *Controller) next(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.reconcile(ctx, key); err != nil {
+		if ctx.Err() == nil {
+			c.cfg.Logger.Warn(msgReconcileError, "application", key, "error", err)
+		}
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+// reconcile brings the app of resource key, and the resource's status, up
+// to date.
+func (c *Controller) reconcile(ctx context.Context, key string) error {
+	ns, _, _ := strings.Cut(key, "/")
+	inf, ok := c.informers[ns]
+	if !ok {
+		return nil
+	}
+	obj, exists, err := inf.GetIndexer().GetByKey(key)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return c.removeGone(ctx, key)
+	}
+	u := obj.(*unstructured.Unstructured)
+	if u.GetDeletionTimestamp() != nil {
+		return c.finalize(ctx, key, u)
+	}
+	spec, err := specOf(u.Object, key)
+	if err != nil {
+		// Nothing is applied; the app, if any, keeps its spec.
+		c.cfg.Logger.Info(msgRefused, "application", key, "error", err)
+		return c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condInvalidSpec, Message: err.Error()})
+	}
+	view, err := c.apps.Application(ctx, spec.Project, spec.Name)
+	found := err == nil
+	if err != nil && !isStatus(err, http.StatusNotFound) {
+		return err
+	}
+	if found && view.Spec.Annotations[DeclaredBy] != "" && view.Spec.Annotations[DeclaredBy] != key {
+		msg := fmt.Sprintf("application %s/%s is declared by the Application %s", spec.Project, spec.Name, view.Spec.Annotations[DeclaredBy])
+		return c.writeStatus(ctx, u, nil, condition{Type: condInvalidSpec, Message: msg})
+	}
+	h := hashOf(spec)
+	c.mu.Lock()
+	if found && c.applied[key] != h && hashOf(view.Spec) == h {
+		c.applied[key] = h // applied before a restart
+	}
+	apply := !found || c.applied[key] != h
+	c.mu.Unlock()
+	if apply {
+		v, err := c.apps.ApplyApplication(ctx, spec)
+		if msg, refused := refusal(err); refused {
+			c.cfg.Logger.Info(msgRefused, "application", key, "error", err)
+			var cur *workflows.AppView
+			if found {
+				cur = &view
+			}
+			if werr := c.writeStatus(ctx, u, cur, condition{Type: condInvalidSpec, Message: msg}); werr != nil {
+				return werr
+			}
+			if isStatus(err, http.StatusConflict) {
+				return err // an app being deleted: try again
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.applied[key] = h
+		c.mu.Unlock()
+		c.cfg.Logger.Info(msgApplied, "application", key, "app", spec.Project+"/"+spec.Name)
+		view = v
+	}
+	return c.writeStatus(ctx, u, &view)
+}
+
+// viewOf is the view of ref's app, or nil when there is none.
+func (c *Controller) viewOf(ctx context.Context, ref appRef) *workflows.AppView {
+	v, err := c.apps.Application(ctx, ref.project, ref.name)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// removeGone removes the app of a resource deleted without the finalizer;
+// its resources stay.
+func (c *Controller) removeGone(ctx context.Context, key string) error {
+	c.mu.Lock()
+	ref, ok := c.gone[key]
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := c.deleteApp(ctx, key, ref, cascadeOrphan); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	delete(c.gone, key)
+	c.mu.Unlock()
+	return nil
+}
+
+// deleteApp deletes ref's app with cascade if resource key declared it.
+// It returns errAwaiting while resources marked Delete=confirm wait.
+func (c *Controller) deleteApp(ctx context.Context, key string, ref appRef, cascade string) error {
+	view, err := c.apps.Application(ctx, ref.project, ref.name)
+	if isStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if view.Spec.Annotations[DeclaredBy] != key {
+		return nil // not this resource's app
+	}
+	if aw := view.Status.AwaitingDeletionApproval; len(aw) > 0 {
+		return &awaitingError{keys: aw} // asked before
+	}
+	res, err := c.apps.DeleteApplication(ctx, ref.project, ref.name, cascade, "kubernetes: Application "+key+" deleted")
+	if isStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.AwaitingApproval) > 0 {
+		return &awaitingError{keys: res.AwaitingApproval}
+	}
+	c.cfg.Logger.Info(msgDeleted, "application", key, "app", ref.project+"/"+ref.name, "cascade", cascade)
+	return nil
+}
+
+// awaitingError: the deletion waits for resources marked Delete=confirm.
+type awaitingError struct{ keys []appspec.ResourceKey }
+
+func (e *awaitingError) Error() string {
+	names := make([]string, len(e.keys))
+	for i, k := range e.keys {
+		names[i] = k.String()
+	}
+	return "the deletion waits for the approval to delete " + strings.Join(names, ", ") + " (confirm-deletion)"
+}
+
+// finalize handles a resource being deleted: with Argo CD's resources
+// finalizer, the app and its resources are deleted, then the finalizer is
+// released. Without it the resource goes at once and removeGone follows.
+func (c *Controller) finalize(ctx context.Context, key string, u *unstructured.Unstructured) error {
+	cascade, has := cascadeOf(u.GetFinalizers())
+	if !has {
+		return nil
+	}
+	err := c.deleteApp(ctx, key, refOf(u.Object), cascade)
+	var aw *awaitingError
+	if errors.As(err, &aw) {
+		c.queue.AddAfter(key, awaitingRetry)
+		return c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: aw.Error()})
+	}
+	if err != nil {
+		if msg, refused := refusal(err); refused {
+			_ = c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: msg})
+		}
+		return err
+	}
+	c.mu.Lock()
+	delete(c.applied, key)
+	c.mu.Unlock()
+	cur, rest := u.GetFinalizers(), withoutFinalizer(u.GetFinalizers())
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/finalizers", "value": cur},
+		{"op": "replace", "path": "/metadata/finalizers", "value": rest},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.dyn.Resource(Applications).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("release the finalizer of %s: %w", key, err)
+	}
+	return nil
+}
+
+// writeStatus writes the status of u for view (nil: no app) and conds,
+// unless u already has it.
+func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructured, view *workflows.AppView, conds ...condition) error {
+	cur := u.Object["status"]
+	prev, _ := cur.(map[string]any)
+	want := renderStatus(view, conds, prev, c.cfg.now())
+	if sameStatus(cur, want) {
+		return nil
+	}
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": want}})
+	if err != nil {
+		return err
+	}
+	// Argo CD's CRD has no status subresource: status is part of the
+	// object. Where a CRD has one, the object's patch leaves status as it
+	// was and the subresource takes it.
+	r := c.dyn.Resource(Applications).Namespace(u.GetNamespace())
+	out, err := r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	if err == nil && !sameStatus(out.Object["status"], want) {
+		_, err = r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("write the status of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return nil
+}
+
+// hashOf fingerprints a spec.
+func hashOf(spec appspec.Application) string {
+	b, _ := json.Marshal(spec)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
+}
+
+// isStatus says whether err is an API problem of status code.
+func isStatus(err error, code int) bool {
+	var p *api.Problem
+	return errors.As(err, &p) && p.Status == code
+}
+
+// refusal is the message of an error that retrying cannot fix: a 4xx
+// problem (a refused project or spec, an app being deleted).
+func refusal(err error) (string, bool) {
+	var p *api.Problem
+	if !errors.As(err, &p) || p.Status < 400 || p.Status >= 500 || p.Status == http.StatusNotFound {
+		return "", false
+	}
+	msg := p.Detail
+	if p.Field != "" && !strings.Contains(msg, p.Field) {
+		msg = p.Field + ": " + msg
+	}
+	return msg, true
+}

@@ -1,0 +1,361 @@
+package frontdoor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// fakeApps keeps apps in memory, as the API would: the default project
+// only, every app Synced and Healthy once applied.
+type fakeApps struct {
+	mu      sync.Mutex
+	apps    map[appRef]workflows.AppView
+	applied []string
+	deleted []string
+	// awaiting makes deletes wait for approval of these resources.
+	awaiting []appspec.ResourceKey
+}
+
+func newFakeApps() *fakeApps { return &fakeApps{apps: map[appRef]workflows.AppView{}} }
+
+func (f *fakeApps) ApplyApplication(_ context.Context, spec appspec.Application) (workflows.AppView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if spec.Project != appspec.DefaultProject {
+		return workflows.AppView{}, &api.Problem{Status: http.StatusForbidden, Detail: "project " + spec.Project + " does not exist", Field: "project"}
+	}
+	v := workflows.AppView{Spec: spec, Status: workflows.AppStatus{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, SHA: "c0ffee"}}
+	f.apps[appRef{spec.Project, spec.Name}] = v
+	f.applied = append(f.applied, spec.Name+"@"+spec.Source.Path)
+	return v, nil
+}
+
+func (f *fakeApps) DeleteApplication(_ context.Context, project, name, cascade, _ string) (workflows.DeleteResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.apps[appRef{project, name}]; !ok {
+		return workflows.DeleteResult{}, &api.Problem{Status: http.StatusNotFound, Detail: "application not found"}
+	}
+	v := f.apps[appRef{project, name}]
+	if len(v.Status.AwaitingDeletionApproval) > 0 {
+		return workflows.DeleteResult{}, &api.Problem{Status: http.StatusConflict, Detail: "the application is already being deleted"}
+	}
+	if f.awaiting != nil {
+		v.Status.AwaitingDeletionApproval = f.awaiting
+		f.apps[appRef{project, name}] = v
+		return workflows.DeleteResult{AwaitingApproval: f.awaiting}, nil
+	}
+	delete(f.apps, appRef{project, name})
+	f.deleted = append(f.deleted, name+":"+cascade)
+	return workflows.DeleteResult{}, nil
+}
+
+func (f *fakeApps) Application(_ context.Context, project, name string) (workflows.AppView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.apps[appRef{project, name}]
+	if !ok {
+		return v, &api.Problem{Status: http.StatusNotFound, Detail: "application not found"}
+	}
+	return v, nil
+}
+
+func (f *fakeApps) calls() (applied, deleted []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.applied), slices.Clone(f.deleted)
+}
+
+var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// start makes namespaces and runs a controller of them until the test
+// ends.
+func start(t *testing.T, apps Apps, nss ...string) {
+	t.Helper()
+	for _, ns := range nss {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+		if _, err := dyn.Resource(namespaces).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = dyn.Resource(namespaces).Delete(context.Background(), ns, metav1.DeleteOptions{})
+		})
+	}
+	c, err := New(dyn, apps, Config{Namespaces: nss, StatusEvery: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9) }
+
+// application is an Argo CD Application of the default project; extra
+// is more YAML under metadata (indented by two spaces).
+func application(ns, name, path, metadata string) *unstructured.Unstructured {
+	doc := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: %s
+%s
+spec:
+  project: default
+  source: {repoURL: 'https://git.example.com/apps.git', path: %s, targetRevision: main}
+  destination: {server: 'https://kubernetes.default.svc', namespace: %s}
+`, name, ns, metadata, path, ns)
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func create(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	if _, err := dyn.Resource(Applications).Namespace(u.GetNamespace()).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, ns, name string) (*unstructured.Unstructured, bool) {
+	t.Helper()
+	u, err := dyn.Resource(Applications).Namespace(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u, true
+}
+
+// eventually polls cond until it holds, or fails the test after 20 s.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %s", what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// statusOf is a resource's status fields: sync, health and the
+// conditions as "type: message".
+func statusOf(u *unstructured.Unstructured) (sync, health string, conds []string) {
+	sync, _, _ = unstructured.NestedString(u.Object, "status", "sync", "status")
+	health, _, _ = unstructured.NestedString(u.Object, "status", "health", "status")
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		conds = append(conds, fmt.Sprintf("%v: %v", m["type"], m["message"]))
+	}
+	return sync, health, conds
+}
+
+func waitStatus(t *testing.T, ns, name, wantSync, wantHealth, wantCond string) *unstructured.Unstructured {
+	t.Helper()
+	var out *unstructured.Unstructured
+	eventually(t, fmt.Sprintf("%s/%s status %s/%s %q", ns, name, wantSync, wantHealth, wantCond), func() (bool, string) {
+		u, ok := get(t, ns, name)
+		if !ok {
+			return false, "no resource"
+		}
+		s, h, conds := statusOf(u)
+		out = u
+		condOK := wantCond == "" && len(conds) == 0 || wantCond != "" && len(conds) == 1 && strings.Contains(conds[0], wantCond)
+		return s == wantSync && h == wantHealth && condOK, fmt.Sprintf("%s/%s %q", s, h, conds)
+	})
+	return out
+}
+
+func TestApplyAndStatus(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-apply")
+	start(t, apps, ns)
+	create(t, application(ns, "guestbook", "guestbook", ""))
+	u := waitStatus(t, ns, "guestbook", "Synced", "Healthy", "")
+	if rev, _, _ := unstructured.NestedString(u.Object, "status", "sync", "revision"); rev != "c0ffee" {
+		t.Fatalf("status.sync.revision = %q, want c0ffee", rev)
+	}
+	v, err := apps.Application(t.Context(), "default", "guestbook")
+	if err != nil || v.Spec.Annotations[DeclaredBy] != ns+"/guestbook" || v.Spec.Source.Path != "guestbook" {
+		t.Fatalf("app = %+v, %v; want guestbook declared by %s/guestbook", v.Spec, err, ns)
+	}
+
+	// An unchanged resource is neither applied again nor rewritten.
+	rv := u.GetResourceVersion()
+	time.Sleep(time.Second) // several status passes
+	if u, _ := get(t, ns, "guestbook"); u.GetResourceVersion() != rv {
+		t.Fatalf("the resource was written again (resourceVersion %s, was %s): %v", u.GetResourceVersion(), rv, u.Object["status"])
+	}
+	if applied, _ := apps.calls(); len(applied) != 1 {
+		t.Fatalf("applied %v, want once", applied)
+	}
+
+	// A change of spec is applied.
+	u.Object["spec"].(map[string]any)["source"].(map[string]any)["path"] = "guestbook-v2"
+	if _, err := dyn.Resource(Applications).Namespace(ns).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new path applied", func() (bool, string) {
+		applied, _ := apps.calls()
+		return slices.Equal(applied, []string{"guestbook@guestbook", "guestbook@guestbook-v2"}), fmt.Sprint(applied)
+	})
+	// The front door writes status only: the spec and metadata are as
+	// the user left them.
+	u, _ = get(t, ns, "guestbook")
+	if p, _, _ := unstructured.NestedString(u.Object, "spec", "source", "path"); p != "guestbook-v2" || len(u.GetFinalizers()) != 0 || len(u.GetAnnotations()) != 0 {
+		t.Fatalf("resource changed: path %q, finalizers %v, annotations %v", p, u.GetFinalizers(), u.GetAnnotations())
+	}
+}
+
+func TestInvalidSpecThenFixed(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-invalid")
+	start(t, apps, ns)
+	bad := application(ns, "broken", "x", "")
+	unstructured.RemoveNestedField(bad.Object, "spec", "source")
+	bad.Object["spec"].(map[string]any)["destination"].(map[string]any)["bogus"] = "yes"
+	create(t, bad)
+	u := waitStatus(t, ns, "broken", "Unknown", "Unknown", "InvalidSpecError: spec.destination.bogus")
+	if applied, _ := apps.calls(); len(applied) != 0 {
+		t.Fatalf("an invalid resource was applied: %v", applied)
+	}
+
+	// Fixed, it is applied and the condition goes.
+	fixed := application(ns, "broken", "x", "")
+	u.Object["spec"] = fixed.Object["spec"]
+	if _, err := dyn.Resource(Applications).Namespace(ns).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, ns, "broken", "Synced", "Healthy", "")
+}
+
+func TestProjectRefused(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-project")
+	start(t, apps, ns)
+	u := application(ns, "elsewhere", "x", "")
+	u.Object["spec"].(map[string]any)["project"] = "nope"
+	create(t, u)
+	waitStatus(t, ns, "elsewhere", "Unknown", "Unknown", "InvalidSpecError: project nope does not exist")
+	if _, err := apps.Application(t.Context(), "nope", "elsewhere"); err == nil {
+		t.Fatal("an app of a refused project exists")
+	}
+}
+
+func TestDeleteWithFinalizer(t *testing.T) {
+	for _, tc := range []struct{ finalizer, cascade string }{
+		{finalizer, "foreground"},
+		{finalizer + "/foreground", "foreground"},
+		{finalizer + "/background", "background"},
+	} {
+		t.Run(tc.cascade+" "+tc.finalizer, func(t *testing.T) {
+			apps := newFakeApps()
+			ns := uniq("fd-final")
+			start(t, apps, ns)
+			create(t, application(ns, "gb", "gb", "  finalizers: ["+tc.finalizer+"]"))
+			waitStatus(t, ns, "gb", "Synced", "Healthy", "")
+			if err := dyn.Resource(Applications).Namespace(ns).Delete(t.Context(), "gb", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the resource gone", func() (bool, string) {
+				u, ok := get(t, ns, "gb")
+				if !ok {
+					return true, ""
+				}
+				return false, fmt.Sprint("finalizers ", u.GetFinalizers())
+			})
+			if _, deleted := apps.calls(); !slices.Equal(deleted, []string{"gb:" + tc.cascade}) {
+				t.Fatalf("deleted %v, want gb with cascade %s", deleted, tc.cascade)
+			}
+		})
+	}
+}
+
+func TestDeleteWithoutFinalizerKeepsResources(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-orphan")
+	start(t, apps, ns)
+	create(t, application(ns, "gb", "gb", ""))
+	waitStatus(t, ns, "gb", "Synced", "Healthy", "")
+	if err := dyn.Resource(Applications).Namespace(ns).Delete(t.Context(), "gb", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the app removed, its resources orphaned", func() (bool, string) {
+		_, deleted := apps.calls()
+		return slices.Equal(deleted, []string{"gb:orphan"}), fmt.Sprint(deleted)
+	})
+}
+
+func TestDeletionAwaitingApproval(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-await")
+	start(t, apps, ns)
+	create(t, application(ns, "gb", "gb", "  finalizers: ["+finalizer+"]"))
+	waitStatus(t, ns, "gb", "Synced", "Healthy", "")
+	apps.mu.Lock()
+	apps.awaiting = []appspec.ResourceKey{{Kind: "PersistentVolumeClaim", Namespace: ns, Name: "data"}}
+	apps.mu.Unlock()
+	if err := dyn.Resource(Applications).Namespace(ns).Delete(t.Context(), "gb", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, ns, "gb", "Synced", "Healthy", "DeletionError: the deletion waits for the approval to delete /PersistentVolumeClaim:"+ns+"/data")
+	time.Sleep(time.Second) // several passes
+	if u, _ := get(t, ns, "gb"); u == nil || !slices.Contains(u.GetFinalizers(), finalizer) {
+		t.Fatalf("finalizer released before the deletion: %v", u)
+	}
+	if _, deleted := apps.calls(); len(deleted) != 0 {
+		t.Fatalf("deleted %v before the approval", deleted)
+	}
+}
+
+func TestSameAppFromTwoNamespaces(t *testing.T) {
+	apps := newFakeApps()
+	a, b := uniq("fd-a"), uniq("fd-b")
+	start(t, apps, a, b)
+	create(t, application(a, "shared", "a", ""))
+	waitStatus(t, a, "shared", "Synced", "Healthy", "")
+	create(t, application(b, "shared", "b", "  finalizers: ["+finalizer+"]"))
+	waitStatus(t, b, "shared", "Unknown", "Unknown", "InvalidSpecError: application default/shared is declared by the Application "+a+"/shared")
+
+	// Deleting the refused resource leaves the other's app alone.
+	if err := dyn.Resource(Applications).Namespace(b).Delete(t.Context(), "shared", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the refused resource gone", func() (bool, string) {
+		_, ok := get(t, b, "shared")
+		return !ok, "still there"
+	})
+	applied, deleted := apps.calls()
+	if !slices.Equal(applied, []string{"shared@a"}) || len(deleted) != 0 {
+		t.Fatalf("applied %v, deleted %v; want shared@a applied and nothing deleted", applied, deleted)
+	}
+}

@@ -1,0 +1,17 @@
+// Package frontdoor is Windlass's optional Kubernetes front door: it
+// watches Argo CD's Application custom resources (argoproj.io/v1alpha1)
+// in chosen namespaces and keeps one Windlass app per resource.
+//
+//   - A created or changed Application creates or updates its app through
+//     the REST API's own project check and setSpec (Update-With-Start).
+//   - A deleted Application deletes its app: with Argo CD's resources
+//     finalizer the app's resources go too (foreground or background),
+//     then the finalizer is released; without it the resources stay.
+//   - The app's sync, health, revision and last operation are written to
+//     the resource's status under Argo CD's field names, only when they
+//     change; a spec that does not validate is reported there as an
+//     InvalidSpecError condition and nothing is applied.
+//
+// The front door writes nothing of a resource but its status and the
+// removal of its own finalizer.
+package frontdoor
