@@ -43,6 +43,9 @@ type apiSettings struct {
 	sso ssoSettings
 	// taskQueue is the queue new apps start on (default workflows.TaskQueue).
 	taskQueue string
+	// WatchApplications lists the namespaces of the Application resources
+	// the front door watches (frontdoor.go); empty: off.
+	WatchApplications string
 }
 
 // workerSettings are the settings of the worker role.
@@ -152,6 +155,7 @@ func bindAPI(fs *flag.FlagSet, a *apiSettings) {
 	fs.StringVar(&a.AuthConfig, "auth-config", env("AUTH_CONFIG", ""), "YAML or JSON file: local accounts, RBAC policy (policy.csv lines) and policy default (env WINDLASS_AUTH_CONFIG)")
 	fs.StringVar(&a.TemporalUIURL, "temporal-ui-url", env("TEMPORAL_UI_URL", ""), "Temporal UI base URL, for links to syncs (env WINDLASS_TEMPORAL_UI_URL)")
 	bindSSO(fs, &a.sso)
+	bindFrontDoor(fs, a)
 }
 
 func envOr(name, def string) string {
@@ -318,6 +322,9 @@ func loadDevConfig(args []string) (devConfig, error) {
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
 		return c, fmt.Errorf("invalid configuration: api-address: %w", err)
 	}
+	if _, err := watchNamespaces(c.WatchApplications); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
 	return c, nil
 }
 
@@ -336,6 +343,9 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	c.sso.apiAddr = c.APIAddr
 	if c.RedisAddr == "" {
 		return c, errors.New("invalid configuration: redis-address is required")
+	}
+	if _, err := watchNamespaces(c.WatchApplications); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
 	if err := c.common.validate(); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)

@@ -153,6 +153,9 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
+	if err := startFrontDoor(ctx, log, kcfg, h, cfg.apiSettings, cfg.ManagementNamespace); err != nil {
+		return err
+	}
 	probes, err := apiReadiness(c, rdb, kcfg)
 	if err != nil {
 		return err
@@ -237,6 +240,9 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	h, password, err := buildAPI(ctx, log, c, store, sets, rdb, insp, cfg.apiSettings, cfg.Namespace, 0)
 	if err != nil {
+		return err
+	}
+	if err := startFrontDoor(ctx, log, kcfg, h, cfg.apiSettings, cfg.ManagementNamespace); err != nil {
 		return err
 	}
 	if password != "" {
