@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -46,8 +47,10 @@ type Config struct {
 	// Workers reconcile resources in parallel (default 2).
 	Workers int
 	Logger  *slog.Logger
-	// now is the clock of condition times (tests).
-	now func() time.Time
+	// now is the clock of condition times, resource the watched resource
+	// (tests; default Applications).
+	now      func() time.Time
+	resource schema.GroupVersionResource
 }
 
 // Log messages.
@@ -79,6 +82,10 @@ type Controller struct {
 	// gone holds the app of each resource deleted without the finalizer,
 	// until its app is removed.
 	gone map[string]appRef
+	// written holds, for each resource, the status last written and the
+	// status the API server stored for it, which differ where a CRD's
+	// schema prunes fields (Argo CD's own CRD may know fewer).
+	written map[string][2]string
 }
 
 // New makes a controller of the Applications in cfg.Namespaces.
@@ -98,19 +105,22 @@ func New(dyn dynamic.Interface, apps Apps, cfg Config) (*Controller, error) {
 	if cfg.now == nil {
 		cfg.now = time.Now
 	}
+	if cfg.resource.Empty() {
+		cfg.resource = Applications
+	}
 	c := &Controller{
 		dyn: dyn, apps: apps, cfg: cfg,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "frontdoor"}),
 		informers: map[string]cache.SharedIndexInformer{},
-		applied:   map[string]string{}, gone: map[string]appRef{},
+		applied:   map[string]string{}, gone: map[string]appRef{}, written: map[string][2]string{},
 	}
 	for _, ns := range cfg.Namespaces {
 		if _, dup := c.informers[ns]; dup {
 			continue
 		}
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
-		inf := f.ForResource(Applications).Informer()
+		inf := f.ForResource(cfg.resource).Informer()
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    c.enqueue,
 			UpdateFunc: func(_, obj any) { c.enqueue(obj) },
@@ -145,6 +155,7 @@ func (c *Controller) deleted(obj any) {
 	c.mu.Lock()
 	c.gone[key] = refOf(u.Object)
 	delete(c.applied, key)
+	delete(c.written, key)
 	c.mu.Unlock()
 	c.queue.Add(key)
 }
@@ -372,7 +383,7 @@ func (c *Controller) finalize(ctx context.Context, key string, u *unstructured.U
 	if err != nil {
 		return err
 	}
-	_, err = c.dyn.Resource(Applications).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+	_, err = c.dyn.Resource(c.cfg.resource).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("release the finalizer of %s: %w", key, err)
 	}
@@ -388,6 +399,13 @@ func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	if sameStatus(cur, want) {
 		return nil
 	}
+	key := u.GetNamespace() + "/" + u.GetName()
+	c.mu.Lock()
+	last := c.written[key]
+	c.mu.Unlock()
+	if last == [2]string{hashOf(want), hashOf(cur)} {
+		return nil // written before, and stored as the schema allows
+	}
 	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/status", "value": want}})
 	if err != nil {
 		return err
@@ -395,20 +413,26 @@ func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	// Argo CD's CRD has no status subresource: status is part of the
 	// object. Where a CRD has one, the object's patch leaves status as it
 	// was and the subresource takes it.
-	r := c.dyn.Resource(Applications).Namespace(u.GetNamespace())
+	r := c.dyn.Resource(c.cfg.resource).Namespace(u.GetNamespace())
 	out, err := r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 	if err == nil && !sameStatus(out.Object["status"], want) {
-		_, err = r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
+		out, err = r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
 	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("write the status of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	if apierrors.IsNotFound(err) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("write the status of %s: %w", key, err)
+	}
+	c.mu.Lock()
+	c.written[key] = [2]string{hashOf(want), hashOf(out.Object["status"])}
+	c.mu.Unlock()
 	return nil
 }
 
-// hashOf fingerprints a spec.
-func hashOf(spec appspec.Application) string {
-	b, _ := json.Marshal(spec)
+// hashOf fingerprints a spec or a status.
+func hashOf(v any) string {
+	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return string(sum[:])
 }

@@ -8,13 +8,17 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // dyn is a client of the test bed's cluster, where Windlass's CRDs are
-// installed.
-var dyn dynamic.Interface
+// installed; cfg its configuration.
+var (
+	dyn dynamic.Interface
+	cfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(setup(m))
@@ -29,11 +33,12 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	defer cleanup()
-	if err := testbed.InstallCRDs(ctx, env.Cluster.Config, "deploy/crds/applications.yaml"); err != nil {
+	if err := testbed.InstallCRDs(ctx, env.Cluster.Config, "deploy/crds/applications.yaml", "api/frontdoor/testdata/strict-crd.yaml"); err != nil {
 		fmt.Fprintln(os.Stderr, "frontdoor tests:", err)
 		return 1
 	}
-	if dyn, err = dynamic.NewForConfig(env.Cluster.Config); err != nil {
+	cfg = env.Cluster.Config
+	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "frontdoor tests:", err)
 		return 1
 	}

@@ -45,8 +45,8 @@ const (
 type appRef struct{ project, name string }
 
 // specOf converts an Application resource to the app it declares, which
-// carries key (namespace/name) in DeclaredBy. It reads apiVersion, kind,
-// metadata.name, labels, annotations and spec only: status, operation,
+// carries key (namespace/name) in DeclaredBy. It reads metadata.name,
+// labels, annotations and spec only: status, operation,
 // finalizers and the server's metadata belong to Kubernetes or to the
 // front door, not to the app.
 func specOf(obj map[string]any, key string) (appspec.Application, error) {
@@ -57,7 +57,7 @@ func specOf(obj map[string]any, key string) (appspec.Application, error) {
 			m[k] = v
 		}
 	}
-	b, err := json.Marshal(map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": m, "spec": obj["spec"]})
+	b, err := json.Marshal(map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": m, "spec": obj["spec"]})
 	if err != nil {
 		return appspec.Application{}, err
 	}
