@@ -59,3 +59,30 @@ func (s *Server) Application(ctx context.Context, project, name string) (workflo
 	}
 	return view, nil
 }
+
+// ApplyProject creates or replaces a project, as POST or PUT
+// /api/v1/projects does.
+func (s *Server) ApplyProject(ctx context.Context, p appspec.Project) error {
+	if err := s.storeProject(ctx, p); err != nil {
+		return toProblem(err)
+	}
+	return nil
+}
+
+// Project is a stored project (404 when there is none).
+func (s *Server) Project(ctx context.Context, name string) (appspec.Project, error) {
+	p, err := s.opts.Settings.Project(ctx, name)
+	if err != nil {
+		return p, toProblem(err)
+	}
+	return p, nil
+}
+
+// DeleteProject deletes a project, as DELETE /api/v1/projects/{name}
+// does: refused (409) while an application uses it.
+func (s *Server) DeleteProject(ctx context.Context, name string) error {
+	if err := s.removeProject(ctx, name); err != nil {
+		return toProblem(err)
+	}
+	return nil
+}

@@ -159,7 +159,15 @@ func (s *Server) deleteProject(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	if err := s.removeProject(c.Request().Context(), name); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// removeProject deletes a project that no application uses (409 while
+// one does) and withdraws its roles.
+func (s *Server) removeProject(ctx context.Context, name string) error {
 	n, err := s.countApps(ctx, workflows.SearchAttrProject, name)
 	if err != nil {
 		return err
@@ -170,10 +178,7 @@ func (s *Server) deleteProject(c *echo.Context) error {
 	if err := s.opts.Settings.DeleteProject(ctx, name); err != nil {
 		return err
 	}
-	if err := s.ReloadProjects(ctx); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusNoContent)
+	return s.ReloadProjects(ctx)
 }
 
 // countApps counts the running applications whose search attribute attr
