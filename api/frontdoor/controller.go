@@ -27,12 +27,15 @@ import (
 	"github.com/windlass-cd/windlass/workflows"
 )
 
-// Apps creates, deletes and reads Windlass apps; *api.Server is one. Its
-// errors are *api.Problem.
+// Apps creates, deletes and reads Windlass apps and projects;
+// *api.Server is one. Its errors are *api.Problem.
 type Apps interface {
 	ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error)
 	DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error)
 	Application(ctx context.Context, project, name string) (workflows.AppView, error)
+	ApplyProject(ctx context.Context, p appspec.Project) error
+	DeleteProject(ctx context.Context, name string) error
+	Project(ctx context.Context, name string) (appspec.Project, error)
 }
 
 var _ Apps = (*api.Server)(nil)
@@ -47,11 +50,22 @@ type Config struct {
 	// Workers reconcile resources in parallel (default 2).
 	Workers int
 	Logger  *slog.Logger
-	// now is the clock of condition times, resource the watched resource
-	// (tests; default Applications).
+	// now is the clock of condition times; resource and projects the
+	// watched resources (tests; default Applications and AppProjects).
 	now      func() time.Time
 	resource schema.GroupVersionResource
+	projects schema.GroupVersionResource
 }
+
+// The kinds of resource the front door watches.
+const (
+	kindApp     = "Application"
+	kindProject = "AppProject"
+)
+
+// item is a queued resource: its kind and namespace/name, or (as a key
+// of informers) its kind and namespace.
+type item struct{ kind, key string }
 
 // Log messages.
 const (
@@ -71,24 +85,25 @@ type Controller struct {
 	dyn   dynamic.Interface
 	apps  Apps
 	cfg   Config
-	queue workqueue.TypedRateLimitingInterface[string]
-	// informers by namespace.
-	informers map[string]cache.SharedIndexInformer
+	queue workqueue.TypedRateLimitingInterface[item]
+	// informers by kind and namespace.
+	informers map[item]cache.SharedIndexInformer
 
 	mu sync.Mutex
 	// applied holds the hash of the spec last applied for each resource,
 	// so that an unchanged resource is not applied again.
-	applied map[string]string
-	// gone holds the app of each resource deleted without the finalizer,
-	// until its app is removed.
-	gone map[string]appRef
+	applied map[item]string
+	// gone holds the app (or project) of each resource deleted without
+	// the finalizer, until it is removed.
+	gone map[item]appRef
 	// written holds, for each resource, the status last written and the
 	// status the API server stored for it, which differ where a CRD's
 	// schema prunes fields (Argo CD's own CRD may know fewer).
-	written map[string][2]string
+	written map[item][2]string
 }
 
-// New makes a controller of the Applications in cfg.Namespaces.
+// New makes a controller of the Applications and AppProjects in
+// cfg.Namespaces.
 func New(dyn dynamic.Interface, apps Apps, cfg Config) (*Controller, error) {
 	if len(cfg.Namespaces) == 0 {
 		return nil, errors.New("frontdoor: no namespace to watch")
@@ -108,39 +123,53 @@ func New(dyn dynamic.Interface, apps Apps, cfg Config) (*Controller, error) {
 	if cfg.resource.Empty() {
 		cfg.resource = Applications
 	}
+	if cfg.projects.Empty() {
+		cfg.projects = AppProjects
+	}
 	c := &Controller{
 		dyn: dyn, apps: apps, cfg: cfg,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "frontdoor"}),
-		informers: map[string]cache.SharedIndexInformer{},
-		applied:   map[string]string{}, gone: map[string]appRef{}, written: map[string][2]string{},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[item](),
+			workqueue.TypedRateLimitingQueueConfig[item]{Name: "frontdoor"}),
+		informers: map[item]cache.SharedIndexInformer{},
+		applied:   map[item]string{}, gone: map[item]appRef{}, written: map[item][2]string{},
 	}
 	for _, ns := range cfg.Namespaces {
-		if _, dup := c.informers[ns]; dup {
-			continue
+		for _, kind := range []string{kindApp, kindProject} {
+			if _, dup := c.informers[item{kind, ns}]; dup {
+				continue
+			}
+			f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+			inf := f.ForResource(c.resource(kind)).Informer()
+			if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(obj any) { c.enqueue(kind, obj) },
+				UpdateFunc: func(_, obj any) { c.enqueue(kind, obj) },
+				DeleteFunc: func(obj any) { c.deleted(kind, obj) },
+			}); err != nil {
+				return nil, err
+			}
+			c.informers[item{kind, ns}] = inf
 		}
-		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
-		inf := f.ForResource(cfg.resource).Informer()
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueue,
-			UpdateFunc: func(_, obj any) { c.enqueue(obj) },
-			DeleteFunc: c.deleted,
-		}); err != nil {
-			return nil, err
-		}
-		c.informers[ns] = inf
 	}
 	return c, nil
 }
 
-func (c *Controller) enqueue(obj any) {
+// resource is the watched resource of kind.
+func (c *Controller) resource(kind string) schema.GroupVersionResource {
+	if kind == kindProject {
+		return c.cfg.projects
+	}
+	return c.cfg.resource
+}
+
+func (c *Controller) enqueue(kind string, obj any) {
 	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-		c.queue.Add(key)
+		c.queue.Add(item{kind, key})
 	}
 }
 
-// deleted remembers the app of a deleted resource, then enqueues it.
-func (c *Controller) deleted(obj any) {
+// deleted remembers the app (or project) of a deleted resource, then
+// enqueues it.
+func (c *Controller) deleted(kind string, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -152,17 +181,19 @@ func (c *Controller) deleted(obj any) {
 	if err != nil {
 		return
 	}
+	it := item{kind, key}
 	c.mu.Lock()
-	c.gone[key] = refOf(u.Object)
-	delete(c.applied, key)
-	delete(c.written, key)
+	c.gone[it] = refOf(u.Object)
+	delete(c.applied, it)
+	delete(c.written, it)
 	c.mu.Unlock()
-	c.queue.Add(key)
+	c.queue.Add(it)
 }
 
 // Run watches until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	c.dropMissingProjects(ctx)
 	synced := []cache.InformerSynced{}
 	for _, inf := range c.informers {
 		go inf.RunWithContext(ctx)
@@ -188,9 +219,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			wg.Wait()
 			return nil
 		case <-t.C:
-			for _, inf := range c.informers {
+			for it, inf := range c.informers {
 				for _, key := range inf.GetIndexer().ListKeys() {
-					c.queue.Add(key)
+					c.queue.Add(item{it.kind, key})
 				}
 			}
 		}
@@ -199,38 +230,49 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // next reconciles one key; false once the queue shuts down.
 func (c *Controller) next(ctx context.Context) bool {
-	key, quit := c.queue.Get()
+	it, quit := c.queue.Get()
 	if quit {
 		return false
 	}
-	defer c.queue.Done(key)
-	if err := c.reconcile(ctx, key); err != nil {
+	defer c.queue.Done(it)
+	if err := c.reconcile(ctx, it); err != nil {
 		if ctx.Err() == nil {
-			c.cfg.Logger.Warn(msgReconcileError, "application", key, "error", err)
+			c.cfg.Logger.Warn(msgReconcileError, "kind", it.kind, "resource", it.key, "error", err)
 		}
-		c.queue.AddRateLimited(key)
+		c.queue.AddRateLimited(it)
 		return true
 	}
-	c.queue.Forget(key)
+	c.queue.Forget(it)
 	return true
 }
 
-// reconcile brings the app of resource key, and the resource's status, up
-// to date.
-func (c *Controller) reconcile(ctx context.Context, key string) error {
-	ns, _, _ := strings.Cut(key, "/")
-	inf, ok := c.informers[ns]
+// reconcile brings the app (or project) of resource it, and the
+// resource's status, up to date.
+func (c *Controller) reconcile(ctx context.Context, it item) error {
+	ns, _, _ := strings.Cut(it.key, "/")
+	inf, ok := c.informers[item{it.kind, ns}]
 	if !ok {
 		return nil
 	}
-	obj, exists, err := inf.GetIndexer().GetByKey(key)
+	obj, exists, err := inf.GetIndexer().GetByKey(it.key)
 	if err != nil {
 		return err
 	}
-	if !exists {
-		return c.removeGone(ctx, key)
+	switch u, _ := obj.(*unstructured.Unstructured); {
+	case it.kind == kindProject && !exists:
+		return c.removeGoneProject(ctx, it)
+	case it.kind == kindProject:
+		return c.reconcileProject(ctx, it, u)
+	case !exists:
+		return c.removeGone(ctx, it.key)
+	default:
+		return c.reconcileApp(ctx, it.key, u)
 	}
-	u := obj.(*unstructured.Unstructured)
+}
+
+// reconcileApp brings the app of Application key, and its status, up to
+// date.
+func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructured.Unstructured) error {
 	if u.GetDeletionTimestamp() != nil {
 		return c.finalize(ctx, key, u)
 	}
@@ -238,7 +280,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		// Nothing is applied; the app, if any, keeps its spec.
 		c.cfg.Logger.Info(msgRefused, "application", key, "error", err)
-		return c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condInvalidSpec, Message: err.Error()})
+		return c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condInvalidSpec, Message: err.Error()})
 	}
 	view, err := c.apps.Application(ctx, spec.Project, spec.Name)
 	found := err == nil
@@ -247,14 +289,15 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 	}
 	if found && view.Spec.Annotations[DeclaredBy] != "" && view.Spec.Annotations[DeclaredBy] != key {
 		msg := fmt.Sprintf("application %s/%s is declared by the Application %s", spec.Project, spec.Name, view.Spec.Annotations[DeclaredBy])
-		return c.writeStatus(ctx, u, nil, condition{Type: condInvalidSpec, Message: msg})
+		return c.writeAppStatus(ctx, u, nil, condition{Type: condInvalidSpec, Message: msg})
 	}
 	h := hashOf(spec)
 	c.mu.Lock()
-	if found && c.applied[key] != h && hashOf(view.Spec) == h {
-		c.applied[key] = h // applied before a restart
+	it := item{kindApp, key}
+	if found && c.applied[it] != h && hashOf(view.Spec) == h {
+		c.applied[it] = h // applied before a restart
 	}
-	apply := !found || c.applied[key] != h
+	apply := !found || c.applied[it] != h
 	c.mu.Unlock()
 	if apply {
 		v, err := c.apps.ApplyApplication(ctx, spec)
@@ -264,7 +307,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 			if found {
 				cur = &view
 			}
-			if werr := c.writeStatus(ctx, u, cur, condition{Type: condInvalidSpec, Message: msg}); werr != nil {
+			if werr := c.writeAppStatus(ctx, u, cur, condition{Type: condInvalidSpec, Message: msg}); werr != nil {
 				return werr
 			}
 			if isStatus(err, http.StatusConflict) {
@@ -276,12 +319,12 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 			return err
 		}
 		c.mu.Lock()
-		c.applied[key] = h
+		c.applied[it] = h
 		c.mu.Unlock()
 		c.cfg.Logger.Info(msgApplied, "application", key, "app", spec.Project+"/"+spec.Name)
 		view = v
 	}
-	return c.writeStatus(ctx, u, &view)
+	return c.writeAppStatus(ctx, u, &view)
 }
 
 // viewOf is the view of ref's app, or nil when there is none.
@@ -296,8 +339,9 @@ func (c *Controller) viewOf(ctx context.Context, ref appRef) *workflows.AppView 
 // removeGone removes the app of a resource deleted without the finalizer;
 // its resources stay.
 func (c *Controller) removeGone(ctx context.Context, key string) error {
+	it := item{kindApp, key}
 	c.mu.Lock()
-	ref, ok := c.gone[key]
+	ref, ok := c.gone[it]
 	c.mu.Unlock()
 	if !ok {
 		return nil
@@ -306,7 +350,7 @@ func (c *Controller) removeGone(ctx context.Context, key string) error {
 		return err
 	}
 	c.mu.Lock()
-	delete(c.gone, key)
+	delete(c.gone, it)
 	c.mu.Unlock()
 	return nil
 }
@@ -363,17 +407,17 @@ func (c *Controller) finalize(ctx context.Context, key string, u *unstructured.U
 	err := c.deleteApp(ctx, key, refOf(u.Object), cascade)
 	var aw *awaitingError
 	if errors.As(err, &aw) {
-		c.queue.AddAfter(key, awaitingRetry)
-		return c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: aw.Error()})
+		c.queue.AddAfter(item{kindApp, key}, awaitingRetry)
+		return c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: aw.Error()})
 	}
 	if err != nil {
 		if msg, refused := refusal(err); refused {
-			_ = c.writeStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: msg})
+			_ = c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: msg})
 		}
 		return err
 	}
 	c.mu.Lock()
-	delete(c.applied, key)
+	delete(c.applied, item{kindApp, key})
 	c.mu.Unlock()
 	cur, rest := u.GetFinalizers(), withoutFinalizer(u.GetFinalizers())
 	patch, err := json.Marshal([]map[string]any{
@@ -390,18 +434,24 @@ func (c *Controller) finalize(ctx context.Context, key string, u *unstructured.U
 	return nil
 }
 
-// writeStatus writes the status of u for view (nil: no app) and conds,
-// unless u already has it.
-func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructured, view *workflows.AppView, conds ...condition) error {
+// writeAppStatus writes the status of Application u for view (nil: no
+// app) and conds, unless u already has it.
+func (c *Controller) writeAppStatus(ctx context.Context, u *unstructured.Unstructured, view *workflows.AppView, conds ...condition) error {
+	prev, _ := u.Object["status"].(map[string]any)
+	return c.writeStatus(ctx, kindApp, u, renderStatus(view, conds, prev, c.cfg.now()))
+}
+
+// writeStatus writes want as the status of u, of kind, unless u already
+// has it.
+func (c *Controller) writeStatus(ctx context.Context, kind string, u *unstructured.Unstructured, want map[string]any) error {
 	cur := u.Object["status"]
-	prev, _ := cur.(map[string]any)
-	want := renderStatus(view, conds, prev, c.cfg.now())
 	if sameStatus(cur, want) {
 		return nil
 	}
 	key := u.GetNamespace() + "/" + u.GetName()
+	it := item{kind, key}
 	c.mu.Lock()
-	last := c.written[key]
+	last := c.written[it]
 	c.mu.Unlock()
 	if last == [2]string{hashOf(want), hashOf(cur)} {
 		return nil // written before, and stored as the schema allows
@@ -413,7 +463,7 @@ func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructur
 	// Argo CD's CRD has no status subresource: status is part of the
 	// object. Where a CRD has one, the object's patch leaves status as it
 	// was and the subresource takes it.
-	r := c.dyn.Resource(c.cfg.resource).Namespace(u.GetNamespace())
+	r := c.dyn.Resource(c.resource(kind)).Namespace(u.GetNamespace())
 	out, err := r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
 	if err == nil && !sameStatus(out.Object["status"], want) {
 		out, err = r.Patch(ctx, u.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}, "status")
@@ -425,7 +475,7 @@ func (c *Controller) writeStatus(ctx context.Context, u *unstructured.Unstructur
 		return fmt.Errorf("write the status of %s: %w", key, err)
 	}
 	c.mu.Lock()
-	c.written[key] = [2]string{hashOf(want), hashOf(out.Object["status"])}
+	c.written[it] = [2]string{hashOf(want), hashOf(out.Object["status"])}
 	c.mu.Unlock()
 	return nil
 }

@@ -29,20 +29,63 @@ import (
 // fakeApps keeps apps in memory, as the API would: the default project
 // only, every app Synced and Healthy once applied.
 type fakeApps struct {
-	mu      sync.Mutex
-	apps    map[appRef]workflows.AppView
-	applied []string
-	deleted []string
+	mu       sync.Mutex
+	apps     map[appRef]workflows.AppView
+	projects map[string]appspec.Project
+	applied  []string
+	deleted  []string
 	// awaiting makes deletes wait for approval of these resources.
 	awaiting []appspec.ResourceKey
 }
 
-func newFakeApps() *fakeApps { return &fakeApps{apps: map[appRef]workflows.AppView{}} }
+func newFakeApps() *fakeApps {
+	return &fakeApps{apps: map[appRef]workflows.AppView{}, projects: map[string]appspec.Project{}}
+}
+
+func (f *fakeApps) ApplyProject(_ context.Context, p appspec.Project) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.Name == "readonly" {
+		return &api.Problem{Status: http.StatusConflict, Detail: "project readonly is defined in the projects file"}
+	}
+	f.projects[p.Name] = p
+	f.applied = append(f.applied, "project "+p.Name)
+	return nil
+}
+
+func (f *fakeApps) DeleteProject(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.projects[name]; !ok {
+		return &api.Problem{Status: http.StatusNotFound, Detail: "project not found"}
+	}
+	for r := range f.apps {
+		if r.project == name {
+			return &api.Problem{Status: http.StatusConflict, Detail: "project " + name + " still has applications"}
+		}
+	}
+	delete(f.projects, name)
+	f.deleted = append(f.deleted, "project "+name)
+	return nil
+}
+
+func (f *fakeApps) Project(_ context.Context, name string) (appspec.Project, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.projects[name]
+	if !ok && name == appspec.DefaultProject {
+		return appspec.Project{Name: name}, nil
+	}
+	if !ok {
+		return p, &api.Problem{Status: http.StatusNotFound, Detail: "project not found"}
+	}
+	return p, nil
+}
 
 func (f *fakeApps) ApplyApplication(_ context.Context, spec appspec.Application) (workflows.AppView, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if spec.Project != appspec.DefaultProject {
+	if _, ok := f.projects[spec.Project]; !ok && spec.Project != appspec.DefaultProject {
 		return workflows.AppView{}, &api.Problem{Status: http.StatusForbidden, Detail: "project " + spec.Project + " does not exist", Field: "project"}
 	}
 	v := workflows.AppView{Spec: spec, Status: workflows.AppStatus{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, SHA: "c0ffee"}}
@@ -93,7 +136,7 @@ var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespace
 // ends.
 func start(t *testing.T, apps Apps, nss ...string) *atomic.Int64 {
 	t.Helper()
-	return startOf(t, Applications, apps, nss...)
+	return startOf(t, Applications, AppProjects, apps, nss...)
 }
 
 // patchCounter counts the PATCH requests it carries.
@@ -109,9 +152,9 @@ func (p patchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// startOf is start for the resource res. It returns the count of the
-// controller's patches.
-func startOf(t *testing.T, res schema.GroupVersionResource, apps Apps, nss ...string) *atomic.Int64 {
+// startOf is start for the resources res and projects. It returns the
+// count of the controller's patches.
+func startOf(t *testing.T, res, projects schema.GroupVersionResource, apps Apps, nss ...string) *atomic.Int64 {
 	t.Helper()
 	patches := &atomic.Int64{}
 	counted := rest.CopyConfig(cfg)
@@ -129,7 +172,7 @@ func startOf(t *testing.T, res schema.GroupVersionResource, apps Apps, nss ...st
 			_ = dyn.Resource(namespaces).Delete(context.Background(), ns, metav1.DeleteOptions{})
 		})
 	}
-	c, err := New(cdyn, apps, Config{Namespaces: nss, StatusEvery: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), resource: res})
+	c, err := New(cdyn, apps, Config{Namespaces: nss, StatusEvery: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), resource: res, projects: projects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +442,7 @@ func TestStatusOfAStricterCRD(t *testing.T) {
 	strict := schema.GroupVersionResource{Group: "frontdoor.test.windlass.dev", Version: "v1", Resource: "stricts"}
 	apps := newFakeApps()
 	ns := uniq("fd-strict")
-	patches := startOf(t, strict, apps, ns)
+	patches := startOf(t, strict, AppProjects, apps, ns)
 	u := application(ns, "gb", "gb", "")
 	u.SetAPIVersion("frontdoor.test.windlass.dev/v1")
 	u.SetKind("Strict")
@@ -427,4 +470,76 @@ func TestStatusOfAStricterCRD(t *testing.T) {
 	if d := cmp.Diff(map[string]any{"sync": map[string]any{"status": "Synced"}}, u.Object["status"]); d != "" {
 		t.Fatalf("stored status (-want +got):\n%s", d)
 	}
+}
+
+func appProject(ns, name, spec string) *unstructured.Unstructured {
+	var m map[string]any
+	doc := fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: %s, namespace: %s}\nspec: %s\n", name, ns, spec)
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func TestAppProjects(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-proj")
+	start(t, apps, ns)
+	projects := dyn.Resource(AppProjects).Namespace(ns)
+	if _, err := projects.Create(t.Context(), appProject(ns, "team-x", "{sourceRepos: ['*'], destinations: [{server: '*', namespace: '*'}]}"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "project team-x applied", func() (bool, string) {
+		p, err := apps.Project(t.Context(), "team-x")
+		return err == nil && p.Annotations[DeclaredBy] == ns+"/team-x" && len(p.SourceRepos) == 1, fmt.Sprint(p, err)
+	})
+	u := application(ns, "in-x", "x", "")
+	u.Object["spec"].(map[string]any)["project"] = "team-x"
+	create(t, u)
+	waitStatus(t, ns, "in-x", "Synced", "Healthy", "")
+
+	// A bad project says why; so does one the server refuses.
+	for name, spec := range map[string]string{"bad": "{sourceRepos: ['*'], bogus: 1}", "readonly": "{sourceRepos: ['*']}"} {
+		if _, err := projects.Create(t.Context(), appProject(ns, name, spec), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"bad": "InvalidSpecError: spec.bogus", "readonly": "InvalidSpecError: project readonly is defined in the projects file"} {
+		eventually(t, "condition on "+name, func() (bool, string) {
+			p, err := projects.Get(t.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			_, _, conds := statusOf(p)
+			return len(conds) == 1 && strings.Contains(conds[0], want), fmt.Sprint(conds)
+		})
+	}
+	if p, _ := projects.Get(t.Context(), "team-x", metav1.GetOptions{}); p.Object["status"] != nil {
+		t.Fatalf("a valid project got a status: %v", p.Object["status"])
+	}
+
+	// Deleted while an app uses it, the project stays until the app goes.
+	if err := projects.Delete(t.Context(), "team-x", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if _, err := apps.Project(t.Context(), "team-x"); err != nil {
+		t.Fatalf("project deleted under its app: %v", err)
+	}
+	if err := dyn.Resource(Applications).Namespace(ns).Delete(t.Context(), "in-x", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "project team-x deleted after its app", func() (bool, string) {
+		_, deleted := apps.calls()
+		return slices.Equal(deleted, []string{"in-x:orphan", "project team-x"}), fmt.Sprint(deleted)
+	})
+}
+
+// Without AppProjects in the cluster, Applications are still watched.
+func TestWithoutAppProjects(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-noproj")
+	startOf(t, Applications, schema.GroupVersionResource{Group: "nothing.windlass.dev", Version: "v1", Resource: "nothings"}, apps, ns)
+	create(t, application(ns, "gb", "gb", ""))
+	waitStatus(t, ns, "gb", "Synced", "Healthy", "")
 }

@@ -1,6 +1,7 @@
 // Package frontdoor is Windlass's optional Kubernetes front door: it
-// watches Argo CD's Application custom resources (argoproj.io/v1alpha1)
-// in chosen namespaces and keeps one Windlass app per resource.
+// watches Argo CD's Application and AppProject custom resources
+// (argoproj.io/v1alpha1) in chosen namespaces and keeps one Windlass app
+// or project per resource.
 //
 //   - A created or changed Application creates or updates its app through
 //     the REST API's own project check and setSpec (Update-With-Start).
@@ -11,6 +12,9 @@
 //     the resource's status under Argo CD's field names, only when they
 //     change; a spec that does not validate is reported there as an
 //     InvalidSpecError condition and nothing is applied.
+//   - AppProject resources in the same namespaces create, update and
+//     delete projects likewise (a project is deleted once no app uses it);
+//     their status holds only conditions.
 //
 // The front door writes nothing of a resource but its status and the
 // removal of its own finalizer.

@@ -33,7 +33,7 @@ func setup(m *testing.M) int {
 		return 1
 	}
 	defer cleanup()
-	if err := testbed.InstallCRDs(ctx, env.Cluster.Config, "deploy/crds/applications.yaml", "api/frontdoor/testdata/strict-crd.yaml"); err != nil {
+	if err := testbed.InstallCRDs(ctx, env.Cluster.Config, "deploy/crds/applications.yaml", "deploy/crds/appprojects.yaml", "api/frontdoor/testdata/strict-crd.yaml"); err != nil {
 		fmt.Fprintln(os.Stderr, "frontdoor tests:", err)
 		return 1
 	}

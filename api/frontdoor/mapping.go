@@ -50,6 +50,23 @@ type appRef struct{ project, name string }
 // finalizers and the server's metadata belong to Kubernetes or to the
 // front door, not to the app.
 func specOf(obj map[string]any, key string) (appspec.Application, error) {
+	spec, err := appspec.ParseApplication(argoDocument(obj, "Application"))
+	spec.Annotations = declared(spec.Annotations, key)
+	return spec, err
+}
+
+// declared is annotations with DeclaredBy set to key.
+func declared(annotations map[string]string, key string) map[string]string {
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[DeclaredBy] = key
+	return annotations
+}
+
+// argoDocument is the Argo CD document of kind that a resource holds:
+// its metadata.name, labels, annotations and spec.
+func argoDocument(obj map[string]any, kind string) []byte {
 	meta, _ := obj["metadata"].(map[string]any)
 	m := map[string]any{}
 	for _, k := range []string{"name", "labels", "annotations"} {
@@ -57,19 +74,9 @@ func specOf(obj map[string]any, key string) (appspec.Application, error) {
 			m[k] = v
 		}
 	}
-	b, err := json.Marshal(map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": m, "spec": obj["spec"]})
-	if err != nil {
-		return appspec.Application{}, err
-	}
-	spec, err := appspec.ParseApplication(b)
-	if err != nil {
-		return appspec.Application{}, err
-	}
-	if spec.Annotations == nil {
-		spec.Annotations = map[string]string{}
-	}
-	spec.Annotations[DeclaredBy] = key
-	return spec, nil
+	// An unstructured object always marshals.
+	b, _ := json.Marshal(map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": kind, "metadata": m, "spec": obj["spec"]})
+	return b
 }
 
 // refOf is the app a resource names, even when its spec does not
@@ -289,6 +296,9 @@ func toMap(v any) map[string]any {
 // already is want.
 func sameStatus(cur any, want map[string]any) bool {
 	m, ok := cur.(map[string]any)
+	if cur == nil {
+		m, ok = map[string]any{}, true // no status is an empty one
+	}
 	if !ok {
 		return false
 	}

@@ -34,7 +34,7 @@ func TestFrontDoorGrants(t *testing.T) {
 		}
 	}
 	rules, _, _ := unstructured.NestedSlice(hobjs["rbac.authorization.k8s.io/ClusterRole /windlass-server-applications"].Object, "rules")
-	if d := cmp.Diff([]any{map[string]any{"apiGroups": []any{"argoproj.io"}, "resources": []any{"applications"},
+	if d := cmp.Diff([]any{map[string]any{"apiGroups": []any{"argoproj.io"}, "resources": []any{"applications", "appprojects"},
 		"verbs": []any{"get", "list", "watch", "update", "patch"}}}, rules); d != "" {
 		t.Errorf("rules on applications (-want +got):\n%s", d)
 	}

@@ -49,7 +49,7 @@ spec:
 // status shows on the resource, and its deletion cascades; a resource
 // whose spec does not validate says why and applies nothing.
 func TestFrontDoorApplication(t *testing.T) {
-	if err := testbed.InstallCRDs(t.Context(), bed.env.Cluster.Config, "deploy/crds/applications.yaml"); err != nil {
+	if err := testbed.InstallCRDs(t.Context(), bed.env.Cluster.Config, "deploy/crds/applications.yaml", "deploy/crds/appprojects.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	dyn, err := dynamic.NewForConfig(bed.env.Cluster.Config)
