@@ -21,9 +21,26 @@ import (
 	"github.com/windlass-cd/windlass/workflows"
 )
 
-// frontDoorApp is an Argo CD Application with the resources finalizer and
-// automated sync, as a user would kubectl apply it.
-func frontDoorApp(ns, name, repoURL, dest string) *unstructured.Unstructured {
+// frontDoorProject is an Argo CD AppProject allowing repoURL into dest.
+func frontDoorProject(ns, name, repoURL, dest string) *unstructured.Unstructured {
+	var m map[string]any
+	doc := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: %s, namespace: %s}
+spec:
+  sourceRepos: [%q]
+  destinations: [{server: https://kubernetes.default.svc, namespace: %s}]
+  clusterResourceWhitelist: [{group: '', kind: Namespace}]
+`, name, ns, repoURL, dest)
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+// frontDoorApp is an Argo CD Application of project with the resources
+// finalizer and automated sync, as a user would kubectl apply it.
+func frontDoorApp(ns, name, project, repoURL, dest string) *unstructured.Unstructured {
 	var m map[string]any
 	doc := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -32,13 +49,13 @@ metadata:
   namespace: %s
   finalizers: [resources-finalizer.argocd.argoproj.io]
 spec:
-  project: default
+  project: %s
   source: {repoURL: %q, path: guestbook, targetRevision: main}
   destination: {server: https://kubernetes.default.svc, namespace: %s}
   syncPolicy:
     automated: {prune: true}
     syncOptions: [CreateNamespace=true]
-`, name, ns, repoURL, dest)
+`, name, ns, project, repoURL, dest)
 	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
 		panic(err)
 	}
@@ -67,8 +84,15 @@ func TestFrontDoorApplication(t *testing.T) {
 	})
 	dev := startDev(t, "WINDLASS_WATCH_APPLICATIONS="+crNS)
 	apps := dyn.Resource(frontdoor.Applications).Namespace(crNS)
+	projects := dyn.Resource(frontdoor.AppProjects).Namespace(crNS)
 
-	if _, err := apps.Create(t.Context(), frontDoorApp(crNS, name, repoURL, dest), metav1.CreateOptions{}); err != nil {
+	// The project first, as an AppProject too; the Application waits for
+	// it (refused until it exists, then applied).
+	project := uniq("fd-team")
+	if _, err := apps.Create(t.Context(), frontDoorApp(crNS, name, project, repoURL, dest), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := projects.Create(t.Context(), frontDoorProject(crNS, project, repoURL, dest), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Minute, "the resource's status Synced and Healthy at the pushed commit after a sync", func() (bool, string) {
@@ -88,13 +112,13 @@ func TestFrontDoorApplication(t *testing.T) {
 		t.Fatal("the guestbook deployment is not available after the sync")
 	}
 	var view workflows.AppView
-	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+name, nil, &view); code != http.StatusOK || view.Spec.Annotations[frontdoor.DeclaredBy] != crNS+"/"+name {
+	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+name+"?project="+project, nil, &view); code != http.StatusOK || view.Spec.Annotations[frontdoor.DeclaredBy] != crNS+"/"+name {
 		t.Fatalf("app through the API: status %d, annotations %v", code, view.Spec.Annotations)
 	}
 
 	// A spec that does not validate: the status says why, nothing is
 	// applied.
-	bad := frontDoorApp(crNS, name+"-bad", repoURL, dest)
+	bad := frontDoorApp(crNS, name+"-bad", project, repoURL, dest)
 	unstructured.SetNestedField(bad.Object, "yes", "spec", "source", "bogus")
 	if _, err := apps.Create(t.Context(), bad, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -113,7 +137,7 @@ func TestFrontDoorApplication(t *testing.T) {
 		}
 		return false, fmt.Sprint(conds)
 	})
-	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+name+"-bad", nil, nil); code != http.StatusNotFound {
+	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+name+"-bad?project="+project, nil, nil); code != http.StatusNotFound {
 		t.Fatalf("an invalid resource made an app: GET answered %d", code)
 	}
 
@@ -145,11 +169,20 @@ func TestFrontDoorApplication(t *testing.T) {
 	}
 	defer c.Close()
 	eventually(t, 30*time.Second, "the app's workflow completed", func() (bool, string) {
-		d, err := c.DescribeWorkflowExecution(t.Context(), workflows.AppWorkflowID("default", name), "")
+		d, err := c.DescribeWorkflowExecution(t.Context(), workflows.AppWorkflowID(project, name), "")
 		if err != nil {
 			return false, err.Error()
 		}
 		st := d.GetWorkflowExecutionInfo().GetStatus().String()
 		return st == "Completed", st
+	})
+
+	// The project goes with its AppProject once no app uses it.
+	if err := projects.Delete(t.Context(), project, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the project deleted", func() (bool, string) {
+		code := dev.call(t, http.MethodGet, "/api/v1/projects/"+project, nil, nil)
+		return code == http.StatusNotFound, fmt.Sprint("GET answered ", code)
 	})
 }
