@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,10 +70,10 @@ type item struct{ kind, key string }
 
 // Log messages.
 const (
-	msgApplied        = "application resource applied"
-	msgRefused        = "application resource refused"
-	msgDeleted        = "application deleted with its resource"
-	msgReconcileError = "reconcile of an application resource failed"
+	msgApplied        = "front door resource applied"
+	msgRefused        = "front door resource refused"
+	msgDeleted        = "front door resource deleted, and what it declared"
+	msgReconcileError = "front door reconcile failed"
 	msgWatching       = "watching application resources"
 )
 
@@ -279,8 +280,7 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 	spec, err := specOf(u.Object, key)
 	if err != nil {
 		// Nothing is applied; the app, if any, keeps its spec.
-		c.cfg.Logger.Info(msgRefused, "application", key, "error", err)
-		return c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condInvalidSpec, Message: err.Error()})
+		return c.refuseApp(ctx, u, c.viewOf(ctx, key, refOf(u.Object)), err.Error())
 	}
 	view, err := c.apps.Application(ctx, spec.Project, spec.Name)
 	found := err == nil
@@ -289,7 +289,7 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 	}
 	if found && view.Spec.Annotations[DeclaredBy] != "" && view.Spec.Annotations[DeclaredBy] != key {
 		msg := fmt.Sprintf("application %s/%s is declared by the Application %s", spec.Project, spec.Name, view.Spec.Annotations[DeclaredBy])
-		return c.writeAppStatus(ctx, u, nil, condition{Type: condInvalidSpec, Message: msg})
+		return c.refuseApp(ctx, u, nil, msg)
 	}
 	h := hashOf(spec)
 	c.mu.Lock()
@@ -302,12 +302,11 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 	if apply {
 		v, err := c.apps.ApplyApplication(ctx, spec)
 		if msg, refused := refusal(err); refused {
-			c.cfg.Logger.Info(msgRefused, "application", key, "error", err)
 			var cur *workflows.AppView
 			if found {
 				cur = &view
 			}
-			if werr := c.writeAppStatus(ctx, u, cur, condition{Type: condInvalidSpec, Message: msg}); werr != nil {
+			if werr := c.refuseApp(ctx, u, cur, msg); werr != nil {
 				return werr
 			}
 			if isStatus(err, http.StatusConflict) {
@@ -321,16 +320,28 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 		c.mu.Lock()
 		c.applied[it] = h
 		c.mu.Unlock()
-		c.cfg.Logger.Info(msgApplied, "application", key, "app", spec.Project+"/"+spec.Name)
+		c.cfg.Logger.Info(msgApplied, "kind", kindApp, "resource", key, "app", spec.Project+"/"+spec.Name)
 		view = v
 	}
 	return c.writeAppStatus(ctx, u, &view)
 }
 
-// viewOf is the view of ref's app, or nil when there is none.
-func (c *Controller) viewOf(ctx context.Context, ref appRef) *workflows.AppView {
+// refuseApp reports why Application u is not applied, in an
+// InvalidSpecError condition beside the status of its app (view, nil for
+// none), and logs it when it is news.
+func (c *Controller) refuseApp(ctx context.Context, u *unstructured.Unstructured, view *workflows.AppView, msg string) error {
+	prev, _ := u.Object["status"].(map[string]any)
+	if !slices.ContainsFunc(prevConditions(prev), func(o condition) bool { return o.Type == condInvalidSpec && o.Message == msg }) {
+		c.cfg.Logger.Info(msgRefused, "kind", kindApp, "resource", u.GetNamespace()+"/"+u.GetName(), "error", msg)
+	}
+	return c.writeAppStatus(ctx, u, view, condition{Type: condInvalidSpec, Message: msg})
+}
+
+// viewOf is the view of ref's app if Application key declared it, or
+// nil.
+func (c *Controller) viewOf(ctx context.Context, key string, ref appRef) *workflows.AppView {
 	v, err := c.apps.Application(ctx, ref.project, ref.name)
-	if err != nil {
+	if err != nil || v.Spec.Annotations[DeclaredBy] != key {
 		return nil
 	}
 	return &v
@@ -381,7 +392,7 @@ func (c *Controller) deleteApp(ctx context.Context, key string, ref appRef, casc
 	if len(res.AwaitingApproval) > 0 {
 		return &awaitingError{keys: res.AwaitingApproval}
 	}
-	c.cfg.Logger.Info(msgDeleted, "application", key, "app", ref.project+"/"+ref.name, "cascade", cascade)
+	c.cfg.Logger.Info(msgDeleted, "kind", kindApp, "resource", key, "app", ref.project+"/"+ref.name, "cascade", cascade)
 	return nil
 }
 
@@ -408,11 +419,11 @@ func (c *Controller) finalize(ctx context.Context, key string, u *unstructured.U
 	var aw *awaitingError
 	if errors.As(err, &aw) {
 		c.queue.AddAfter(item{kindApp, key}, awaitingRetry)
-		return c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: aw.Error()})
+		return c.writeAppStatus(ctx, u, c.viewOf(ctx, key, refOf(u.Object)), condition{Type: condDeletion, Message: aw.Error()})
 	}
 	if err != nil {
 		if msg, refused := refusal(err); refused {
-			_ = c.writeAppStatus(ctx, u, c.viewOf(ctx, refOf(u.Object)), condition{Type: condDeletion, Message: msg})
+			_ = c.writeAppStatus(ctx, u, c.viewOf(ctx, key, refOf(u.Object)), condition{Type: condDeletion, Message: msg})
 		}
 		return err
 	}

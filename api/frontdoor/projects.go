@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,9 @@ func (c *Controller) reconcileProject(ctx context.Context, it item, u *unstructu
 	}
 	prev, _ := u.Object["status"].(map[string]any)
 	refuse := func(msg string) error {
-		c.cfg.Logger.Info(msgRefused, "kind", kindProject, "resource", it.key, "error", msg)
+		if !slices.ContainsFunc(prevConditions(prev), func(o condition) bool { return o.Message == msg }) {
+			c.cfg.Logger.Info(msgRefused, "kind", kindProject, "resource", it.key, "error", msg)
+		}
 		return c.writeStatus(ctx, kindProject, u, renderProjectStatus([]condition{{Type: condInvalidSpec, Message: msg}}, prev, c.cfg.now()))
 	}
 	p, err := projectOf(u.Object, it.key)
