@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -85,4 +87,28 @@ func (s *Server) DeleteProject(ctx context.Context, name string) error {
 		return toProblem(err)
 	}
 	return nil
+}
+
+// ApplicationNames lists the running apps as project and name pairs, from
+// the visibility index.
+func (s *Server) ApplicationNames(ctx context.Context) ([][2]string, error) {
+	var out [][2]string
+	var token []byte
+	for {
+		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token,
+			Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName),
+		})
+		if err != nil {
+			return nil, toProblem(err)
+		}
+		for _, e := range resp.GetExecutions() {
+			if proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId()); ok {
+				out = append(out, [2]string{proj, name})
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
 }

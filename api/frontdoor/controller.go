@@ -34,6 +34,8 @@ type Apps interface {
 	ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error)
 	DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error)
 	Application(ctx context.Context, project, name string) (workflows.AppView, error)
+	// ApplicationNames lists the apps as project and name pairs.
+	ApplicationNames(ctx context.Context) ([][2]string, error)
 	ApplyProject(ctx context.Context, p appspec.Project) error
 	DeleteProject(ctx context.Context, name string) error
 	Project(ctx context.Context, name string) (appspec.Project, error)
@@ -75,6 +77,7 @@ const (
 	msgDeleted        = "front door resource deleted, and what it declared"
 	msgReconcileError = "front door reconcile failed"
 	msgWatching       = "watching application resources"
+	msgSweepFailed    = "front door sweep of apps whose resource is gone failed"
 )
 
 // awaitingRetry is how long a deletion waiting for approval waits before
@@ -211,6 +214,11 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		})
 	}
+	wg.Go(func() {
+		if err := c.sweep(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Logger.Warn(msgSweepFailed, "error", err)
+		}
+	})
 	t := time.NewTicker(c.cfg.StatusEvery)
 	defer t.Stop()
 	for {
@@ -227,6 +235,37 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// sweep queues the removal of the apps whose Application resource, in a
+// watched namespace, was deleted without the finalizer while no front
+// door ran; their resources stay, as they would have.
+func (c *Controller) sweep(ctx context.Context) error {
+	names, err := c.apps.ApplicationNames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		v, err := c.apps.Application(ctx, n[0], n[1])
+		if err != nil {
+			continue
+		}
+		by := v.Spec.Annotations[DeclaredBy]
+		ns, _, ok := strings.Cut(by, "/")
+		inf, watched := c.informers[item{kindApp, ns}]
+		if !ok || !watched {
+			continue
+		}
+		if _, exists, err := inf.GetIndexer().GetByKey(by); err != nil || exists {
+			continue
+		}
+		it := item{kindApp, by}
+		c.mu.Lock()
+		c.gone[it] = appRef{project: n[0], name: n[1]}
+		c.mu.Unlock()
+		c.queue.Add(it)
+	}
+	return nil
 }
 
 // next reconciles one key; false once the queue shuts down.

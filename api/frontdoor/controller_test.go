@@ -124,6 +124,16 @@ func (f *fakeApps) Application(_ context.Context, project, name string) (workflo
 	return v, nil
 }
 
+func (f *fakeApps) ApplicationNames(context.Context) ([][2]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][2]string
+	for r := range f.apps {
+		out = append(out, [2]string{r.project, r.name})
+	}
+	return out, nil
+}
+
 func (f *fakeApps) calls() (applied, deleted []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -165,7 +175,7 @@ func startOf(t *testing.T, res, projects schema.GroupVersionResource, apps Apps,
 	}
 	for _, ns := range nss {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-		if _, err := dyn.Resource(namespaces).Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		if _, err := dyn.Resource(namespaces).Create(t.Context(), u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
@@ -542,4 +552,32 @@ func TestWithoutAppProjects(t *testing.T) {
 	startOf(t, Applications, schema.GroupVersionResource{Group: "nothing.windlass.dev", Version: "v1", Resource: "nothings"}, apps, ns)
 	create(t, application(ns, "gb", "gb", ""))
 	waitStatus(t, ns, "gb", "Synced", "Healthy", "")
+}
+
+// Apps whose resource went while no front door ran are removed (their
+// resources stay); others are left alone.
+func TestSweepOfAppsWhoseResourceWent(t *testing.T) {
+	apps := newFakeApps()
+	ns, other := uniq("fd-sweep"), uniq("fd-unwatched")
+	for name, by := range map[string]string{"ghost": ns + "/ghost", "kept": ns + "/kept", "elsewhere": other + "/elsewhere", "api": ""} {
+		spec := appspec.Application{Name: name, Project: appspec.DefaultProject}
+		if by != "" {
+			spec.Annotations = map[string]string{DeclaredBy: by}
+		}
+		apps.apps[appRef{appspec.DefaultProject, name}] = workflows.AppView{Spec: spec}
+	}
+	created := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := dyn.Resource(namespaces).Create(t.Context(), created, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, application(ns, "kept", "kept", ""))
+	start(t, apps, ns)
+	eventually(t, "ghost removed", func() (bool, string) {
+		_, deleted := apps.calls()
+		return slices.Equal(deleted, []string{"ghost:orphan"}), fmt.Sprint(deleted)
+	})
+	time.Sleep(500 * time.Millisecond)
+	if _, deleted := apps.calls(); len(deleted) != 1 {
+		t.Fatalf("deleted %v, want ghost only", deleted)
+	}
 }
