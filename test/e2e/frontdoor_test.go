@@ -185,4 +185,7 @@ func TestFrontDoorApplication(t *testing.T) {
 		code := dev.call(t, http.MethodGet, "/api/v1/projects/"+project, nil, nil)
 		return code == http.StatusNotFound, fmt.Sprint("GET answered ", code)
 	})
+	if logs := dev.logs.String(); strings.Contains(logs, "sweep of apps whose resource is gone failed") {
+		t.Fatalf("the start-up sweep failed:\n%s", logs)
+	}
 }
