@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,6 +105,8 @@ type Controller struct {
 	// status the API server stored for it, which differ where a CRD's
 	// schema prunes fields (Argo CD's own CRD may know fewer).
 	written map[item][2]string
+	// passes counts the status passes queued so far (tests).
+	passes atomic.Int64
 }
 
 // New makes a controller of the Applications and AppProjects in
@@ -233,6 +236,7 @@ func (c *Controller) Run(ctx context.Context) error {
 					c.queue.Add(item{it.kind, key})
 				}
 			}
+			c.passes.Add(1)
 		}
 	}
 }

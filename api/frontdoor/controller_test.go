@@ -144,7 +144,7 @@ var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespace
 
 // start makes namespaces and runs a controller of them until the test
 // ends.
-func start(t *testing.T, apps Apps, nss ...string) *atomic.Int64 {
+func start(t *testing.T, apps Apps, nss ...string) *running {
 	t.Helper()
 	return startOf(t, Applications, AppProjects, apps, nss...)
 }
@@ -162,9 +162,24 @@ func (p patchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.next.RoundTrip(r)
 }
 
-// startOf is start for the resources res and projects. It returns the
-// count of the controller's patches.
-func startOf(t *testing.T, res, projects schema.GroupVersionResource, apps Apps, nss ...string) *atomic.Int64 {
+// running is a controller under test and the count of its patches.
+type running struct {
+	c       *Controller
+	patches *atomic.Int64
+}
+
+// settle waits until n more status passes were queued and the queue is
+// empty: what n passes would do is done, or being done by a worker.
+func (r *running) settle(t *testing.T, n int64) {
+	t.Helper()
+	want := r.c.passes.Load() + n
+	eventually(t, fmt.Sprintf("%d status passes", n), func() (bool, string) {
+		return r.c.passes.Load() >= want && r.c.queue.Len() == 0, fmt.Sprintf("%d passes, %d queued", r.c.passes.Load(), r.c.queue.Len())
+	})
+}
+
+// startOf is start for the resources res and projects.
+func startOf(t *testing.T, res, projects schema.GroupVersionResource, apps Apps, nss ...string) *running {
 	t.Helper()
 	patches := &atomic.Int64{}
 	counted := rest.CopyConfig(cfg)
@@ -190,7 +205,7 @@ func startOf(t *testing.T, res, projects schema.GroupVersionResource, apps Apps,
 	done := make(chan struct{})
 	go func() { _ = c.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return patches
+	return &running{c: c, patches: patches}
 }
 
 func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9) }
@@ -283,7 +298,7 @@ func waitStatus(t *testing.T, ns, name, wantSync, wantHealth, wantCond string) *
 func TestApplyAndStatus(t *testing.T) {
 	apps := newFakeApps()
 	ns := uniq("fd-apply")
-	patches := start(t, apps, ns)
+	r := start(t, apps, ns)
 	create(t, application(ns, "guestbook", "guestbook", ""))
 	u := waitStatus(t, ns, "guestbook", "Synced", "Healthy", "")
 	if rev, _, _ := unstructured.NestedString(u.Object, "status", "sync", "revision"); rev != "c0ffee" {
@@ -295,9 +310,9 @@ func TestApplyAndStatus(t *testing.T) {
 	}
 
 	// An unchanged resource is neither applied again nor rewritten.
-	n := patches.Load()
-	time.Sleep(time.Second) // several status passes
-	if d := patches.Load() - n; d != 0 {
+	n := r.patches.Load()
+	r.settle(t, 3)
+	if d := r.patches.Load() - n; d != 0 {
 		t.Fatalf("the status of an unchanged app was written %d more times", d)
 	}
 	if applied, _ := apps.calls(); len(applied) != 1 {
@@ -403,7 +418,7 @@ func TestDeleteWithoutFinalizerKeepsResources(t *testing.T) {
 func TestDeletionAwaitingApproval(t *testing.T) {
 	apps := newFakeApps()
 	ns := uniq("fd-await")
-	start(t, apps, ns)
+	r := start(t, apps, ns)
 	create(t, application(ns, "gb", "gb", "  finalizers: ["+finalizer+"]"))
 	waitStatus(t, ns, "gb", "Synced", "Healthy", "")
 	apps.mu.Lock()
@@ -413,7 +428,7 @@ func TestDeletionAwaitingApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, ns, "gb", "Synced", "Healthy", "DeletionError: the deletion waits for the approval to delete /PersistentVolumeClaim:"+ns+"/data")
-	time.Sleep(time.Second) // several passes
+	r.settle(t, 3)
 	if u, _ := get(t, ns, "gb"); u == nil || !slices.Contains(u.GetFinalizers(), finalizer) {
 		t.Fatalf("finalizer released before the deletion: %v", u)
 	}
@@ -452,7 +467,7 @@ func TestStatusOfAStricterCRD(t *testing.T) {
 	strict := schema.GroupVersionResource{Group: "frontdoor.test.windlass.dev", Version: "v1", Resource: "stricts"}
 	apps := newFakeApps()
 	ns := uniq("fd-strict")
-	patches := startOf(t, strict, AppProjects, apps, ns)
+	run := startOf(t, strict, AppProjects, apps, ns)
 	u := application(ns, "gb", "gb", "")
 	u.SetAPIVersion("frontdoor.test.windlass.dev/v1")
 	u.SetKind("Strict")
@@ -468,9 +483,9 @@ func TestStatusOfAStricterCRD(t *testing.T) {
 		s, _, _ := unstructured.NestedString(u.Object, "status", "sync", "status")
 		return s == "Synced", fmt.Sprint(u.Object["status"])
 	})
-	n := patches.Load()
-	time.Sleep(time.Second) // several status passes
-	if d := patches.Load() - n; d != 0 {
+	n := run.patches.Load()
+	run.settle(t, 3)
+	if d := run.patches.Load() - n; d != 0 {
 		t.Fatalf("the status was written %d more times", d)
 	}
 	u, err := r.Get(t.Context(), "gb", metav1.GetOptions{})
@@ -494,7 +509,7 @@ func appProject(ns, name, spec string) *unstructured.Unstructured {
 func TestAppProjects(t *testing.T) {
 	apps := newFakeApps()
 	ns := uniq("fd-proj")
-	start(t, apps, ns)
+	r := start(t, apps, ns)
 	projects := dyn.Resource(AppProjects).Namespace(ns)
 	if _, err := projects.Create(t.Context(), appProject(ns, "team-x", "{sourceRepos: ['*'], destinations: [{server: '*', namespace: '*'}]}"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -532,7 +547,7 @@ func TestAppProjects(t *testing.T) {
 	if err := projects.Delete(t.Context(), "team-x", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	r.settle(t, 2)
 	if _, err := apps.Project(t.Context(), "team-x"); err != nil {
 		t.Fatalf("project deleted under its app: %v", err)
 	}
@@ -571,12 +586,12 @@ func TestSweepOfAppsWhoseResourceWent(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, application(ns, "kept", "kept", ""))
-	start(t, apps, ns)
+	r := start(t, apps, ns)
 	eventually(t, "ghost removed", func() (bool, string) {
 		_, deleted := apps.calls()
 		return slices.Equal(deleted, []string{"ghost:orphan"}), fmt.Sprint(deleted)
 	})
-	time.Sleep(500 * time.Millisecond)
+	r.settle(t, 2)
 	if _, deleted := apps.calls(); len(deleted) != 1 {
 		t.Fatalf("deleted %v, want ghost only", deleted)
 	}
