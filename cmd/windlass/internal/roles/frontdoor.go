@@ -38,7 +38,7 @@ const (
 )
 
 func bindFrontDoor(fs *flag.FlagSet, a *apiSettings) {
-	fs.StringVar(&a.WatchApplications, "watch-applications", env("WATCH_APPLICATIONS", ""), "comma-separated namespaces whose Argo CD Application resources (argoproj.io/v1alpha1) create, update and delete apps, with their status written back (env WINDLASS_WATCH_APPLICATIONS)")
+	fs.StringVar(&a.WatchApplications, "watch-applications", env("WATCH_APPLICATIONS", ""), "comma-separated namespaces whose Argo CD Application and AppProject resources (argoproj.io/v1alpha1) create, update and delete apps and projects, with their status written back (env WINDLASS_WATCH_APPLICATIONS)")
 }
 
 // watchNamespaces parses --watch-applications.
