@@ -349,13 +349,9 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 			if found {
 				cur = &view
 			}
-			if werr := c.refuseApp(ctx, u, cur, msg); werr != nil {
-				return werr
-			}
-			if isStatus(err, http.StatusConflict) {
-				return err // an app being deleted: try again
-			}
-			return nil
+			// The next status pass tries again (a project may appear, an
+			// app being deleted may be gone).
+			return c.refuseApp(ctx, u, cur, msg)
 		}
 		if err != nil {
 			return err
