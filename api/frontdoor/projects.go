@@ -84,6 +84,7 @@ func (c *Controller) reconcileProject(ctx context.Context, it item, u *unstructu
 		c.applied[it] = h
 		c.mu.Unlock()
 		c.cfg.Logger.Info(msgApplied, "kind", kindProject, "resource", it.key, "project", p.Name)
+		c.requeueApps() // those refused for want of this project
 	}
 	return c.writeStatus(ctx, kindProject, u, renderProjectStatus(nil, prev, c.cfg.now()))
 }
@@ -127,6 +128,18 @@ func (c *Controller) dropMissingProjects(ctx context.Context) {
 	for it := range c.informers {
 		if it.kind == kindProject {
 			delete(c.informers, it)
+		}
+	}
+}
+
+// requeueApps queues every watched Application.
+func (c *Controller) requeueApps() {
+	for it, inf := range c.informers {
+		if it.kind != kindApp {
+			continue
+		}
+		for _, key := range inf.GetIndexer().ListKeys() {
+			c.queue.Add(item{kindApp, key})
 		}
 	}
 }

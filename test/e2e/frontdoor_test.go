@@ -95,6 +95,7 @@ func TestFrontDoorApplication(t *testing.T) {
 	if _, err := projects.Create(t.Context(), frontDoorProject(crNS, project, repoURL, dest), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	created := time.Now()
 	eventually(t, 3*time.Minute, "the resource's status Synced and Healthy at the pushed commit after a sync", func() (bool, string) {
 		u, err := apps.Get(t.Context(), name, metav1.GetOptions{})
 		if err != nil {
@@ -108,6 +109,7 @@ func TestFrontDoorApplication(t *testing.T) {
 		return sync == "Synced" && health == "Healthy" && rev == sha && phase == "Succeeded" && auto,
 			fmt.Sprintf("%s/%s at %s, operation %s (automated %v)", sync, health, rev, phase, auto)
 	})
+	t.Logf("status Synced and Healthy on the resource %s after the AppProject was created", time.Since(created).Round(time.Millisecond))
 	if _, ok := deploymentAvailable(t, dest); !ok {
 		t.Fatal("the guestbook deployment is not available after the sync")
 	}
@@ -143,6 +145,7 @@ func TestFrontDoorApplication(t *testing.T) {
 
 	// Deleting the resource (kubectl delete) cascades: the resources go,
 	// then the finalizer is released and the resource is gone.
+	deleted := time.Now()
 	for _, n := range []string{name, name + "-bad"} {
 		if err := apps.Delete(t.Context(), n, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -163,6 +166,7 @@ func TestFrontDoorApplication(t *testing.T) {
 		}
 		return len(left) == 0, fmt.Sprint(left)
 	})
+	t.Logf("resources and Application gone %s after the delete", time.Since(deleted).Round(time.Millisecond))
 	c, err := temporalx.Dial(t.Context(), temporalx.ClientConfig{HostPort: dev.temporal, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
