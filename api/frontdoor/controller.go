@@ -82,8 +82,12 @@ const (
 )
 
 // awaitingRetry is how long a deletion waiting for approval waits before
-// it asks again.
-const awaitingRetry = 30 * time.Second
+// it asks again; operationPoll how soon an app just applied, or syncing,
+// is looked at again.
+const (
+	awaitingRetry = 30 * time.Second
+	operationPoll = 2 * time.Second
+)
 
 // Controller keeps one Windlass app per watched Application resource.
 type Controller struct {
@@ -361,6 +365,10 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 		c.mu.Unlock()
 		c.cfg.Logger.Info(msgApplied, "kind", kindApp, "resource", key, "app", spec.Project+"/"+spec.Name)
 		view = v
+	}
+	if apply || view.Status.Operation != nil {
+		// A sync may be starting or running: look again soon.
+		c.queue.AddAfter(it, operationPoll)
 	}
 	return c.writeAppStatus(ctx, u, &view)
 }
