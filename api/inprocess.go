@@ -20,9 +20,16 @@ import (
 
 // ApplyApplication creates or updates an app, as POST
 // /api/v1/applications?upsert=true does: the project check, then setSpec
-// with Update-With-Start.
+// with Update-With-Start. A child of another app (app of apps) is
+// refused (409), as the API refuses it.
 func (s *Server) ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error) {
+	if err := refuseManagedBy(spec); err != nil {
+		return workflows.AppView{}, toProblem(err)
+	}
 	if err := s.checkProject(ctx, spec); err != nil {
+		return workflows.AppView{}, toProblem(err)
+	}
+	if err := s.refuseManaged(ctx, workflows.AppWorkflowID(spec.Project, spec.Name)); err != nil {
 		return workflows.AppView{}, toProblem(err)
 	}
 	view, err := s.upsert(ctx, spec)
