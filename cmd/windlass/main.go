@@ -41,6 +41,7 @@ client commands (a client of the REST API, as argocd is of Argo CD's):
   repo      repositories: add | list | rm
   cluster   clusters: add | list | rm
   account   accounts: list | get-user-info | update-password | generate-token | list-tokens | delete-token
+  migrate   migrate argocd: take over a live Argo CD's apps, projects, repositories and clusters
 
   Flags may come before or after the arguments. Every client command takes
   --server URL (env WINDLASS_SERVER; default: the server logged in to, else

@@ -1,0 +1,116 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// clean keeps what an Argo CD object says of itself: no status, no
+// operation in progress, no server-set metadata.
+func clean(u unstructured.Unstructured) ([]byte, error) {
+	obj := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}
+	meta := map[string]any{"name": u.GetName()}
+	if l := u.GetLabels(); len(l) > 0 {
+		meta["labels"] = l
+	}
+	if a := u.GetAnnotations(); len(a) > 0 {
+		meta["annotations"] = a
+	}
+	if f := u.GetFinalizers(); len(f) > 0 {
+		meta["finalizers"] = f
+	}
+	obj["metadata"] = meta
+	if spec, ok := u.Object["spec"]; ok {
+		obj["spec"] = spec
+	}
+	return json.Marshal(obj)
+}
+
+// why is the reason of a refusal: the field and what is wrong with it.
+func why(err error) string {
+	var fe *appspec.FieldError
+	if errors.As(err, &fe) {
+		return fe.Field + ": " + fe.Reason
+	}
+	return err.Error()
+}
+
+func (b *builder) projects(ctx context.Context) error {
+	for _, u := range b.src.Projects {
+		name := u.GetName()
+		data, err := clean(u)
+		if err != nil {
+			return err
+		}
+		p, err := appspec.ParseProject(data)
+		if err != nil {
+			b.refusedProjects[name] = true
+			b.plan.add("AppProject", name, ActionRefuse, why(err), nil)
+			continue
+		}
+		old, err := b.cur.Project(ctx, name)
+		if err != nil {
+			return fmt.Errorf("project %s: %w", name, err)
+		}
+		switch {
+		case old == nil:
+			b.plan.add("AppProject", name, ActionCreate, "", func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, false) })
+		case jsonEqual(*old, p):
+			b.plan.add("AppProject", name, ActionUnchanged, "", nil)
+		default:
+			b.plan.add("AppProject", name, ActionUpdate, "differs from Windlass's", func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, true) })
+		}
+	}
+	return nil
+}
+
+func (b *builder) apps(ctx context.Context, cfg appConfig) error {
+	for _, u := range b.src.Applications {
+		name := u.GetName()
+		data, err := clean(u)
+		if err != nil {
+			return err
+		}
+		app, err := appspec.ParseApplication(data)
+		if err != nil {
+			b.plan.add("Application", name, ActionRefuse, why(err), nil)
+			continue
+		}
+		if b.refusedProjects[app.Project] {
+			b.plan.add("Application", name, ActionRefuse, "its project "+app.Project+" is refused", nil)
+			continue
+		}
+		app.Annotations = maps.Clone(app.Annotations)
+		if app.Annotations == nil {
+			app.Annotations = map[string]string{}
+		}
+		app.Annotations[TrackingAnnotation] = cfg.tracking
+		for _, d := range cfg.ignoreDifferences {
+			if !slices.ContainsFunc(app.IgnoreDifferences, func(x appspec.ResourceIgnoreDifferences) bool { return jsonEqual(x, d) }) {
+				app.IgnoreDifferences = append(app.IgnoreDifferences, d)
+			}
+		}
+		old, err := b.cur.App(ctx, app.Project, app.Name)
+		if err != nil {
+			return fmt.Errorf("application %s: %w", name, err)
+		}
+		reason := "project " + app.Project + ", tracking " + cfg.tracking
+		switch {
+		case old == nil:
+			b.plan.add("Application", name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutApp(ctx, app, false) })
+		case jsonEqual(*old, app):
+			b.plan.add("Application", name, ActionUnchanged, reason, nil)
+		default:
+			b.plan.add("Application", name, ActionUpdate, reason+"; differs from Windlass's", func(ctx context.Context, w Writer) error { return w.PutApp(ctx, app, true) })
+		}
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
+)
+
+// The values of the argocd.argoproj.io/secret-type label.
+const (
+	typeRepository = "repository"
+	typeRepoCreds  = "repo-creds"
+	typeCluster    = "cluster"
+)
+
+// notYetTypes are Secret types Argo CD has and Windlass does not yet.
+var notYetTypes = map[string]string{
+	"repository-write": "write credentials of the source hydrator",
+	"repo-write-creds": "write credential templates of the source hydrator",
+}
+
+// Fields of repository and repo-creds Secrets.
+var (
+	repoFields = []string{"url", "type", "name", "project", "username", "password", "sshPrivateKey", "bearerToken", "insecureIgnoreHostKey"}
+	// repoNotYet hold what Windlass's repositories cannot express yet.
+	repoNotYet = []string{"insecure", "enableLfs", "tlsClientCertData", "tlsClientCertKey", "githubAppID", "githubAppInstallationID",
+		"githubAppPrivateKey", "githubAppEnterpriseBaseUrl", "gcpServiceAccountKey", "proxy", "noProxy", "enableOCI",
+		"forceHttpBasicAuth", "useAzureWorkloadIdentity"}
+	clusterFields = []string{"name", "server", "config", "shard", "clusterResources"}
+)
+
+func field(s corev1.Secret, k string) string { return string(s.Data[k]) }
+
+// checkFields returns the reason to refuse a Secret with a field outside
+// known, or a set field of notYet; "" when there is none.
+func checkFields(s corev1.Secret, known, notYet []string) string {
+	for _, k := range sortedKeys(s.Data) {
+		v := strings.TrimSpace(field(s, k))
+		switch {
+		case slices.Contains(known, k):
+		case slices.Contains(notYet, k):
+			if v != "" && v != "false" {
+				return "field " + k + ": not implemented yet in Windlass"
+			}
+		default:
+			return "field " + k + ": unknown to Argo CD's " + s.Labels[SecretTypeLabel] + " Secrets"
+		}
+	}
+	return ""
+}
+
+// redact hides a password a URL may hold.
+func redact(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.User != nil {
+		return pu.Redacted()
+	}
+	return u
+}
+
+// creds are a repository's credentials from a Secret.
+type creds struct {
+	secret                            string
+	username, password, sshKey, token string
+	insecureIgnoreHostKey             bool
+}
+
+func credsOf(s corev1.Secret) creds {
+	return creds{secret: s.Name, username: field(s, "username"), password: field(s, "password"),
+		sshKey: field(s, "sshPrivateKey"), token: field(s, "bearerToken"),
+		insecureIgnoreHostKey: strings.TrimSpace(field(s, "insecureIgnoreHostKey")) == "true"}
+}
+
+func (c creds) empty() bool {
+	return c.username == "" && c.password == "" && c.sshKey == "" && c.token == ""
+}
+
+// template is a repo-creds Secret: credentials for every repository
+// under its URL prefix.
+type template struct {
+	creds
+	prefix string
+	used   []string
+}
+
+// repos plans the repository, repo-creds and cluster Secrets (and those
+// of types Windlass does not know).
+func (b *builder) repos(ctx context.Context) error {
+	views, err := b.cur.Repos(ctx)
+	if err != nil {
+		return fmt.Errorf("list repositories: %w", err)
+	}
+	registered := map[string]settings.RepositoryView{}
+	for _, v := range views {
+		registered[settings.CanonicalRepoURL(v.URL)] = v
+	}
+
+	// Credential templates first: repositories take theirs from them.
+	var templates []*template
+	for _, s := range b.src.Secrets {
+		if s.Labels[SecretTypeLabel] != typeRepoCreds {
+			continue
+		}
+		if r := checkFields(s, repoFields, repoNotYet); r != "" {
+			b.plan.add("RepoCreds", s.Name, ActionRefuse, r, nil)
+			continue
+		}
+		if t := field(s, "type"); t == "helm" || t == "oci" {
+			b.plan.add("RepoCreds", s.Name, ActionRefuse, "not implemented yet: credentials of "+t+" repositories", nil)
+			continue
+		}
+		templates = append(templates, &template{creds: credsOf(s), prefix: field(s, "url")})
+	}
+	// longest finds the template of a URL: the longest prefix, as Argo CD.
+	longest := func(u string) *template {
+		var best *template
+		for _, t := range templates {
+			if t.prefix != "" && strings.HasPrefix(u, t.prefix) && (best == nil || len(t.prefix) > len(best.prefix)) {
+				best = t
+			}
+		}
+		return best
+	}
+
+	secretURLs := map[string]bool{}
+	for _, s := range b.src.Secrets {
+		typ := s.Labels[SecretTypeLabel]
+		switch typ {
+		case typeRepository:
+			secretURLs[settings.CanonicalRepoURL(field(s, "url"))] = true
+			b.repoRow(s, longest, registered)
+		case typeRepoCreds, typeCluster:
+		default:
+			if what, ok := notYetTypes[typ]; ok {
+				b.plan.add("Secret", s.Name, ActionRefuse, fmt.Sprintf("secret-type %q: not implemented yet: %s", typ, what), nil)
+			} else {
+				b.plan.add("Secret", s.Name, ActionRefuse, fmt.Sprintf("unknown secret-type %q: want repository, repo-creds or cluster", typ), nil)
+			}
+		}
+	}
+	// Repositories that only apps name, under a template's prefix: Argo
+	// CD gives them the template's credentials, so Windlass registers them.
+	var appURLs []string
+	for _, u := range b.src.Applications {
+		for _, src := range sourcesOf(u.Object) {
+			if src.Chart == "" && src.RepoURL != "" && !secretURLs[settings.CanonicalRepoURL(src.RepoURL)] && !slices.Contains(appURLs, src.RepoURL) {
+				appURLs = append(appURLs, src.RepoURL)
+			}
+		}
+	}
+	slices.Sort(appURLs)
+	for _, u := range appURLs {
+		if t := longest(u); t != nil {
+			t.used = append(t.used, u)
+			b.putRepo("Repository", u, settings.Repository{URL: u}, t, registered, "from repo-creds "+t.secret+"; named by an application")
+		}
+	}
+	for _, t := range templates {
+		reason := fmt.Sprintf("credential template for %s: Windlass has none yet, so each repository under it gets a copy", redact(t.prefix))
+		if len(t.used) > 0 {
+			reason += " (" + strings.Join(t.used, ", ") + ")"
+		}
+		reason += "; register later ones with `windlass repo add`"
+		b.plan.add("RepoCreds", t.secret, ActionSkip, reason, nil)
+	}
+	return nil
+}
+
+// repoRow plans a repository Secret.
+func (b *builder) repoRow(s corev1.Secret, longest func(string) *template, registered map[string]settings.RepositoryView) {
+	if r := checkFields(s, repoFields, repoNotYet); r != "" {
+		b.plan.add("Repository", s.Name, ActionRefuse, r, nil)
+		return
+	}
+	u := field(s, "url")
+	c := credsOf(s)
+	if t := field(s, "type"); t == "helm" || t == "oci" {
+		if c.empty() {
+			b.plan.add("Repository", s.Name, ActionSkip, t+" repository "+redact(u)+" without credentials: apps use it without registration", nil)
+		} else {
+			b.plan.add("Repository", s.Name, ActionRefuse, "not implemented yet: credentials of "+t+" repositories", nil)
+		}
+		return
+	}
+	var from *template
+	if c.empty() {
+		if from = longest(u); from != nil {
+			from.used = append(from.used, u)
+		}
+	}
+	reason := redact(u)
+	if from != nil {
+		reason += "; credentials from repo-creds " + from.secret
+	}
+	b.putRepo("Repository", s.Name, settings.Repository{URL: u, Project: field(s, "project")}, templateOr(from, c), registered, reason)
+}
+
+func templateOr(t *template, c creds) *template {
+	if t != nil {
+		return t
+	}
+	return &template{creds: c}
+}
+
+// putRepo plans registering r with the credentials of t.
+func (b *builder) putRepo(kind, name string, r settings.Repository, t *template, registered map[string]settings.RepositoryView, reason string) {
+	if t != nil {
+		r.Username, r.Password, r.SSHPrivateKey, r.BearerToken = t.username, t.password, t.sshKey, t.token
+		r.InsecureIgnoreHostKey = t.insecureIgnoreHostKey
+	}
+	if r.SSHPrivateKey != "" && !r.InsecureIgnoreHostKey {
+		r.SSHKnownHosts = b.src.KnownHosts
+	}
+	if err := r.Validate(); err != nil {
+		b.plan.add(kind, name, ActionRefuse, err.Error(), nil)
+		return
+	}
+	old, exists := registered[settings.CanonicalRepoURL(r.URL)]
+	switch {
+	case !exists:
+		b.plan.add(kind, name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutRepo(ctx, r, false) })
+	case old == r.View():
+		b.plan.add(kind, name, ActionUnchanged, reason+"; registered (secret values are not compared)", nil)
+	default:
+		b.plan.add(kind, name, ActionUpdate, reason+"; registered with other credentials", func(ctx context.Context, w Writer) error { return w.PutRepo(ctx, r, true) })
+	}
+}
+
+// sourcesOf reads spec.source and spec.sources of an Application.
+func sourcesOf(obj map[string]any) []appspec.Source {
+	spec, _ := obj["spec"].(map[string]any)
+	var out []appspec.Source
+	add := func(v any) {
+		b, err := json.Marshal(v)
+		var s appspec.Source
+		if err == nil && json.Unmarshal(b, &s) == nil {
+			out = append(out, s)
+		}
+	}
+	if s, ok := spec["source"]; ok {
+		add(s)
+	}
+	if ss, ok := spec["sources"].([]any); ok {
+		for _, s := range ss {
+			add(s)
+		}
+	}
+	return out
+}
+
+// argoClusterConfig is the config field of a cluster Secret.
+type argoClusterConfig struct {
+	Username           string          `json:"username"`
+	Password           string          `json:"password"`
+	BearerToken        string          `json:"bearerToken"`
+	TLSClientConfig    argoTLS         `json:"tlsClientConfig"`
+	AWSAuthConfig      json.RawMessage `json:"awsAuthConfig"`
+	ExecProviderConfig json.RawMessage `json:"execProviderConfig"`
+	ProxyURL           string          `json:"proxyUrl"`
+	DisableCompression bool            `json:"disableCompression"`
+}
+
+type argoTLS struct {
+	Insecure   bool   `json:"insecure"`
+	ServerName string `json:"serverName"`
+	CAData     []byte `json:"caData"`
+	CertData   []byte `json:"certData"`
+	KeyData    []byte `json:"keyData"`
+}
+
+// clusterOf converts a cluster Secret, or says why it cannot.
+func clusterOf(s corev1.Secret) (settings.Cluster, string) {
+	for _, k := range []string{"namespaces", "project"} {
+		if strings.TrimSpace(field(s, k)) != "" {
+			return settings.Cluster{}, "field " + k + ": not implemented yet in Windlass (clusters are not scoped to namespaces or projects)"
+		}
+	}
+	if r := checkFields(s, append(clusterFields, "namespaces", "project"), nil); r != "" {
+		return settings.Cluster{}, r
+	}
+	var cfg argoClusterConfig
+	if c := bytes.TrimSpace(s.Data["config"]); len(c) > 0 {
+		d := json.NewDecoder(bytes.NewReader(c))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&cfg); err != nil {
+			// json's errors name the field, never the value.
+			return settings.Cluster{}, "field config: " + err.Error()
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"username", cfg.Username != ""}, {"password", cfg.Password != ""}, {"awsAuthConfig", len(cfg.AWSAuthConfig) > 0},
+		{"execProviderConfig", len(cfg.ExecProviderConfig) > 0}, {"proxyUrl", cfg.ProxyURL != ""}, {"tlsClientConfig.serverName", cfg.TLSClientConfig.ServerName != ""}} {
+		if f.set {
+			return settings.Cluster{}, "field config." + f.name + ": not implemented yet in Windlass"
+		}
+	}
+	return settings.Cluster{Name: field(s, "name"), Server: field(s, "server"), BearerToken: cfg.BearerToken,
+		CAData: string(cfg.TLSClientConfig.CAData), CertData: string(cfg.TLSClientConfig.CertData),
+		KeyData: string(cfg.TLSClientConfig.KeyData), Insecure: cfg.TLSClientConfig.Insecure}, ""
+}
+
+// clusters plans the cluster Secrets.
+func (b *builder) clusters(ctx context.Context) error {
+	views, err := b.cur.Clusters(ctx)
+	if err != nil {
+		return fmt.Errorf("list clusters: %w", err)
+	}
+	for _, s := range b.src.Secrets {
+		if s.Labels[SecretTypeLabel] != typeCluster {
+			continue
+		}
+		c, refuse := clusterOf(s)
+		if refuse != "" {
+			b.plan.add("Cluster", s.Name, ActionRefuse, refuse, nil)
+			continue
+		}
+		if c.Name == "in-cluster" || strings.TrimSuffix(c.Server, "/") == appspec.InClusterServer {
+			b.plan.add("Cluster", s.Name, ActionSkip, "in-cluster is built into Windlass", nil)
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			b.plan.add("Cluster", s.Name, ActionRefuse, err.Error(), nil)
+			continue
+		}
+		reason := c.Name + " at " + c.Server
+		i := slices.IndexFunc(views, func(v settings.ClusterView) bool { return v.Name == c.Name })
+		switch {
+		case i < 0:
+			b.plan.add("Cluster", s.Name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutCluster(ctx, c, false) })
+		case views[i] == c.View():
+			b.plan.add("Cluster", s.Name, ActionUnchanged, reason+"; registered (secret values are not compared)", nil)
+		default:
+			b.plan.add("Cluster", s.Name, ActionUpdate, reason+"; registered differently", func(ctx context.Context, w Writer) error { return w.PutCluster(ctx, c, true) })
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	luaparse "github.com/yuin/gopher-lua/parse"
+	"sigs.k8s.io/yaml"
+
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// argocd-cm keys.
+const (
+	keyTracking          = "application.resourceTrackingMethod"
+	keyInstanceLabel     = "application.instanceLabelKey"
+	keyCustomizations    = "resource.customizations"
+	prefixHealth         = "resource.customizations.health."
+	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
+	defaultInstanceLabel = "app.kubernetes.io/instance"
+	// defaultTracking is Argo CD 3's default resourceTrackingMethod.
+	defaultTracking = "annotation"
+	// customizationsDir is the --resource-customizations tree under OutDir.
+	customizationsDir = "resource-customizations"
+	authConfigFile    = "auth-config.yaml"
+)
+
+// notYet are argocd-cm keys (or key prefixes, ending in ".") that
+// Windlass does not implement, with what is lost.
+var notYet = []struct{ key, what string }{
+	{"resource.exclusions", "resource exclusions"},
+	{"resource.inclusions", "resource inclusions"},
+}
+
+// ignoredPrefixes are argocd-cm customizations that change nothing
+// Windlass does, with why.
+var ignoredPrefixes = []struct{ prefix, why string }{
+	{"resource.customizations.actions.", "not implemented yet in Windlass: resource actions"},
+	{"resource.customizations.useOpenLibs.", "Windlass's health scripts never get the open libraries"},
+	{"resource.customizations.knownTypeFields.", "not needed: Windlass diffs with the live object's schema"},
+	{"resource.customizations.ignoreResourceUpdates.", "not needed: Windlass does not watch every resource"},
+}
+
+// appConfig is what argocd-cm changes on every migrated app.
+type appConfig struct {
+	tracking          string
+	ignoreDifferences []appspec.ResourceIgnoreDifferences
+}
+
+// argoDiffRule is the value of an ignoreDifferences customization.
+type argoDiffRule struct {
+	JSONPointers          []string `json:"jsonPointers"`
+	JQPathExpressions     []string `json:"jqPathExpressions"`
+	ManagedFieldsManagers []string `json:"managedFieldsManagers"`
+}
+
+// splitGroupKind reads argocd-cm's "group_Kind" ("Kind" for the core
+// group) or resource.customizations' "group/Kind".
+func splitGroupKind(s string) (group, kind string) {
+	if g, k, ok := strings.Cut(s, "/"); ok {
+		return g, k
+	}
+	if g, k, ok := strings.Cut(s, "_"); ok {
+		return g, k
+	}
+	return "", s
+}
+
+func groupKindName(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return group + "/" + kind
+}
+
+// settings plans argocd-cm: tracking, health checks, ignoreDifferences
+// and what has no equivalent. It returns what every app gets.
+func (b *builder) settings() appConfig {
+	cfg := appConfig{tracking: defaultTracking}
+	cm := b.src.Settings
+	if cm == nil {
+		return cfg
+	}
+	name := func(key string) string { return ConfigMapName + " " + key }
+	method := cm[keyTracking]
+	switch method {
+	case "":
+		b.plan.add("Setting", name(keyTracking), ActionSkip, fmt.Sprintf("unset: Argo CD's default %s; every app gets %s=%s", defaultTracking, TrackingAnnotation, defaultTracking), nil)
+	case "annotation", "label", "annotation+label":
+		cfg.tracking = method
+		b.plan.add("Setting", name(keyTracking), ActionSkip, fmt.Sprintf("every app gets %s=%s", TrackingAnnotation, method), nil)
+	default:
+		b.plan.add("Setting", name(keyTracking), ActionRefuse, fmt.Sprintf("unknown tracking method %q: want annotation, label or annotation+label; apps get %s", method, defaultTracking), nil)
+	}
+	if key := cm[keyInstanceLabel]; key != "" && key != defaultInstanceLabel {
+		if strings.Contains(cfg.tracking, "label") {
+			b.plan.add("Setting", name(keyInstanceLabel), ActionRefuse, fmt.Sprintf("not implemented yet: label tracking by %q; Windlass reads %s", key, defaultInstanceLabel), nil)
+		} else {
+			b.plan.add("Setting", name(keyInstanceLabel), ActionSkip, "unused: tracking is by annotation", nil)
+		}
+	}
+
+	health := map[string]string{} // group/Kind: script
+	diffs := map[string]string{}  // group/Kind or "all": rule YAML
+	var other []string
+	for _, k := range sortedKeys(cm) {
+		v := cm[k]
+		switch {
+		case k == keyTracking || k == keyInstanceLabel:
+		case strings.HasPrefix(k, prefixHealth):
+			g, kind := splitGroupKind(strings.TrimPrefix(k, prefixHealth))
+			health[groupKindName(g, kind)] = v
+		case strings.HasPrefix(k, prefixIgnoreDiff):
+			rest := strings.TrimPrefix(k, prefixIgnoreDiff)
+			if rest != "all" {
+				rest = groupKindName(splitGroupKind(rest))
+			}
+			diffs[rest] = v
+		case k == keyCustomizations:
+			b.legacyCustomizations(v, health, diffs)
+		default:
+			if i := slices.IndexFunc(notYet, func(n struct{ key, what string }) bool { return n.key == k }); i >= 0 {
+				b.plan.add("Setting", name(k), ActionRefuse, "not implemented yet: Windlass has no "+notYet[i].what+"; the kinds listed would be synced", nil)
+				continue
+			}
+			if i := slices.IndexFunc(ignoredPrefixes, func(p struct{ prefix, why string }) bool { return strings.HasPrefix(k, p.prefix) }); i >= 0 {
+				b.plan.add("Setting", name(k), ActionSkip, ignoredPrefixes[i].why, nil)
+				continue
+			}
+			other = append(other, k)
+		}
+	}
+
+	for _, gk := range sortedKeys(health) {
+		b.healthRow(gk, health[gk])
+	}
+	for _, gk := range sortedKeys(diffs) {
+		var rule argoDiffRule
+		if err := yaml.UnmarshalStrict([]byte(diffs[gk]), &rule); err != nil {
+			b.plan.add("IgnoreDifferences", gk, ActionRefuse, "does not parse: "+err.Error(), nil)
+			continue
+		}
+		group, kind := "*", "*"
+		if gk != "all" {
+			group, kind = splitGroupKind(gk)
+		}
+		cfg.ignoreDifferences = append(cfg.ignoreDifferences, appspec.ResourceIgnoreDifferences{
+			Group: group, Kind: kind, JSONPointers: rule.JSONPointers, JQPathExpressions: rule.JQPathExpressions,
+			ManagedFieldsManagers: rule.ManagedFieldsManagers})
+		b.plan.add("IgnoreDifferences", gk, ActionSkip, "system-wide in Argo CD: added to every migrated app's ignoreDifferences", nil)
+	}
+	if len(other) > 0 {
+		b.plan.add("Setting", ConfigMapName, ActionSkip, "not migrated: "+strings.Join(other, ", "), nil)
+	}
+	return cfg
+}
+
+// legacyCustomizations reads the single-key resource.customizations form:
+// "group/Kind": {health.lua, ignoreDifferences, actions, ...}.
+func (b *builder) legacyCustomizations(v string, health, diffs map[string]string) {
+	var m map[string]map[string]any
+	if err := yaml.Unmarshal([]byte(v), &m); err != nil {
+		b.plan.add("Setting", ConfigMapName+" "+keyCustomizations, ActionRefuse, "does not parse: "+err.Error(), nil)
+		return
+	}
+	for _, gk := range sortedKeys(m) {
+		for _, field := range sortedKeys(m[gk]) {
+			s, _ := m[gk][field].(string)
+			switch field {
+			case "health.lua":
+				health[groupKindName(splitGroupKind(gk))] = s
+			case "ignoreDifferences":
+				diffs[groupKindName(splitGroupKind(gk))] = s
+			default:
+				b.plan.add("Setting", ConfigMapName+" "+keyCustomizations+" "+gk+" "+field, ActionSkip, "not migrated", nil)
+			}
+		}
+	}
+}
+
+// healthRow plans a Lua health check as a file of the
+// --resource-customizations tree ("_" stands for Argo CD's "*").
+func (b *builder) healthRow(gk, script string) {
+	if _, err := luaparse.Parse(strings.NewReader(script), gk); err != nil {
+		b.plan.add("HealthCheck", gk, ActionRefuse, "the Lua script does not compile: "+err.Error(), nil)
+		return
+	}
+	rel := customizationsDir + "/" + strings.ReplaceAll(gk, "*", "_") + "/health.lua"
+	b.fileRow("HealthCheck", gk, rel, []byte(script), "run workers with --resource-customizations "+joinOut(b.opts.OutDir, customizationsDir))
+}
+
+func joinOut(dir, rel string) string {
+	if dir == "" {
+		return rel
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + rel
+}
+
+// authConfig is the part of the API's --auth-config that argocd-rbac-cm
+// fills.
+type authConfig struct {
+	Policy          string `json:"policy,omitempty"`
+	PolicyDefault   string `json:"policyDefault,omitempty"`
+	PolicyMatchMode string `json:"policyMatchMode,omitempty"`
+}
+
+// rbac plans argocd-rbac-cm as an --auth-config file, after checking
+// that Windlass's RBAC accepts it.
+func (b *builder) rbac() error {
+	cm := b.src.RBAC
+	if cm == nil {
+		return nil
+	}
+	// policy.csv, then the overlays policy.<name>.csv in name order, as
+	// Argo CD concatenates them.
+	policy := cm["policy.csv"]
+	for _, k := range sortedKeys(cm) {
+		if k != "policy.csv" && strings.HasPrefix(k, "policy.") && strings.HasSuffix(k, ".csv") {
+			policy = strings.TrimRight(policy, "\n") + "\n" + cm[k]
+		}
+	}
+	ac := authConfig{Policy: strings.TrimLeft(policy, "\n"), PolicyDefault: cm["policy.default"], PolicyMatchMode: cm["policy.matchMode"]}
+	if _, err := rbac.New(rbac.Config{PolicyCSV: ac.Policy, DefaultRole: ac.PolicyDefault, MatchMode: ac.PolicyMatchMode}, nil); err != nil {
+		b.plan.add("RBAC", RBACConfigMapName, ActionRefuse, "Windlass's RBAC refuses it: "+err.Error(), nil)
+		return nil
+	}
+	data, err := yaml.Marshal(ac)
+	if err != nil {
+		return err
+	}
+	reason := "merge into the API's --auth-config (next to its accounts)"
+	if s := strings.TrimSpace(cm["scopes"]); s != "" && s != "[groups]" {
+		reason += fmt.Sprintf("; scopes %s: Windlass takes groups from one claim, sso.groupsClaim", s)
+	}
+	b.fileRow("RBAC", RBACConfigMapName, authConfigFile, data, reason)
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
