@@ -1,0 +1,72 @@
+package migrate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+)
+
+func replicas(n int32) *int32 { return &n }
+
+// Read finds the labelled Secrets, the ConfigMaps, the CRs and every
+// application controller, and only ever gets and lists.
+func TestRead(t *testing.T) {
+	meta := func(name string, labels map[string]string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: "argocd", Labels: labels}
+	}
+	kube := kubefake.NewClientset(
+		&corev1.ConfigMap{ObjectMeta: meta(ConfigMapName, nil), Data: map[string]string{"url": "https://argocd.example.com"}},
+		&corev1.ConfigMap{ObjectMeta: meta(KnownHostsCMName, nil), Data: map[string]string{knownHostsKey: "host ssh-ed25519 AAAA"}},
+		&corev1.Secret{ObjectMeta: meta("repo", map[string]string{SecretTypeLabel: typeRepository})},
+		&corev1.Secret{ObjectMeta: meta("unrelated", nil)},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: "other", Labels: map[string]string{SecretTypeLabel: typeCluster}}},
+		&appsv1.StatefulSet{ObjectMeta: meta(ControllerName, nil), Spec: appsv1.StatefulSetSpec{Replicas: replicas(0)}},
+		&appsv1.Deployment{ObjectMeta: meta("renamed", map[string]string{workloadNameLabel: ControllerName})},
+		&appsv1.Deployment{ObjectMeta: meta("argocd-server", map[string]string{workloadNameLabel: "argocd-server"}), Spec: appsv1.DeploymentSpec{Replicas: replicas(2)}},
+	)
+	app := obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, namespace: argocd}\n")
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{applicationsGVR: "ApplicationList", projectsGVR: "AppProjectList"}, &app)
+
+	src, err := Read(t.Context(), kube, dyn, "argocd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secrets []string
+	for _, s := range src.Secrets {
+		secrets = append(secrets, s.Name)
+	}
+	if d := cmp.Diff([]string{"repo"}, secrets); d != "" {
+		t.Errorf("secrets (-want +got):\n%s", d)
+	}
+	wantControllers := []Controller{{Kind: "StatefulSet", Name: ControllerName, Replicas: 0}, {Kind: "Deployment", Name: "renamed", Replicas: 1}}
+	if d := cmp.Diff(wantControllers, src.Controllers); d != "" {
+		t.Errorf("controllers (-want +got):\n%s", d)
+	}
+	if len(src.Applications) != 1 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" {
+		t.Errorf("read %d apps, %d projects, settings %v, rbac %v, known hosts %q", len(src.Applications), len(src.Projects), src.Settings, src.RBAC, src.KnownHosts)
+	}
+	for _, a := range append(kube.Actions(), dyn.Actions()...) {
+		if v := a.GetVerb(); v != "get" && v != "list" {
+			t.Errorf("Read did %s %s", v, a.GetResource().Resource)
+		}
+	}
+}
+
+// A namespace without Argo CD is an error that names the flag.
+func TestReadNoArgoCD(t *testing.T) {
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{applicationsGVR: "ApplicationList", projectsGVR: "AppProjectList"})
+	_, err := Read(t.Context(), kubefake.NewClientset(), dyn, "argocd")
+	if err == nil || !strings.Contains(err.Error(), "--namespace") {
+		t.Fatalf("Read = %v, want an error naming --namespace", err)
+	}
+}

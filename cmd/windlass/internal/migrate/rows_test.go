@@ -1,0 +1,82 @@
+package migrate
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Each bad input gets its own row with a reason that says what to fix;
+// the good input next to it still migrates.
+func TestRows(t *testing.T) {
+	app := func(spec string) []unstructured.Unstructured {
+		return []unstructured.Unstructured{obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n"+spec)}
+	}
+	secrets := func(s ...corev1.Secret) []corev1.Secret { return s }
+	tests := []struct {
+		name string
+		src  Source
+		// row is "KIND NAME ACTION", reason a part of its reason.
+		row, reason string
+	}{
+		{name: "unknown secret type", src: Source{Secrets: secrets(secret("s", "gpg-key", nil))},
+			row: "Secret s refuse", reason: `unknown secret-type "gpg-key"`},
+		{name: "hydrator secret", src: Source{Secrets: secrets(secret("s", "repository-write", nil))},
+			row: "Secret s refuse", reason: "not implemented yet: write credentials"},
+		{name: "application that does not validate", src: Source{Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n  syncPolicy: {automated: {prune: maybe}}\n")},
+			row: "Application a refuse", reason: "spec.syncPolicy.automated.prune"},
+		{name: "repository field unknown", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "colour": "blue"}))},
+			row: "Repository r refuse", reason: "field colour: unknown to Argo CD's repository Secrets"},
+		{name: "repository with a GitHub App", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "githubAppID": "1"}))},
+			row: "Repository r refuse", reason: "field githubAppID: not implemented yet"},
+		{name: "repository with a password in its URL", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://u:pw@g/x.git"}))},
+			row: "Repository r refuse", reason: "url holds a password"},
+		{name: "Helm repository with credentials", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://charts", "type": "helm", "password": "p"}))},
+			row: "Repository r refuse", reason: "not implemented yet: credentials of helm repositories"},
+		{name: "OCI credential template", src: Source{Secrets: secrets(secret("c", typeRepoCreds, map[string]string{"url": "oci://r", "type": "oci", "password": "p"}))},
+			row: "RepoCreds c refuse", reason: "credentials of oci repositories"},
+		{name: "credential template unused", src: Source{Secrets: secrets(secret("c", typeRepoCreds, map[string]string{"url": "https://g/", "password": "p"}))},
+			row: "RepoCreds c skip", reason: "Windlass has none yet"},
+		{name: "namespaced cluster", src: Source{Secrets: secrets(secret("c", typeCluster, map[string]string{"name": "x", "server": "https://x", "namespaces": "a,b"}))},
+			row: "Cluster c refuse", reason: "field namespaces: not implemented yet"},
+		{name: "cluster with exec auth", src: Source{Secrets: secrets(secret("c", typeCluster, map[string]string{"name": "x", "server": "https://x", "config": `{"execProviderConfig":{"command":"x"}}`}))},
+			row: "Cluster c refuse", reason: "config.execProviderConfig: not implemented yet"},
+		{name: "cluster config unknown field", src: Source{Secrets: secrets(secret("c", typeCluster, map[string]string{"name": "x", "server": "https://x", "config": `{"colour":"blue"}`}))},
+			row: "Cluster c refuse", reason: `unknown field "colour"`},
+		{name: "cluster name Windlass refuses", src: Source{Secrets: secrets(secret("c", typeCluster, map[string]string{"name": "Prod Cluster", "server": "https://x"}))},
+			row: "Cluster c refuse", reason: "cluster name"},
+		{name: "unknown tracking method", src: Source{Settings: map[string]string{keyTracking: "uid"}},
+			row: "Setting argocd-cm application.resourceTrackingMethod refuse", reason: `unknown tracking method "uid"`},
+		{name: "custom instance label with label tracking", src: Source{Settings: map[string]string{keyTracking: "label", keyInstanceLabel: "team/app"}},
+			row: "Setting argocd-cm application.instanceLabelKey refuse", reason: `not implemented yet: label tracking by "team/app"`},
+		{name: "resource inclusions", src: Source{Settings: map[string]string{"resource.inclusions": "- kinds: [Pod]"}},
+			row: "Setting argocd-cm resource.inclusions refuse", reason: "not implemented yet"},
+		{name: "legacy customizations", src: Source{Settings: map[string]string{keyCustomizations: "apps/Deployment:\n  health.lua: 'return {status = \"Healthy\"}'\n"}},
+			row: "HealthCheck apps/Deployment create", reason: "resource-customizations/apps/Deployment/health.lua"},
+		{name: "ignoreDifferences that do not parse", src: Source{Settings: map[string]string{prefixIgnoreDiff + "apps_Deployment": "jsonPointer: /x"}},
+			row: "IgnoreDifferences apps/Deployment refuse", reason: "does not parse"},
+		{name: "RBAC Windlass refuses", src: Source{RBAC: map[string]string{"policy.csv": "p, role:x, applications, get, */*, perhaps\n"}},
+			row: "RBAC argocd-rbac-cm refuse", reason: "Windlass's RBAC refuses it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := tc.src
+			src.Namespace = "argocd"
+			plan, err := Build(t.Context(), &src, newFake(), Options{OutDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []string
+			for _, r := range plan.Rows {
+				row := r.Kind + " " + r.Name + " " + string(r.Action)
+				if row == tc.row && strings.Contains(r.Reason, tc.reason) {
+					return
+				}
+				all = append(all, row+": "+r.Reason)
+			}
+			t.Errorf("no row %q with reason %q; rows:\n%s", tc.row, tc.reason, strings.Join(all, "\n"))
+		})
+	}
+}
