@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -349,7 +351,22 @@ spec:
 		if now.GetUID() != u.GetUID() {
 			t.Errorf("%s %s was recreated: UID %s, was %s", kind, u.GetName(), now.GetUID(), u.GetUID())
 		}
+		if id := now.GetAnnotations()[manifest.TrackingAnnotation]; !strings.Contains(id, appName) {
+			t.Errorf("%s %s after the first sync: tracking %q, want Windlass's for %s", kind, u.GetName(), id, appName)
+		}
 	}
+
+	// The repository's password went from the Secret to the API only.
+	logs, err := os.ReadFile(bed.logs.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(logs, []byte(bed.secret)) {
+		t.Fatal("the repository secret is in the logs")
+	}
+	scanHistories(t, bed.temporal, [][]byte{[]byte(bed.secret)}, func(_ int, where string) {
+		t.Fatalf("the repository secret is in the history of %s", where)
+	})
 }
 
 // containsLoose reports whether s contains want, with any run of white
