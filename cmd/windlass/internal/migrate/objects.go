@@ -60,13 +60,17 @@ func (b *builder) projects(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("project %s: %w", name, err)
 		}
+		if old != nil && p.Description == "" {
+			// Argo CD's projects often have none: keep Windlass's.
+			p.Description = old.Description
+		}
 		switch {
 		case old == nil:
 			b.plan.add("AppProject", name, ActionCreate, "", func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, false) })
 		case jsonEqual(*old, p):
 			b.plan.add("AppProject", name, ActionUnchanged, "", nil)
 		default:
-			b.plan.add("AppProject", name, ActionUpdate, "differs from Windlass's", func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, true) })
+			b.plan.add("AppProject", name, ActionUpdate, differs(*old, p), func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, true) })
 		}
 	}
 	return nil
@@ -109,7 +113,7 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 		case jsonEqual(*old, app):
 			b.plan.add("Application", name, ActionUnchanged, reason, nil)
 		default:
-			b.plan.add("Application", name, ActionUpdate, reason+"; differs from Windlass's", func(ctx context.Context, w Writer) error { return w.PutApp(ctx, app, true) })
+			b.plan.add("Application", name, ActionUpdate, reason+"; "+differs(*old, app), func(ctx context.Context, w Writer) error { return w.PutApp(ctx, app, true) })
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -198,4 +199,27 @@ func jsonEqual(a, b any) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// differs names the top-level JSON fields in which two objects differ.
+func differs(a, b any) string {
+	var x, y map[string]any
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil || json.Unmarshal(ja, &x) != nil || json.Unmarshal(jb, &y) != nil {
+		return "differs from Windlass's"
+	}
+	var fields []string
+	for _, k := range sortedKeys(x) {
+		if !reflect.DeepEqual(x[k], y[k]) {
+			fields = append(fields, k)
+		}
+	}
+	for _, k := range sortedKeys(y) {
+		if _, ok := x[k]; !ok {
+			fields = append(fields, k)
+		}
+	}
+	slices.Sort(fields)
+	return "Windlass's differs in " + strings.Join(fields, ", ")
 }

@@ -108,6 +108,7 @@ const (
 	secretPassword = "hunter2-repo-password"
 	secretTemplate = "template-token-value"
 	secretToken    = "cluster-bearer-token"
+	secretSSHKey   = "-----BEGIN OPENSSH PRIVATE KEY-----\nssh-key-body\n-----END OPENSSH PRIVATE KEY-----\n"
 )
 
 func obj(t *testing.T, y string) unstructured.Unstructured {
@@ -231,6 +232,7 @@ spec:
 		KnownHosts: "git.example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n",
 		Secrets: []corev1.Secret{
 			secret("repo-guestbook", typeRepository, map[string]string{"url": "https://git.example.com/org/guestbook.git", "username": "deploy", "password": secretPassword, "project": "web"}),
+			secret("repo-ssh", typeRepository, map[string]string{"url": "git@git.example.com:org/ssh.git", "sshPrivateKey": secretSSHKey}),
 			secret("repo-lfs", typeRepository, map[string]string{"url": "https://git.example.com/org/lfs.git", "enableLfs": "true"}),
 			secret("repo-charts", typeRepository, map[string]string{"url": "https://charts.example.com", "type": "helm"}),
 			secret("creds-team", typeRepoCreds, map[string]string{"url": "https://git.example.com/team/", "username": "bot", "password": secretTemplate}),
@@ -248,6 +250,10 @@ spec:
 func TestPlan(t *testing.T) {
 	t.Chdir(t.TempDir())
 	fake := newFake()
+	// An app Windlass has already, from another path.
+	fake.apps["default/private"] = appspec.Application{Name: "private", Project: "default",
+		Source:      appspec.Source{RepoURL: "https://git.example.com/team/private.git", Path: "old"},
+		Destination: appspec.Destination{Server: "https://prod.example.com:6443", Namespace: "private"}}.Defaulted()
 	steps := []struct {
 		name  string
 		opts  Options
@@ -272,7 +278,7 @@ func TestPlan(t *testing.T) {
 			}
 			var out bytes.Buffer
 			plan.Print(&out)
-			for _, v := range []string{secretPassword, secretTemplate, secretToken} {
+			for _, v := range []string{secretPassword, secretTemplate, secretToken, "ssh-key-body"} {
 				if strings.Contains(out.String(), v) {
 					t.Errorf("the plan shows a secret value %q", v)
 				}
@@ -301,6 +307,9 @@ func TestPlan(t *testing.T) {
 	}
 	if r := fake.repos["https://git.example.com/team/private"]; r.Username != "bot" || r.Password != secretTemplate {
 		t.Errorf("repository private = user %q, want the repo-creds' credentials", r.Username)
+	}
+	if r := fake.repos["git@git.example.com:org/ssh"]; r.SSHPrivateKey != secretSSHKey || r.SSHKnownHosts != installation(t).KnownHosts {
+		t.Errorf("repository ssh = key %v, known hosts %q; want its key and Argo CD's known hosts", r.SSHPrivateKey != "", r.SSHKnownHosts)
 	}
 	if c := fake.clusters["prod"]; c.BearerToken != secretToken || c.CAData != "-----BEGIN" {
 		t.Errorf("cluster prod = %+v, want its token and decoded CA", c.View())
