@@ -131,6 +131,10 @@ func (p *Plan) add(kind, name string, a Action, reason string, apply func(contex
 func Build(ctx context.Context, src *Source, cur Current, opts Options) (*Plan, error) {
 	b := &builder{src: src, cur: cur, opts: opts, plan: &Plan{}, refusedProjects: map[string]bool{}}
 	b.controllers()
+	if src.AppNamespaces != "" {
+		b.plan.add("Setting", CmdParamsCMName+" "+appNamespacesKey, ActionRefuse,
+			"not implemented yet: Applications outside "+src.Namespace+" ("+src.AppNamespaces+") are not read; only those in "+src.Namespace+" are migrated", nil)
+	}
 	cfg := b.settings()
 	if err := b.rbac(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,9 +17,13 @@ import (
 
 // Names Argo CD gives its objects.
 const (
-	ConfigMapName      = "argocd-cm"
-	RBACConfigMapName  = "argocd-rbac-cm"
-	KnownHostsCMName   = "argocd-ssh-known-hosts-cm"
+	ConfigMapName     = "argocd-cm"
+	RBACConfigMapName = "argocd-rbac-cm"
+	KnownHostsCMName  = "argocd-ssh-known-hosts-cm"
+	CmdParamsCMName   = "argocd-cmd-params-cm"
+	// appNamespacesKey lists the namespaces beyond Argo CD's own that hold
+	// Applications ("apps in any namespace").
+	appNamespacesKey   = "application.namespaces"
 	SecretTypeLabel    = "argocd.argoproj.io/secret-type"
 	ControllerName     = "argocd-application-controller"
 	workloadNameLabel  = "app.kubernetes.io/name"
@@ -43,6 +48,8 @@ type Source struct {
 	RBAC     map[string]string
 	// KnownHosts are the SSH known_hosts lines of argocd-ssh-known-hosts-cm.
 	KnownHosts string
+	// AppNamespaces is argocd-cmd-params-cm's application.namespaces.
+	AppNamespaces string
 	// Secrets are those labelled argocd.argoproj.io/secret-type.
 	Secrets []corev1.Secret
 	// Controllers are the application controller workloads.
@@ -90,6 +97,11 @@ func Read(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 		return nil, err
 	}
 	s.KnownHosts = kh[knownHostsKey]
+	params, err := configMap(ctx, kube, namespace, CmdParamsCMName)
+	if err != nil {
+		return nil, err
+	}
+	s.AppNamespaces = strings.TrimSpace(params[appNamespacesKey])
 	secrets, err := kube.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: SecretTypeLabel})
 	if err != nil {
 		return nil, fmt.Errorf("list the Secrets labelled %s in %s: %w", SecretTypeLabel, namespace, err)

@@ -24,6 +24,7 @@ func TestRead(t *testing.T) {
 	}
 	kube := kubefake.NewClientset(
 		&corev1.ConfigMap{ObjectMeta: meta(ConfigMapName, nil), Data: map[string]string{"url": "https://argocd.example.com"}},
+		&corev1.ConfigMap{ObjectMeta: meta(CmdParamsCMName, nil), Data: map[string]string{appNamespacesKey: " team-* "}},
 		&corev1.ConfigMap{ObjectMeta: meta(KnownHostsCMName, nil), Data: map[string]string{knownHostsKey: "host ssh-ed25519 AAAA"}},
 		&corev1.Secret{ObjectMeta: meta("repo", map[string]string{SecretTypeLabel: typeRepository})},
 		&corev1.Secret{ObjectMeta: meta("unrelated", nil)},
@@ -51,8 +52,9 @@ func TestRead(t *testing.T) {
 	if d := cmp.Diff(wantControllers, src.Controllers); d != "" {
 		t.Errorf("controllers (-want +got):\n%s", d)
 	}
-	if len(src.Applications) != 1 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" {
-		t.Errorf("read %d apps, %d projects, settings %v, rbac %v, known hosts %q", len(src.Applications), len(src.Projects), src.Settings, src.RBAC, src.KnownHosts)
+	if len(src.Applications) != 1 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" || src.AppNamespaces != "team-*" {
+		t.Errorf("read %d apps, %d projects, settings %v, rbac %v, known hosts %q, app namespaces %q",
+			len(src.Applications), len(src.Projects), src.Settings, src.RBAC, src.KnownHosts, src.AppNamespaces)
 	}
 	for _, a := range append(kube.Actions(), dyn.Actions()...) {
 		if v := a.GetVerb(); v != "get" && v != "list" {

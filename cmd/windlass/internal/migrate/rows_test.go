@@ -51,6 +51,8 @@ func TestRows(t *testing.T) {
 			row: "Setting argocd-cm application.resourceTrackingMethod refuse", reason: `unknown tracking method "uid"`},
 		{name: "custom instance label with label tracking", src: Source{Settings: map[string]string{keyTracking: "label", keyInstanceLabel: "team/app"}},
 			row: "Setting argocd-cm application.instanceLabelKey refuse", reason: `not implemented yet: label tracking by "team/app"`},
+		{name: "apps in any namespace", src: Source{AppNamespaces: "team-*"},
+			row: "Setting argocd-cmd-params-cm application.namespaces refuse", reason: "Applications outside argocd (team-*) are not read"},
 		{name: "resource inclusions", src: Source{Settings: map[string]string{"resource.inclusions": "- kinds: [Pod]"}},
 			row: "Setting argocd-cm resource.inclusions refuse", reason: "not implemented yet"},
 		{name: "legacy customizations", src: Source{Settings: map[string]string{keyCustomizations: "apps/Deployment:\n  health.lua: 'return {status = \"Healthy\"}'\n"}},
