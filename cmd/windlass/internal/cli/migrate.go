@@ -141,6 +141,11 @@ func (t apiTarget) App(ctx context.Context, project, name string) (*appspec.Appl
 	return &view.Spec, nil
 }
 
+func (t apiTarget) Apps(ctx context.Context) ([]migrate.AppRef, error) {
+	_, items, err := listItems[migrate.AppRef](ctx, t.api, "/api/v1/applications", nil, 0)
+	return items, err
+}
+
 func (t apiTarget) Repos(ctx context.Context) ([]settings.RepositoryView, error) {
 	_, items, err := listItems[settings.RepositoryView](ctx, t.api, "/api/v1/repositories", nil, 0)
 	return items, err

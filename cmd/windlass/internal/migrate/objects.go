@@ -77,6 +77,13 @@ func (b *builder) projects(ctx context.Context) error {
 }
 
 func (b *builder) apps(ctx context.Context, cfg appConfig) error {
+	if len(b.src.Applications) == 0 {
+		return nil
+	}
+	refs, err := b.cur.Apps(ctx)
+	if err != nil {
+		return fmt.Errorf("list applications: %w", err)
+	}
 	for _, u := range b.src.Applications {
 		name := u.GetName()
 		data, err := clean(u)
@@ -90,6 +97,12 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 		}
 		if b.refusedProjects[app.Project] {
 			b.plan.add("Application", name, ActionRefuse, "its project "+app.Project+" is refused", nil)
+			continue
+		}
+		// Argo CD's names are unique across projects; two Windlass apps of
+		// one name would manage the same objects.
+		if i := slices.IndexFunc(refs, func(r AppRef) bool { return r.Name == app.Name && r.Project != app.Project }); i >= 0 {
+			b.plan.add("Application", name, ActionRefuse, fmt.Sprintf("Windlass has an app %s in project %s: delete it, or move this one to that project", app.Name, refs[i].Project), nil)
 			continue
 		}
 		app.Annotations = maps.Clone(app.Annotations)

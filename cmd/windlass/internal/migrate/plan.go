@@ -56,8 +56,16 @@ type Plan struct {
 type Current interface {
 	Project(ctx context.Context, name string) (*appspec.Project, error)
 	App(ctx context.Context, project, name string) (*appspec.Application, error)
+	// Apps lists the project and name of every app.
+	Apps(ctx context.Context) ([]AppRef, error)
 	Repos(ctx context.Context) ([]settings.RepositoryView, error)
 	Clusters(ctx context.Context) ([]settings.ClusterView, error)
+}
+
+// AppRef names an app.
+type AppRef struct {
+	Project string `json:"project"`
+	Name    string `json:"name"`
 }
 
 // Writer creates or replaces Windlass objects; exists says which.

@@ -53,6 +53,14 @@ func (f *fakeWindlass) App(_ context.Context, project, name string) (*appspec.Ap
 	return nil, nil
 }
 
+func (f *fakeWindlass) Apps(context.Context) ([]AppRef, error) {
+	var out []AppRef
+	for _, k := range sortedKeys(f.apps) {
+		out = append(out, AppRef{Project: f.apps[k].Project, Name: f.apps[k].Name})
+	}
+	return out, nil
+}
+
 func (f *fakeWindlass) Repos(context.Context) ([]settings.RepositoryView, error) {
 	var out []settings.RepositoryView
 	for _, k := range sortedKeys(f.repos) {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // Each bad input gets its own row with a reason that says what to fix;
@@ -27,6 +29,8 @@ func TestRows(t *testing.T) {
 			row: "Secret s refuse", reason: "not implemented yet: write credentials"},
 		{name: "application that does not validate", src: Source{Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n  syncPolicy: {automated: {prune: maybe}}\n")},
 			row: "Application a refuse", reason: "spec.syncPolicy.automated.prune"},
+		{name: "application name taken in another project", src: Source{Applications: []unstructured.Unstructured{obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: taken}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n")}},
+			row: "Application taken refuse", reason: "Windlass has an app taken in project other"},
 		{name: "repository field unknown", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "colour": "blue"}))},
 			row: "Repository r refuse", reason: "field colour: unknown to Argo CD's repository Secrets"},
 		{name: "repository with a GitHub App", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "githubAppID": "1"}))},
@@ -66,7 +70,9 @@ func TestRows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := tc.src
 			src.Namespace = "argocd"
-			plan, err := Build(t.Context(), &src, newFake(), Options{OutDir: t.TempDir()})
+			fake := newFake()
+			fake.apps["other/taken"] = appspec.Application{Name: "taken", Project: "other"}
+			plan, err := Build(t.Context(), &src, fake, Options{OutDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
