@@ -144,7 +144,7 @@ func Build(ctx context.Context, src *Source, cur Current, opts Options) (*Plan, 
 			"not implemented yet: Applications outside "+src.Namespace+" ("+src.AppNamespaces+") are not read; only those in "+src.Namespace+" are migrated", nil)
 	}
 	cfg := b.settings()
-	if err := b.rbac(); err != nil {
+	if err := b.rbac(cfg); err != nil {
 		return nil, err
 	}
 	if err := b.projects(ctx); err != nil {

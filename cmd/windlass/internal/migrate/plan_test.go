@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
@@ -229,6 +230,10 @@ spec:
 			"resource.customizations.actions.apps_Deployment":            "discovery.lua: ''\n",
 			"resource.exclusions":                                        "- apiGroups: [cilium.io]\n  kinds: [CiliumIdentity]\n",
 			"url":                                                        "https://argocd.example.com",
+			"accounts.ci-bot":                                            "apiKey",
+			"accounts.alice":                                             "login, apiKey",
+			"accounts.alice.enabled":                                     "false",
+			"accounts.Bad_Name":                                          "login",
 			"timeout.reconciliation":                                     "180s",
 		},
 		RBAC: map[string]string{
@@ -327,6 +332,23 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, filepath.Join(testdataDir, "auth-config.golden"), ac)
+	// The file is what the API's --auth-config reads.
+	var file struct {
+		Accounts        []auth.AccountConfig `json:"accounts"`
+		Policy          string               `json:"policy"`
+		PolicyDefault   string               `json:"policyDefault"`
+		PolicyMatchMode string               `json:"policyMatchMode"`
+	}
+	if err := yaml.UnmarshalStrict(ac, &file); err != nil {
+		t.Fatalf("auth-config.yaml: %v", err)
+	}
+	wantAccounts := []auth.AccountConfig{
+		{Name: "alice", Enabled: false, Capabilities: []string{auth.CapabilityLogin, auth.CapabilityAPIKey}},
+		{Name: "ci-bot", Enabled: true, Capabilities: []string{auth.CapabilityAPIKey}},
+	}
+	if d := cmp.Diff(wantAccounts, file.Accounts); d != "" {
+		t.Errorf("accounts (-want +got):\n%s", d)
+	}
 	if _, err := os.Stat(filepath.Join("out", customizationsDir, "cert-manager.io", "Certificate", "health.lua")); err != nil {
 		t.Errorf("health check not written: %v", err)
 	}

@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	luaparse "github.com/yuin/gopher-lua/parse"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
@@ -19,6 +21,8 @@ const (
 	keyCustomizations    = "resource.customizations"
 	prefixHealth         = "resource.customizations.health."
 	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
+	prefixAccounts       = "accounts."
+	keyReconciliation    = "timeout.reconciliation"
 	defaultInstanceLabel = "app.kubernetes.io/instance"
 	// defaultTracking is Argo CD 3's default resourceTrackingMethod.
 	defaultTracking = "annotation"
@@ -32,6 +36,7 @@ const (
 var notYet = []struct{ key, what string }{
 	{"resource.exclusions", "resource exclusions"},
 	{"resource.inclusions", "resource inclusions"},
+	{"kustomize.buildOptions", "Kustomize build options (it builds with the defaults)"},
 }
 
 // ignoredPrefixes are argocd-cm customizations that change nothing
@@ -43,10 +48,19 @@ var ignoredPrefixes = []struct{ prefix, why string }{
 	{"resource.customizations.ignoreResourceUpdates.", "not needed: Windlass does not watch every resource"},
 }
 
-// appConfig is what argocd-cm changes on every migrated app.
+// appConfig is what argocd-cm changes on every migrated app, and its
+// local accounts.
 type appConfig struct {
 	tracking          string
 	ignoreDifferences []appspec.ResourceIgnoreDifferences
+	accounts          []account
+}
+
+// account is a local account of the API's --auth-config.
+type account struct {
+	Name         string   `json:"name"`
+	Enabled      bool     `json:"enabled"`
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // argoDiffRule is the value of an ignoreDifferences customization.
@@ -104,6 +118,7 @@ func (b *builder) settings() appConfig {
 
 	health := map[string]string{} // group/Kind: script
 	diffs := map[string]string{}  // group/Kind or "all": rule YAML
+	accounts := map[string]*account{}
 	var other []string
 	for _, k := range sortedKeys(cm) {
 		v := cm[k]
@@ -120,6 +135,27 @@ func (b *builder) settings() appConfig {
 			diffs[rest] = v
 		case k == keyCustomizations:
 			b.legacyCustomizations(v, health, diffs)
+		case strings.HasPrefix(k, prefixAccounts):
+			name, enabled := strings.TrimPrefix(k, prefixAccounts), false
+			if n, ok := strings.CutSuffix(name, ".enabled"); ok {
+				name, enabled = n, true
+			}
+			a := accounts[name]
+			if a == nil {
+				a = &account{Name: name, Enabled: true}
+				accounts[name] = a
+			}
+			if enabled {
+				a.Enabled = strings.TrimSpace(v) != "false"
+			} else {
+				for _, c := range strings.Split(v, ",") {
+					if c = strings.TrimSpace(c); c != "" {
+						a.Capabilities = append(a.Capabilities, c)
+					}
+				}
+			}
+		case k == keyReconciliation:
+			b.plan.add("Setting", name(k), ActionSkip, "start workers with --refresh-seconds (the default is 180)", nil)
 		default:
 			if i := slices.IndexFunc(notYet, func(n struct{ key, what string }) bool { return n.key == k }); i >= 0 {
 				b.plan.add("Setting", name(k), ActionRefuse, "not implemented yet: Windlass has no "+notYet[i].what+"; the kinds listed would be synced", nil)
@@ -153,6 +189,21 @@ func (b *builder) settings() appConfig {
 	}
 	if len(other) > 0 {
 		b.plan.add("Setting", ConfigMapName, ActionSkip, "not migrated: "+strings.Join(other, ", "), nil)
+	}
+	for _, n := range sortedKeys(accounts) {
+		a := accounts[n]
+		switch {
+		case len(validation.IsDNS1123Label(n)) > 0:
+			b.plan.add("Account", n, ActionRefuse, "Windlass account names are DNS-1123 labels: lower case letters, digits and '-'", nil)
+		case slices.ContainsFunc(a.Capabilities, func(c string) bool { return c != auth.CapabilityLogin && c != auth.CapabilityAPIKey }):
+			b.plan.add("Account", n, ActionRefuse, fmt.Sprintf("capabilities %s: want login and/or apiKey", strings.Join(a.Capabilities, ", ")), nil)
+		case slices.Contains(a.Capabilities, auth.CapabilityLogin):
+			cfg.accounts = append(cfg.accounts, *a)
+			b.plan.add("Account", n, ActionSkip, fmt.Sprintf("goes into %s; its password stays in argocd-secret: set one with `windlass account update-password --account %s`", authConfigFile, n), nil)
+		default:
+			cfg.accounts = append(cfg.accounts, *a)
+			b.plan.add("Account", n, ActionSkip, fmt.Sprintf("goes into %s; its tokens stay in Argo CD: mint new ones with `windlass account generate-token --account %s`", authConfigFile, n), nil)
+		}
 	}
 	return cfg
 }
@@ -201,16 +252,17 @@ func joinOut(dir, rel string) string {
 // authConfig is the part of the API's --auth-config that argocd-rbac-cm
 // fills.
 type authConfig struct {
-	Policy          string `json:"policy,omitempty"`
-	PolicyDefault   string `json:"policyDefault,omitempty"`
-	PolicyMatchMode string `json:"policyMatchMode,omitempty"`
+	Accounts        []account `json:"accounts,omitempty"`
+	Policy          string    `json:"policy,omitempty"`
+	PolicyDefault   string    `json:"policyDefault,omitempty"`
+	PolicyMatchMode string    `json:"policyMatchMode,omitempty"`
 }
 
 // rbac plans argocd-rbac-cm as an --auth-config file, after checking
 // that Windlass's RBAC accepts it.
-func (b *builder) rbac() error {
+func (b *builder) rbac(cfg appConfig) error {
 	cm := b.src.RBAC
-	if cm == nil {
+	if cm == nil && len(cfg.accounts) == 0 {
 		return nil
 	}
 	// policy.csv, then the overlays policy.<name>.csv in name order, as
@@ -221,7 +273,7 @@ func (b *builder) rbac() error {
 			policy = strings.TrimRight(policy, "\n") + "\n" + cm[k]
 		}
 	}
-	ac := authConfig{Policy: strings.TrimLeft(policy, "\n"), PolicyDefault: cm["policy.default"], PolicyMatchMode: cm["policy.matchMode"]}
+	ac := authConfig{Accounts: cfg.accounts, Policy: strings.TrimLeft(policy, "\n"), PolicyDefault: cm["policy.default"], PolicyMatchMode: cm["policy.matchMode"]}
 	if _, err := rbac.New(rbac.Config{PolicyCSV: ac.Policy, DefaultRole: ac.PolicyDefault, MatchMode: ac.PolicyMatchMode}, nil); err != nil {
 		b.plan.add("RBAC", RBACConfigMapName, ActionRefuse, "Windlass's RBAC refuses it: "+err.Error(), nil)
 		return nil
@@ -230,9 +282,13 @@ func (b *builder) rbac() error {
 	if err != nil {
 		return err
 	}
-	reason := "merge into the API's --auth-config (next to its accounts)"
+	reason := "pass it to the API as --auth-config (merged with any accounts and SSO it has)"
 	if s := strings.TrimSpace(cm["scopes"]); s != "" && s != "[groups]" {
 		reason += fmt.Sprintf("; scopes %s: Windlass takes groups from one claim, sso.groupsClaim", s)
+	}
+	if cm == nil {
+		b.fileRow("Setting", ConfigMapName+" accounts", authConfigFile, data, reason)
+		return nil
 	}
 	b.fileRow("RBAC", RBACConfigMapName, authConfigFile, data, reason)
 	return nil
