@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -326,10 +327,22 @@ spec:
 		t.Errorf("auth config not written: %v", err)
 	}
 
-	// A second run changes nothing.
-	stdout, _, _ = migrate()
-	if !containsLoose(stdout, "Application  "+appName+" unchanged") || !containsLoose(stdout, "AppProject   "+projName+" unchanged") {
-		t.Errorf("second run:\n%s\nwant the app and project unchanged", stdout)
+	// A second run changes nothing; -o json gives the rows.
+	stdout, _, _ = migrate("-o", "json")
+	var plan struct {
+		Rows []struct{ Kind, Name, Action, Reason string } `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+		t.Fatalf("second run -o json: %v\n%s", err, stdout)
+	}
+	actions := map[string]string{}
+	for _, r := range plan.Rows {
+		actions[r.Kind+" "+r.Name] = r.Action
+	}
+	for _, row := range []string{"Application " + appName, "AppProject " + projName, "Repository repo-guestbook", "RBAC argocd-rbac-cm"} {
+		if actions[row] != "unchanged" {
+			t.Errorf("second run: %s is %q, want unchanged (rows %v)", row, actions[row], actions)
+		}
 	}
 
 	// Argo CD's objects were only read.

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -48,7 +50,7 @@ func (c *cli) migrateArgoCD(ctx context.Context, args []string) error {
 	if slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
 		fmt.Fprint(c.stdout, migrateHelp)
 	}
-	f := c.flags("migrate argocd", "")
+	f := c.flags("migrate argocd", "").withOutput()
 	kubeconfig := f.String("kubeconfig", "", "kubeconfig of the cluster Argo CD runs in (default $KUBECONFIG, else ~/.kube/config)")
 	kubeContext := f.String("context", "", "the kubeconfig context (default: its current context)")
 	namespace := f.String("namespace", "argocd", "Argo CD's namespace")
@@ -90,12 +92,21 @@ func (c *cli) migrateArgoCD(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *dryRun {
-		fmt.Fprintln(c.stdout, "dry run: nothing is written")
-	} else {
+	if !*dryRun {
 		plan.Apply(ctx, target)
 	}
-	plan.Print(c.stdout)
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		return err
+	}
+	if err := f.print(raw, func(w io.Writer) {
+		if *dryRun {
+			fmt.Fprintln(w, "dry run: nothing is written")
+		}
+		plan.Print(w)
+	}); err != nil {
+		return err
+	}
 	if n := plan.Refused(); n > 0 {
 		if *dryRun {
 			return fmt.Errorf("%d objects would be refused", n)

@@ -12,7 +12,7 @@ import (
 func TestMigrateArgoCDCommandLine(t *testing.T) {
 	b := newFakeBed(t, nil, nil)
 	help := b.exec("migrate argocd -h", "", false, nil)
-	for _, want := range []string{"Exit code: 1 when any row is refused", "--dry-run", "--force", "--namespace string", "(default argocd)"} {
+	for _, want := range []string{"Exit code: 1 when any row is refused", "--dry-run", "--force", "--namespace string", "(default argocd)", "-o string"} {
 		if !strings.Contains(help.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, help.stdout)
 		}

@@ -38,9 +38,10 @@ const (
 
 // Row is one object of the plan and what happens to it.
 type Row struct {
-	Kind, Name string
-	Action     Action
-	Reason     string
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Action Action `json:"action"`
+	Reason string `json:"reason,omitempty"`
 	// apply carries out a create or update.
 	apply func(ctx context.Context, w Writer) error
 }
@@ -48,7 +49,7 @@ type Row struct {
 // Plan is the rows in the order Apply runs them: controllers, settings,
 // projects, clusters, repositories, applications.
 type Plan struct {
-	Rows []Row
+	Rows []Row `json:"rows"`
 }
 
 // Current is what Windlass has now. Project and App return nil when
