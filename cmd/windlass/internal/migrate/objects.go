@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -34,6 +35,66 @@ func clean(u unstructured.Unstructured) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// clusterServers maps the names of Argo CD's clusters to their servers,
+// from the cluster Secrets.
+func (b *builder) clusterServers() map[string]string {
+	m := map[string]string{"in-cluster": appspec.InClusterServer}
+	for _, s := range b.src.Secrets {
+		if s.Labels[SecretTypeLabel] == typeCluster && field(s, "name") != "" && field(s, "server") != "" {
+			m[field(s, "name")] = strings.TrimSuffix(field(s, "server"), "/")
+		}
+	}
+	return m
+}
+
+// byServer names a destination's cluster by its server when Argo CD
+// names it (name: prod): Windlass names clusters by server URL. It returns
+// a note of the change, or "".
+func byServer(dest map[string]any, servers map[string]string) string {
+	name, _ := dest["name"].(string)
+	server, _ := dest["server"].(string)
+	if name == "" || server != "" {
+		return ""
+	}
+	neg, bare := "", name
+	if n, ok := strings.CutPrefix(name, "!"); ok {
+		neg, bare = "!", n
+	}
+	to, ok := servers[bare]
+	if bare == "*" {
+		to, ok = "*", true
+	}
+	if !ok {
+		return ""
+	}
+	delete(dest, "name")
+	dest["server"] = neg + to
+	return "destination " + name + " is " + neg + to
+}
+
+// resolveNames applies byServer to an Application's destination or an
+// AppProject's destinations.
+func resolveNames(u unstructured.Unstructured, servers map[string]string) (unstructured.Unstructured, []string) {
+	u = *u.DeepCopy()
+	spec, _ := u.Object["spec"].(map[string]any)
+	var notes []string
+	if d, ok := spec["destination"].(map[string]any); ok {
+		if n := byServer(d, servers); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if ds, ok := spec["destinations"].([]any); ok {
+		for _, d := range ds {
+			if m, ok := d.(map[string]any); ok {
+				if n := byServer(m, servers); n != "" {
+					notes = append(notes, n)
+				}
+			}
+		}
+	}
+	return u, notes
+}
+
 // why is the reason of a refusal: the field and what is wrong with it.
 func why(err error) string {
 	var fe *appspec.FieldError
@@ -46,6 +107,7 @@ func why(err error) string {
 func (b *builder) projects(ctx context.Context) error {
 	for _, u := range b.src.Projects {
 		name := u.GetName()
+		u, notes := resolveNames(u, b.clusterServers())
 		data, err := clean(u)
 		if err != nil {
 			return err
@@ -66,7 +128,7 @@ func (b *builder) projects(ctx context.Context) error {
 		}
 		switch {
 		case old == nil:
-			b.plan.add("AppProject", name, ActionCreate, "", func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, false) })
+			b.plan.add("AppProject", name, ActionCreate, strings.Join(notes, "; "), func(ctx context.Context, w Writer) error { return w.PutProject(ctx, p, false) })
 		case jsonEqual(*old, p):
 			b.plan.add("AppProject", name, ActionUnchanged, "", nil)
 		default:
@@ -86,6 +148,7 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 	}
 	for _, u := range b.src.Applications {
 		name := u.GetName()
+		u, notes := resolveNames(u, b.clusterServers())
 		data, err := clean(u)
 		if err != nil {
 			return err
@@ -119,7 +182,7 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 		if err != nil {
 			return fmt.Errorf("application %s: %w", name, err)
 		}
-		reason := "project " + app.Project + ", tracking " + cfg.tracking
+		reason := strings.Join(append([]string{"project " + app.Project + ", tracking " + cfg.tracking}, notes...), "; ")
 		switch {
 		case old == nil:
 			b.plan.add("Application", name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutApp(ctx, app, false) })

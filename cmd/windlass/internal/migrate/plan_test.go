@@ -171,7 +171,7 @@ metadata: {name: private, namespace: argocd}
 spec:
   project: default
   source: {repoURL: https://git.example.com/team/private.git, path: app}
-  destination: {server: https://prod.example.com:6443, namespace: private}
+  destination: {name: prod, namespace: private}
 `),
 			obj(t, `
 apiVersion: argoproj.io/v1alpha1
@@ -209,7 +209,7 @@ metadata: {name: web, namespace: argocd}
 spec:
   description: the web team
   sourceRepos: [https://git.example.com/org/*]
-  destinations: [{server: https://kubernetes.default.svc, namespace: guestbook}]
+  destinations: [{server: https://kubernetes.default.svc, namespace: guestbook}, {name: '!prod', namespace: '*'}]
 `),
 			obj(t, `
 apiVersion: argoproj.io/v1alpha1

@@ -31,6 +31,12 @@ func TestRows(t *testing.T) {
 			row: "Application a refuse", reason: "spec.syncPolicy.automated.prune"},
 		{name: "application name taken in another project", src: Source{Applications: []unstructured.Unstructured{obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: taken}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n")}},
 			row: "Application taken refuse", reason: "Windlass has an app taken in project other"},
+		{name: "destination a cluster Secret does not name", src: Source{Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {name: nowhere, namespace: x}\n")},
+			row: "Application a refuse", reason: "spec.destination.name"},
+		{name: "destination named by its cluster Secret", src: Source{
+			Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {name: edge, namespace: x}\n"),
+			Secrets:      secrets(secret("c", typeCluster, map[string]string{"name": "edge", "server": "https://edge.example.com/"}))},
+			row: "Application a create", reason: "destination edge is https://edge.example.com"},
 		{name: "repository field unknown", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "colour": "blue"}))},
 			row: "Repository r refuse", reason: "field colour: unknown to Argo CD's repository Secrets"},
 		{name: "repository with a GitHub App", src: Source{Secrets: secrets(secret("r", typeRepository, map[string]string{"url": "https://g/x.git", "githubAppID": "1"}))},
