@@ -40,6 +40,23 @@ var (
 
 func field(s corev1.Secret, k string) string { return string(s.Data[k]) }
 
+// isSSH reports whether a repository URL is an SSH one: ssh:// or
+// scp-like user@host:path.
+func isSSH(u string) bool {
+	scheme, _, ok := strings.Cut(u, "://")
+	return (ok && scheme == "ssh") || (!ok && strings.Contains(u, "@") && strings.Contains(u, ":"))
+}
+
+// checkRepoFields is checkFields for repository and repo-creds Secrets:
+// insecure is Windlass's insecureIgnoreHostKey for SSH, and not
+// implemented for HTTPS (no TLS verification).
+func checkRepoFields(s corev1.Secret) string {
+	if isSSH(field(s, "url")) {
+		return checkFields(s, slices.Concat(repoFields, []string{"insecure"}), repoNotYet)
+	}
+	return checkFields(s, repoFields, repoNotYet)
+}
+
 // checkFields returns the reason to refuse a Secret with a field outside
 // known, or a set field of notYet; "" when there is none.
 func checkFields(s corev1.Secret, known, notYet []string) string {
@@ -47,12 +64,12 @@ func checkFields(s corev1.Secret, known, notYet []string) string {
 		v := strings.TrimSpace(field(s, k))
 		switch {
 		case slices.Contains(known, k):
-		case slices.Contains(notYet, k):
+		case slices.Contains(notYet, k) && !slices.Contains(known, k):
 			if v != "" && v != "false" {
 				return "field " + k + ": not implemented yet in Windlass"
 			}
 		default:
-			return "field " + k + ": unknown to Argo CD's " + s.Labels[SecretTypeLabel] + " Secrets"
+			return "field " + k + ": unknown to the migration, which cannot tell what it changes"
 		}
 	}
 	return ""
@@ -74,9 +91,10 @@ type creds struct {
 }
 
 func credsOf(s corev1.Secret) creds {
+	yes := func(k string) bool { return strings.TrimSpace(field(s, k)) == "true" }
 	return creds{secret: s.Name, username: field(s, "username"), password: field(s, "password"),
 		sshKey: field(s, "sshPrivateKey"), token: field(s, "bearerToken"),
-		insecureIgnoreHostKey: strings.TrimSpace(field(s, "insecureIgnoreHostKey")) == "true"}
+		insecureIgnoreHostKey: yes("insecureIgnoreHostKey") || (yes("insecure") && isSSH(field(s, "url")))}
 }
 
 func (c creds) empty() bool {
@@ -91,8 +109,8 @@ type template struct {
 	used   []string
 }
 
-// repos plans the repository, repo-creds and cluster Secrets (and those
-// of types Windlass does not know).
+// repos plans the repository and repo-creds Secrets, and those of types
+// Windlass does not know.
 func (b *builder) repos(ctx context.Context) error {
 	views, err := b.cur.Repos(ctx)
 	if err != nil {
@@ -109,7 +127,7 @@ func (b *builder) repos(ctx context.Context) error {
 		if s.Labels[SecretTypeLabel] != typeRepoCreds {
 			continue
 		}
-		if r := checkFields(s, repoFields, repoNotYet); r != "" {
+		if r := checkRepoFields(s); r != "" {
 			b.plan.add("RepoCreds", s.Name, ActionRefuse, r, nil)
 			continue
 		}
@@ -176,7 +194,7 @@ func (b *builder) repos(ctx context.Context) error {
 
 // repoRow plans a repository Secret.
 func (b *builder) repoRow(s corev1.Secret, longest func(string) *template, registered map[string]settings.RepositoryView) {
-	if r := checkFields(s, repoFields, repoNotYet); r != "" {
+	if r := checkRepoFields(s); r != "" {
 		b.plan.add("Repository", s.Name, ActionRefuse, r, nil)
 		return
 	}
@@ -283,7 +301,7 @@ func clusterOf(s corev1.Secret) (settings.Cluster, string) {
 			return settings.Cluster{}, "field " + k + ": not implemented yet in Windlass (clusters are not scoped to namespaces or projects)"
 		}
 	}
-	if r := checkFields(s, append(clusterFields, "namespaces", "project"), nil); r != "" {
+	if r := checkFields(s, slices.Concat(clusterFields, []string{"namespaces", "project"}), nil); r != "" {
 		return settings.Cluster{}, r
 	}
 	var cfg argoClusterConfig
