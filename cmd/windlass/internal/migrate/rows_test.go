@@ -51,6 +51,13 @@ func TestRows(t *testing.T) {
 			row: "Repository r refuse", reason: "not implemented yet: credentials of helm repositories"},
 		{name: "OCI credential template", src: Source{Secrets: secrets(secret("c", typeRepoCreds, map[string]string{"url": "oci://r", "type": "oci", "password": "p"}))},
 			row: "RepoCreds c refuse", reason: "credentials of oci repositories"},
+		{name: "credential template for two spellings of one repository", src: Source{
+			Applications: []unstructured.Unstructured{
+				obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  project: default\n  source: {repoURL: https://g/team/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+				obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: b}\nspec:\n  project: default\n  source: {repoURL: https://g/team/x, path: other}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+			},
+			Secrets: secrets(secret("c", typeRepoCreds, map[string]string{"url": "https://g/team/", "password": "p"}))},
+			row: "RepoCreds c skip", reason: "gets a copy (https://g/team/x.git); register"},
 		{name: "credential template unused", src: Source{Secrets: secrets(secret("c", typeRepoCreds, map[string]string{"url": "https://g/", "password": "p"}))},
 			row: "RepoCreds c skip", reason: "Windlass has none yet"},
 		{name: "namespaced cluster", src: Source{Secrets: secrets(secret("c", typeCluster, map[string]string{"name": "x", "server": "https://x", "namespaces": "a,b"}))},

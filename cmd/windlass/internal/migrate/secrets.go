@@ -169,7 +169,8 @@ func (b *builder) repos(ctx context.Context) error {
 	var appURLs []string
 	for _, u := range b.src.Applications {
 		for _, src := range sourcesOf(u.Object) {
-			if src.Chart == "" && src.RepoURL != "" && !secretURLs[settings.CanonicalRepoURL(src.RepoURL)] && !slices.Contains(appURLs, src.RepoURL) {
+			if c := settings.CanonicalRepoURL(src.RepoURL); src.Chart == "" && src.RepoURL != "" && !secretURLs[c] {
+				secretURLs[c] = true // once per repository
 				appURLs = append(appURLs, src.RepoURL)
 			}
 		}
@@ -177,8 +178,8 @@ func (b *builder) repos(ctx context.Context) error {
 	slices.Sort(appURLs)
 	for _, u := range appURLs {
 		if t := longest(u); t != nil {
-			t.used = append(t.used, u)
-			b.putRepo("Repository", u, settings.Repository{URL: u}, t, registered, "from repo-creds "+t.secret+"; named by an application")
+			t.used = append(t.used, redact(u))
+			b.putRepo("Repository", redact(u), settings.Repository{URL: u}, t, registered, "from repo-creds "+t.secret+"; named by an application")
 		}
 	}
 	for _, t := range templates {
@@ -211,7 +212,7 @@ func (b *builder) repoRow(s corev1.Secret, longest func(string) *template, regis
 	var from *template
 	if c.empty() {
 		if from = longest(u); from != nil {
-			from.used = append(from.used, u)
+			from.used = append(from.used, redact(u))
 		}
 	}
 	reason := redact(u)
