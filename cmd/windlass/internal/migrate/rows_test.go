@@ -84,6 +84,8 @@ func TestRows(t *testing.T) {
 			row: "Setting argocd-cm resource.inclusions refuse", reason: "not implemented yet"},
 		{name: "legacy customizations", src: Source{Settings: map[string]string{keyCustomizations: "apps/Deployment:\n  health.lua: 'return {status = \"Healthy\"}'\n"}},
 			row: "HealthCheck apps/Deployment create", reason: "resource-customizations/apps/Deployment/health.lua"},
+		{name: "legacy ignoreDifferences as a map", src: Source{Settings: map[string]string{keyCustomizations: "apps/Deployment:\n  ignoreDifferences: {jsonPointers: [/spec/replicas]}\n"}},
+			row: "IgnoreDifferences apps/Deployment skip", reason: "added to every migrated app"},
 		{name: "ignoreDifferences that do not parse", src: Source{Settings: map[string]string{prefixIgnoreDiff + "apps_Deployment": "jsonPointer: /x"}},
 			row: "IgnoreDifferences apps/Deployment refuse", reason: "does not parse"},
 		{name: "RBAC Windlass refuses", src: Source{RBAC: map[string]string{"policy.csv": "p, role:x, applications, get, */*, perhaps\n"}},

@@ -34,9 +34,9 @@ const (
 // notYet are argocd-cm keys (or key prefixes, ending in ".") that
 // Windlass does not implement, with what is lost.
 var notYet = []struct{ key, what string }{
-	{"resource.exclusions", "resource exclusions"},
-	{"resource.inclusions", "resource inclusions"},
-	{"kustomize.buildOptions", "Kustomize build options (it builds with the defaults)"},
+	{"resource.exclusions", "Windlass has no resource exclusions; the kinds listed would be synced"},
+	{"resource.inclusions", "Windlass has no resource inclusions; kinds outside the list would be synced"},
+	{"kustomize.buildOptions", "Windlass has no Kustomize build options; it builds with the defaults"},
 }
 
 // ignoredPrefixes are argocd-cm customizations that change nothing
@@ -136,14 +136,14 @@ func (b *builder) settings() appConfig {
 		case k == keyCustomizations:
 			b.legacyCustomizations(v, health, diffs)
 		case strings.HasPrefix(k, prefixAccounts):
-			name, enabled := strings.TrimPrefix(k, prefixAccounts), false
-			if n, ok := strings.CutSuffix(name, ".enabled"); ok {
-				name, enabled = n, true
+			acct, enabled := strings.TrimPrefix(k, prefixAccounts), false
+			if n, ok := strings.CutSuffix(acct, ".enabled"); ok {
+				acct, enabled = n, true
 			}
-			a := accounts[name]
+			a := accounts[acct]
 			if a == nil {
-				a = &account{Name: name, Enabled: true}
-				accounts[name] = a
+				a = &account{Name: acct, Enabled: true}
+				accounts[acct] = a
 			}
 			if enabled {
 				a.Enabled = strings.TrimSpace(v) != "false"
@@ -158,7 +158,7 @@ func (b *builder) settings() appConfig {
 			b.plan.add("Setting", name(k), ActionSkip, "start workers with --refresh-seconds (the default is 180)", nil)
 		default:
 			if i := slices.IndexFunc(notYet, func(n struct{ key, what string }) bool { return n.key == k }); i >= 0 {
-				b.plan.add("Setting", name(k), ActionRefuse, "not implemented yet: Windlass has no "+notYet[i].what+"; the kinds listed would be synced", nil)
+				b.plan.add("Setting", name(k), ActionRefuse, "not implemented yet: "+notYet[i].what, nil)
 				continue
 			}
 			if i := slices.IndexFunc(ignoredPrefixes, func(p struct{ prefix, why string }) bool { return strings.HasPrefix(k, p.prefix) }); i >= 0 {
@@ -218,7 +218,12 @@ func (b *builder) legacyCustomizations(v string, health, diffs map[string]string
 	}
 	for _, gk := range sortedKeys(m) {
 		for _, field := range sortedKeys(m[gk]) {
-			s, _ := m[gk][field].(string)
+			s, ok := m[gk][field].(string)
+			if !ok {
+				// ignoreDifferences written as a map rather than a string.
+				b, _ := yaml.Marshal(m[gk][field])
+				s = string(b)
+			}
 			switch field {
 			case "health.lua":
 				health[groupKindName(splitGroupKind(gk))] = s
