@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -219,6 +220,11 @@ spec:
     spec:
       containers: [{name: c, image: quay.io/argoproj/argocd:v3.0.0}]
 `)
+	// The migration looks for controllers in every namespace: never leave
+	// one running for the next test.
+	t.Cleanup(func() {
+		_ = bed.kube.AppsV1().Deployments(argoNS).Delete(context.Background(), controller.GetName(), metav1.DeleteOptions{})
+	})
 
 	versions := func() map[string]string {
 		out := map[string]string{}

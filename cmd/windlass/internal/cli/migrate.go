@@ -82,10 +82,11 @@ func (c *cli) migrateArgoCD(ctx context.Context, args []string) error {
 	if running := src.Running(); len(running) > 0 && !*force && !*dryRun {
 		var names []string
 		for _, w := range running {
-			names = append(names, fmt.Sprintf("%s %s/%s (replicas: %d)", w.Kind, *namespace, w.Name, w.Replicas))
+			names = append(names, fmt.Sprintf("%s %s/%s (replicas: %d)", w.Kind, w.Namespace, w.Name, w.Replicas))
 		}
+		w := running[0]
 		return fmt.Errorf("the application controller of Argo CD runs: %s; scale it to 0 first (kubectl -n %s scale %s %s --replicas 0), or pass --force",
-			strings.Join(names, ", "), *namespace, strings.ToLower(running[0].Kind), running[0].Name)
+			strings.Join(names, ", "), w.Namespace, strings.ToLower(w.Kind), w.Name)
 	}
 	target := apiTarget{s.api}
 	plan, err := migrate.Build(ctx, src, target, migrate.Options{OutDir: *out, Force: *force})

@@ -173,13 +173,17 @@ type builder struct {
 
 func (b *builder) controllers() {
 	for _, c := range b.src.Controllers {
+		name := c.Name
+		if c.Namespace != b.src.Namespace {
+			name = c.Namespace + "/" + c.Name
+		}
 		switch {
 		case c.Replicas == 0:
-			b.plan.add(c.Kind, c.Name, ActionSkip, "Argo CD's application controller, scaled to 0", nil)
+			b.plan.add(c.Kind, name, ActionSkip, "Argo CD's application controller, scaled to 0", nil)
 		case b.opts.Force:
-			b.plan.add(c.Kind, c.Name, ActionSkip, fmt.Sprintf("Argo CD's application controller runs (replicas: %d); --force: both will sync the same objects", c.Replicas), nil)
+			b.plan.add(c.Kind, name, ActionSkip, fmt.Sprintf("Argo CD's application controller runs (replicas: %d); --force: both will sync the same objects", c.Replicas), nil)
 		default:
-			b.plan.add(c.Kind, c.Name, ActionRefuse, fmt.Sprintf("Argo CD's application controller runs (replicas: %d): scale it to 0 first, or pass --force", c.Replicas), nil)
+			b.plan.add(c.Kind, name, ActionRefuse, fmt.Sprintf("Argo CD's application controller runs (replicas: %d): scale it to 0 first, or pass --force", c.Replicas), nil)
 		}
 	}
 }

@@ -256,7 +256,7 @@ spec:
 				"config": `{"awsAuthConfig":{"clusterName":"eks"}}`}),
 			secret("mystery", "bogus", map[string]string{"url": "https://x.example.com"}),
 		},
-		Controllers: []Controller{{Kind: "StatefulSet", Name: ControllerName, Replicas: 1}},
+		Controllers: []Controller{{Kind: "StatefulSet", Namespace: "argocd", Name: ControllerName, Replicas: 1}},
 	}
 }
 
@@ -383,7 +383,7 @@ func TestApplyFailureGoesOn(t *testing.T) {
 // (the dry run shows it) and counts the refusal.
 func TestControllerRefuses(t *testing.T) {
 	src := &Source{Namespace: "argocd", Settings: map[string]string{},
-		Controllers: []Controller{{Kind: "Deployment", Name: "argocd-application-controller", Replicas: 2}, {Kind: "StatefulSet", Name: "old", Replicas: 0}}}
+		Controllers: []Controller{{Kind: "Deployment", Namespace: "argocd", Name: "argocd-application-controller", Replicas: 2}, {Kind: "StatefulSet", Namespace: "other", Name: "old", Replicas: 0}}}
 	for _, tc := range []struct {
 		force bool
 		want  []Action

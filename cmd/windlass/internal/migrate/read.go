@@ -58,8 +58,8 @@ type Source struct {
 
 // Controller is an Argo CD application controller workload.
 type Controller struct {
-	Kind, Name string
-	Replicas   int32
+	Kind, Namespace, Name string
+	Replicas              int32
 }
 
 // Running reports whether any application controller has replicas.
@@ -143,35 +143,48 @@ func configMap(ctx context.Context, kube kubernetes.Interface, ns, name string) 
 	return cm.Data, nil
 }
 
-// controllers finds the application controller: the StatefulSet or
-// Deployment of that name, or any labelled with it.
+// controllers finds the application controller: a StatefulSet or
+// Deployment of that name in Argo CD's namespace, or one labelled with it
+// in any namespace (when the caller may list them cluster-wide).
 func controllers(ctx context.Context, kube kubernetes.Interface, ns string) ([]Controller, error) {
 	var out []Controller
-	is := func(m metav1.ObjectMeta) bool {
-		return m.Name == ControllerName || m.Labels[workloadNameLabel] == ControllerName
-	}
-	replicas := func(r *int32) int32 {
-		if r == nil {
-			return 1
+	seen := map[string]bool{}
+	add := func(kind string, m metav1.ObjectMeta, r *int32) {
+		key := kind + "/" + m.Namespace + "/" + m.Name
+		if seen[key] || (m.Name != ControllerName && m.Labels[workloadNameLabel] != ControllerName) {
+			return
 		}
-		return *r
-	}
-	sts, err := kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list StatefulSets in %s: %w", ns, err)
-	}
-	for _, w := range sts.Items {
-		if is(w.ObjectMeta) {
-			out = append(out, Controller{Kind: "StatefulSet", Name: w.Name, Replicas: replicas(w.Spec.Replicas)})
+		seen[key] = true
+		n := int32(1)
+		if r != nil {
+			n = *r
 		}
+		out = append(out, Controller{Kind: kind, Namespace: m.Namespace, Name: m.Name, Replicas: n})
 	}
-	deps, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("list Deployments in %s: %w", ns, err)
-	}
-	for _, w := range deps.Items {
-		if is(w.ObjectMeta) {
-			out = append(out, Controller{Kind: "Deployment", Name: w.Name, Replicas: replicas(w.Spec.Replicas)})
+	labelled := metav1.ListOptions{LabelSelector: workloadNameLabel + "=" + ControllerName}
+	for _, l := range []struct {
+		ns   string
+		opts metav1.ListOptions
+	}{{ns, metav1.ListOptions{}}, {metav1.NamespaceAll, labelled}} {
+		sts, err := kube.AppsV1().StatefulSets(l.ns).List(ctx, l.opts)
+		if l.ns == metav1.NamespaceAll && apierrors.IsForbidden(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list StatefulSets: %w", err)
+		}
+		for _, w := range sts.Items {
+			add("StatefulSet", w.ObjectMeta, w.Spec.Replicas)
+		}
+		deps, err := kube.AppsV1().Deployments(l.ns).List(ctx, l.opts)
+		if l.ns == metav1.NamespaceAll && apierrors.IsForbidden(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list Deployments: %w", err)
+		}
+		for _, w := range deps.Items {
+			add("Deployment", w.ObjectMeta, w.Spec.Replicas)
 		}
 	}
 	return out, nil

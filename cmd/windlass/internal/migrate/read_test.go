@@ -31,6 +31,7 @@ func TestRead(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: "other", Labels: map[string]string{SecretTypeLabel: typeCluster}}},
 		&appsv1.StatefulSet{ObjectMeta: meta(ControllerName, nil), Spec: appsv1.StatefulSetSpec{Replicas: replicas(0)}},
 		&appsv1.Deployment{ObjectMeta: meta("renamed", map[string]string{workloadNameLabel: ControllerName})},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "ctl", Namespace: "argocd-2", Labels: map[string]string{workloadNameLabel: ControllerName}}, Spec: appsv1.StatefulSetSpec{Replicas: replicas(3)}},
 		&appsv1.Deployment{ObjectMeta: meta("argocd-server", map[string]string{workloadNameLabel: "argocd-server"}), Spec: appsv1.DeploymentSpec{Replicas: replicas(2)}},
 	)
 	app := obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, namespace: argocd}\n")
@@ -48,7 +49,9 @@ func TestRead(t *testing.T) {
 	if d := cmp.Diff([]string{"repo"}, secrets); d != "" {
 		t.Errorf("secrets (-want +got):\n%s", d)
 	}
-	wantControllers := []Controller{{Kind: "StatefulSet", Name: ControllerName, Replicas: 0}, {Kind: "Deployment", Name: "renamed", Replicas: 1}}
+	wantControllers := []Controller{{Kind: "StatefulSet", Name: ControllerName, Namespace: "argocd", Replicas: 0},
+		{Kind: "Deployment", Name: "renamed", Namespace: "argocd", Replicas: 1},
+		{Kind: "StatefulSet", Name: "ctl", Namespace: "argocd-2", Replicas: 3}}
 	if d := cmp.Diff(wantControllers, src.Controllers); d != "" {
 		t.Errorf("controllers (-want +got):\n%s", d)
 	}
