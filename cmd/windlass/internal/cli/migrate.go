@@ -34,8 +34,11 @@ create, update, unchanged, skip, refuse (with why), or failed (the API's
 error). Argo CD's objects are only read, never written.
 
 Settings Windlass reads from files are written under --out: auth-config.yaml
-(the RBAC policy, for the API's --auth-config) and resource-customizations/
-(Lua health checks, for the workers' --resource-customizations).
+(the RBAC policy and local accounts, for the API's --auth-config) and
+resource-customizations/ (Lua health checks, for the workers'
+--resource-customizations). repo-creds templates are copied into each
+repository under their prefix. Apps get the annotation
+windlass.dev/argocd-tracking from argocd-cm's resourceTrackingMethod.
 
 It refuses to run while Argo CD's application controller has replicas
 (both would sync the same objects), unless --force. Run --dry-run first: it
