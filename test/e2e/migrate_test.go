@@ -287,8 +287,9 @@ spec:
 	if strings.Contains(stdout+stderr, bed.secret) {
 		t.Fatal("the plan shows the repository's password")
 	}
-	if appExists() || call(t, http.MethodGet, "/api/v1/projects/"+projName, nil, nil) != http.StatusNotFound {
-		t.Fatal("the dry run created the app or its project")
+	if appExists() || call(t, http.MethodGet, "/api/v1/projects/"+projName, nil, nil) != http.StatusNotFound ||
+		call(t, http.MethodGet, "/api/v1/repositories/"+url.PathEscape(repoURL), nil, nil) != http.StatusNotFound {
+		t.Fatal("the dry run created the app, its project or its repository")
 	}
 	if _, err := os.Stat(outDir); !os.IsNotExist(err) {
 		t.Fatalf("the dry run wrote %s: %v", outDir, err)
