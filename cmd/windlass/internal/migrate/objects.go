@@ -158,6 +158,10 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 			b.plan.add("Application", name, ActionRefuse, why(err), nil)
 			continue
 		}
+		if n := app.Destination.Name; n != "" && b.clusterServers()[n] == "" {
+			b.plan.add("Application", name, ActionRefuse, fmt.Sprintf("spec.destination.name: no cluster Secret names %q (Argo CD cannot sync it either)", n), nil)
+			continue
+		}
 		if b.refusedProjects[app.Project] {
 			b.plan.add("Application", name, ActionRefuse, "its project "+app.Project+" is refused", nil)
 			continue
@@ -172,7 +176,7 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 		if app.Annotations == nil {
 			app.Annotations = map[string]string{}
 		}
-		app.Annotations[TrackingAnnotation] = cfg.tracking
+		maps.Copy(app.Annotations, cfg.annotations)
 		for _, d := range cfg.ignoreDifferences {
 			if !slices.ContainsFunc(app.IgnoreDifferences, func(x appspec.ResourceIgnoreDifferences) bool { return jsonEqual(x, d) }) {
 				app.IgnoreDifferences = append(app.IgnoreDifferences, d)

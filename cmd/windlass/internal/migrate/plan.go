@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
@@ -21,7 +22,7 @@ import (
 // objects (argocd-cm's application.resourceTrackingMethod), so that
 // Windlass recognises them as the app's: annotation, label or
 // annotation+label.
-const TrackingAnnotation = "windlass.dev/argocd-tracking"
+const TrackingAnnotation = manifest.AppAnnotationArgoTracking
 
 // Action is what happens to one object.
 type Action string

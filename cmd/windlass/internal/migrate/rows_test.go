@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // Each bad input gets its own row with a reason that says what to fix;
@@ -71,7 +73,11 @@ func TestRows(t *testing.T) {
 		{name: "unknown tracking method", src: Source{Settings: map[string]string{keyTracking: "uid"}},
 			row: "Setting argocd-cm application.resourceTrackingMethod refuse", reason: `unknown tracking method "uid"`},
 		{name: "custom instance label with label tracking", src: Source{Settings: map[string]string{keyTracking: "label", keyInstanceLabel: "team/app"}},
-			row: "Setting argocd-cm application.instanceLabelKey refuse", reason: `not implemented yet: label tracking by "team/app"`},
+			row: "Setting argocd-cm application.instanceLabelKey skip", reason: "every app gets windlass.dev/argocd-instance-label-key=team/app"},
+		{name: "instance label that is not a label key", src: Source{Settings: map[string]string{keyTracking: "label", keyInstanceLabel: "team app"}},
+			row: "Setting argocd-cm application.instanceLabelKey refuse", reason: `"team app" is not a label key`},
+		{name: "installation ID", src: Source{Settings: map[string]string{keyInstallationID: "blue"}},
+			row: "Setting argocd-cm installationID skip", reason: "every app gets windlass.dev/argocd-installation-id=blue"},
 		{name: "apps in any namespace", src: Source{AppNamespaces: "team-*"},
 			row: "Setting argocd-cmd-params-cm application.namespaces refuse", reason: "Applications outside argocd (team-*) are not read"},
 		{name: "account with an unknown capability", src: Source{Settings: map[string]string{"accounts.bot": "apiKey, exec"}},
@@ -111,5 +117,37 @@ func TestRows(t *testing.T) {
 			}
 			t.Errorf("no row %q with reason %q; rows:\n%s", tc.row, tc.reason, strings.Join(all, "\n"))
 		})
+	}
+}
+
+// Argo CD's tracking settings become annotations on every migrated app
+// that the app's spec accepts.
+func TestTrackingAnnotations(t *testing.T) {
+	src := Source{Namespace: "argocd",
+		Settings: map[string]string{keyTracking: "annotation+label", keyInstanceLabel: "team/app", keyInstallationID: "blue"},
+		Applications: []unstructured.Unstructured{
+			obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+		}}
+	fake := newFake()
+	plan, err := Build(t.Context(), &src, fake, Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Apply(t.Context(), fake)
+	app, ok := fake.apps["default/a"]
+	if !ok {
+		t.Fatalf("app default/a not created; apps %v", fake.apps)
+	}
+	want := map[string]string{manifest.AppAnnotationArgoTracking: "annotation+label",
+		manifest.AppAnnotationArgoInstanceLabelKey: "team/app", manifest.AppAnnotationArgoInstallationID: "blue"}
+	if d := cmp.Diff(want, app.Annotations); d != "" {
+		t.Errorf("annotations (-want +got):\n%s", d)
+	}
+	if err := app.Defaulted().Validate(); err != nil {
+		t.Errorf("the migrated app does not validate: %v", err)
+	}
+	tr, err := manifest.ArgoTrackingOf(app.Annotations, app.Name)
+	if err != nil || tr.LabelKey != "team/app" || tr.InstallationID != "blue" || tr.App != "a" {
+		t.Errorf("tracking = %+v, %v", tr, err)
 	}
 }

@@ -12,12 +12,14 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // argocd-cm keys.
 const (
 	keyTracking          = "application.resourceTrackingMethod"
 	keyInstanceLabel     = "application.instanceLabelKey"
+	keyInstallationID    = "installationID"
 	keyCustomizations    = "resource.customizations"
 	prefixHealth         = "resource.customizations.health."
 	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
@@ -51,6 +53,9 @@ var ignoredPrefixes = []struct{ prefix, why string }{
 // appConfig is what argocd-cm changes on every migrated app, and its
 // local accounts.
 type appConfig struct {
+	// annotations are the Argo CD tracking annotations of every app
+	// (manifest.AppAnnotationArgo*).
+	annotations       map[string]string
 	tracking          string
 	ignoreDifferences []appspec.ResourceIgnoreDifferences
 	accounts          []account
@@ -95,6 +100,7 @@ func (b *builder) settings() appConfig {
 	cfg := appConfig{tracking: defaultTracking}
 	cm := b.src.Settings
 	if cm == nil {
+		cfg.annotations = trackingAnnotations(cm, cfg.tracking)
 		return cfg
 	}
 	name := func(key string) string { return ConfigMapName + " " + key }
@@ -109,11 +115,17 @@ func (b *builder) settings() appConfig {
 		b.plan.add("Setting", name(keyTracking), ActionRefuse, fmt.Sprintf("unknown tracking method %q: want annotation, label or annotation+label; apps get %s", method, defaultTracking), nil)
 	}
 	if key := cm[keyInstanceLabel]; key != "" && key != defaultInstanceLabel {
-		if strings.Contains(cfg.tracking, "label") {
-			b.plan.add("Setting", name(keyInstanceLabel), ActionRefuse, fmt.Sprintf("not implemented yet: label tracking by %q; Windlass reads %s", key, defaultInstanceLabel), nil)
-		} else {
+		switch {
+		case len(validation.IsQualifiedName(key)) > 0:
+			b.plan.add("Setting", name(keyInstanceLabel), ActionRefuse, fmt.Sprintf("%q is not a label key; apps are tracked by %s", key, defaultInstanceLabel), nil)
+		case strings.Contains(cfg.tracking, "label"):
+			b.plan.add("Setting", name(keyInstanceLabel), ActionSkip, fmt.Sprintf("every app gets %s=%s", manifest.AppAnnotationArgoInstanceLabelKey, key), nil)
+		default:
 			b.plan.add("Setting", name(keyInstanceLabel), ActionSkip, "unused: tracking is by annotation", nil)
 		}
+	}
+	if id := cm[keyInstallationID]; id != "" {
+		b.plan.add("Setting", name(keyInstallationID), ActionSkip, fmt.Sprintf("every app gets %s=%s", manifest.AppAnnotationArgoInstallationID, id), nil)
 	}
 
 	health := map[string]string{} // group/Kind: script
@@ -123,7 +135,7 @@ func (b *builder) settings() appConfig {
 	for _, k := range sortedKeys(cm) {
 		v := cm[k]
 		switch {
-		case k == keyTracking || k == keyInstanceLabel:
+		case k == keyTracking || k == keyInstanceLabel || k == keyInstallationID:
 		case strings.HasPrefix(k, prefixHealth):
 			g, kind := splitGroupKind(strings.TrimPrefix(k, prefixHealth))
 			health[groupKindName(g, kind)] = v
@@ -190,6 +202,7 @@ func (b *builder) settings() appConfig {
 	if len(other) > 0 {
 		b.plan.add("Setting", ConfigMapName, ActionSkip, "not migrated: "+strings.Join(other, ", "), nil)
 	}
+	cfg.annotations = trackingAnnotations(cm, cfg.tracking)
 	for _, n := range sortedKeys(accounts) {
 		a := accounts[n]
 		switch {
@@ -206,6 +219,20 @@ func (b *builder) settings() appConfig {
 		}
 	}
 	return cfg
+}
+
+// trackingAnnotations are the annotations that make every migrated app
+// recognise the objects Argo CD tracked for it (manifest.ArgoTrackingOf).
+func trackingAnnotations(cm map[string]string, tracking string) map[string]string {
+	out := map[string]string{manifest.AppAnnotationArgoTracking: tracking}
+	if key := cm[keyInstanceLabel]; key != "" && key != defaultInstanceLabel && strings.Contains(tracking, "label") &&
+		len(validation.IsQualifiedName(key)) == 0 {
+		out[manifest.AppAnnotationArgoInstanceLabelKey] = key
+	}
+	if id := cm[keyInstallationID]; id != "" {
+		out[manifest.AppAnnotationArgoInstallationID] = id
+	}
+	return out
 }
 
 // legacyCustomizations reads the single-key resource.customizations form:
