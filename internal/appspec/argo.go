@@ -506,7 +506,6 @@ type argoSource struct {
 	Source
 	Helm      *argoHelm      `json:"helm"`
 	Kustomize *argoKustomize `json:"kustomize"`
-	Name      notMapped      `json:"name"`
 }
 
 type argoHelm struct {

@@ -190,11 +190,6 @@ func TestParseApplicationRejects(t *testing.T) {
 			field: "spec.source.kustomize.replicas[0].count", reason: "integer",
 		},
 		{
-			name:  "source name",
-			edit:  func(o map[string]any) { set(o, "spec.source.name", "main") },
-			field: "spec.source.name", reason: notSupported,
-		},
-		{
 			name: "source and sources together",
 			edit: func(o map[string]any) {
 				set(o, "spec.sources", []any{map[string]any{"repoURL": "https://git.example.com/a.git"}})

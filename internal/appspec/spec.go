@@ -91,6 +91,9 @@ type Source struct {
 	Helm      *Helm      `json:"helm,omitempty"`
 	Kustomize *Kustomize `json:"kustomize,omitempty"`
 	Plugin    *Plugin    `json:"plugin,omitempty"`
+	// Name labels one of several sources (Argo CD's source name); unique
+	// within the app, it is kept and shown.
+	Name string `json:"name,omitempty"`
 }
 
 // Directory holds the options of the plain-manifest tool.
@@ -274,6 +277,9 @@ func (a Application) Validate() error {
 		}
 		if err := src.validate(field); err != nil {
 			return err
+		}
+		if src.Name != "" && slices.ContainsFunc(srcs[:i], func(o Source) bool { return o.Name == src.Name }) {
+			return &FieldError{Field: field + ".name", Reason: fmt.Sprintf("%q names another source too", src.Name)}
 		}
 	}
 	if err := a.Destination.validate(); err != nil {

@@ -25,6 +25,12 @@ func TestValidate(t *testing.T) {
 		{name: "bad revision", edit: func(a *Application) { a.Source.TargetRevision = "main~1" }, field: "source.targetRevision"},
 		{name: "bad namespace", edit: func(a *Application) { a.Destination.Namespace = "A_B" }, field: "destination.namespace"},
 		{name: "negative refresh", edit: func(a *Application) { a.RefreshSeconds = -1 }, field: "refreshSeconds"},
+		{name: "named sources", edit: func(a *Application) {
+			a.Sources = []Source{{RepoURL: "http://git.local/a.git", Name: "app"}, {RepoURL: "http://git.local/b.git", Name: "config"}}
+		}},
+		{name: "two sources of one name", edit: func(a *Application) {
+			a.Sources = []Source{{RepoURL: "http://git.local/a.git", Name: "app"}, {RepoURL: "http://git.local/b.git", Name: "app"}}
+		}, field: "sources[1].name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

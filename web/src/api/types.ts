@@ -65,6 +65,8 @@ export interface Source {
   targetRevision?: string;
   chart?: string;
   ref?: string;
+  /** Argo CD's source name, when the app names its sources. */
+  name?: string;
 }
 
 export interface Application {
