@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,4 +33,23 @@ func TestAppInfoReturned(t *testing.T) {
 		{name: "create", req: request{method: http.MethodPost, path: apps, body: body}, status: http.StatusCreated, check: wantInfo},
 		{name: "get", req: request{method: http.MethodGet, path: apps + "/" + name}, status: http.StatusOK, check: wantInfo},
 	})
+}
+
+// TestArgoWarningHeader creates an app whose Argo CD manifest sets a
+// Kustomize option Windlass ignores: created, with a Warning header
+// naming the field.
+func TestArgoWarningHeader(t *testing.T) {
+	const name = "warned-guestbook"
+	startStubApps(t, appspec.DefaultProject, name)
+	en := newEnv(t, func(o *Options) { o.TaskQueue = stubAppQueue })
+	body := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\nspec:\n" +
+		"  source: {repoURL: https://git.example.com/default/guestbook.git, path: ., kustomize: {version: v5.4.3}}\n  destination: {namespace: guestbook}\n"
+	res := en.do(request{method: http.MethodPost, path: "/api/v1/applications", body: body})
+	if res.code != http.StatusCreated {
+		t.Fatalf("create: status %d: %s", res.code, res.body)
+	}
+	got := res.header.Values("Warning")
+	if len(got) != 1 || !strings.HasPrefix(got[0], `299 - "spec.source.kustomize.version: ignored: `) {
+		t.Fatalf("Warning headers = %q, want one about spec.source.kustomize.version", got)
+	}
 }

@@ -56,7 +56,16 @@ func readSpec(c *echo.Context) (appspec.Application, error) {
 	if err != nil {
 		return spec, err
 	}
+	for _, w := range appspec.ArgoWarnings(body) {
+		c.Response().Header().Add("Warning", warningValue(w))
+	}
 	return spec, refuseManagedBy(spec)
+}
+
+// warningValue is an RFC 9111 Warning header value of code 299, as the
+// Kubernetes API server sends them, which kubectl and windlass print.
+func warningValue(text string) string {
+	return `299 - ` + strconv.Quote(text)
 }
 
 // checkProject answers 403 with the reason when the app's project does not

@@ -247,6 +247,17 @@ func TestCLIApp(t *testing.T) {
 			want:   []string{"POST /api/v1/applications?upsert=true apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n"},
 		},
 		{
+			name:  "app create with warnings",
+			args:  "app create -f $DIR/web.yaml",
+			files: map[string]string{"web.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n"},
+			routes: map[string][]reply{"POST " + appsPath: {func() reply {
+				r := answer(201, webApp(appspec.SyncUnknown, appspec.HealthUnknown, nil))
+				r.header = http.Header{"Warning": {`299 - "spec.source.kustomize.version: ignored: in-process Kustomize"`, "not quoted"}}
+				return r
+			}()}},
+			want: []string{"POST /api/v1/applications apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n"},
+		},
+		{
 			name:   "app create json",
 			args:   "app create -f $DIR/web.json -o json",
 			files:  map[string]string{"web.json": `{"name":"web"}`},

@@ -42,6 +42,8 @@ type reply struct {
 	after string
 	// block answers only when the client gives up.
 	block bool
+	// header is added to the answer.
+	header http.Header
 }
 
 // ok answers 200 with v as JSON.
@@ -138,6 +140,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if rep.block {
 		<-r.Context().Done()
 		return
+	}
+	for k, vs := range rep.header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
 	}
 	if rep.body != "" {
 		if rep.status >= 400 {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,8 @@ type apiClient struct {
 	base  string
 	token string
 	http  *http.Client
+	// warn gets the answers' Warning headers (nil: dropped).
+	warn io.Writer
 }
 
 // call is one request.
@@ -120,6 +123,7 @@ func (a *apiClient) send(ctx context.Context, r call) (int, []byte, error) {
 		return 0, nil, fmt.Errorf("windlass API unreachable at %s: %w", a.base, errors.Unwrap(err))
 	}
 	defer resp.Body.Close()
+	a.printWarnings(resp.Header.Values("Warning"))
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return resp.StatusCode, nil, fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
@@ -128,6 +132,23 @@ func (a *apiClient) send(ctx context.Context, r call) (int, []byte, error) {
 		return resp.StatusCode, b, a.problem(resp.StatusCode, b)
 	}
 	return resp.StatusCode, b, nil
+}
+
+// printWarnings prints each Warning header ("299 - \"text\"", as the
+// API and the Kubernetes API server send them) as a line to warn.
+func (a *apiClient) printWarnings(values []string) {
+	if a.warn == nil {
+		return
+	}
+	for _, v := range values {
+		text := v
+		if _, rest, ok := strings.Cut(v, " - "); ok {
+			if u, err := strconv.Unquote(rest); err == nil {
+				text = u
+			}
+		}
+		fmt.Fprintf(a.warn, "windlass: warning: %s\n", text)
+	}
 }
 
 // problem reads an error answer.

@@ -136,7 +136,7 @@ func (f *flags) connect() (*session, error) {
 	if token == "" && server == normalizeServer(cfg.Server) {
 		token = cfg.Token
 	}
-	return &session{api: &apiClient{base: server, token: token, http: c.http}, cfg: cfg, configPath: path}, nil
+	return &session{api: &apiClient{base: server, token: token, http: c.http, warn: c.stderr}, cfg: cfg, configPath: path}, nil
 }
 
 // start parses args, with n positional arguments, and connects.

@@ -158,6 +158,7 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 			b.plan.add("Application", name, ActionRefuse, why(err), nil)
 			continue
 		}
+		notes = append(notes, appspec.ArgoWarnings(data)...)
 		if n := app.Destination.Name; n != "" && b.clusterServers()[n] == "" {
 			b.plan.add("Application", name, ActionRefuse, fmt.Sprintf("spec.destination.name: no cluster Secret names %q (Argo CD cannot sync it either)", n), nil)
 			continue

@@ -33,6 +33,8 @@ func TestRows(t *testing.T) {
 			row: "Application a refuse", reason: "spec.syncPolicy.automated.prune"},
 		{name: "application name taken in another project", src: Source{Applications: []unstructured.Unstructured{obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: taken}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n")}},
 			row: "Application taken refuse", reason: "Windlass has an app taken in project other"},
+		{name: "Kustomize version", src: Source{Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x, kustomize: {version: v5.4.3}}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n")},
+			row: "Application a create", reason: "spec.source.kustomize.version: ignored"},
 		{name: "destination a cluster Secret does not name", src: Source{Applications: app("  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {name: nowhere, namespace: x}\n")},
 			row: "Application a refuse", reason: "spec.destination.name"},
 		{name: "destination named by its cluster Secret", src: Source{
