@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -44,7 +45,7 @@ func TestArgoWarningHeader(t *testing.T) {
 	en := newEnv(t, func(o *Options) { o.TaskQueue = stubAppQueue })
 	body := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\nspec:\n" +
 		"  source: {repoURL: https://git.example.com/default/guestbook.git, path: ., kustomize: {version: v5.4.3}}\n  destination: {namespace: guestbook}\n"
-	res := en.do(request{method: http.MethodPost, path: "/api/v1/applications", body: body})
+	res := en.do(request{method: http.MethodPost, path: "/api/v1/applications", body: body, token: en.tokens[auth.AdminAccount]})
 	if res.code != http.StatusCreated {
 		t.Fatalf("create: status %d: %s", res.code, res.body)
 	}
