@@ -7,6 +7,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -37,6 +38,23 @@ func (s *Server) ApplyApplication(ctx context.Context, spec appspec.Application)
 		return workflows.AppView{}, toProblem(err)
 	}
 	return view, nil
+}
+
+// SyncApplication starts a sync as POST /api/v1/applications/{name}/sync
+// with ?wait=false does, and returns its ID once it has started.
+func (s *Server) SyncApplication(ctx context.Context, project, name string, req workflows.SyncRequest) (workflows.SyncAccepted, error) {
+	var acc workflows.SyncAccepted
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.AppWorkflowID(project, name), UpdateName: workflows.UpdateSync,
+		Args: []any{req}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &acc)
+	}
+	if err != nil {
+		return acc, toProblem(err)
+	}
+	return acc, nil
 }
 
 // DeleteApplication deletes an app as DELETE /api/v1/applications/{name}

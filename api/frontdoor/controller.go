@@ -33,6 +33,8 @@ import (
 // *api.Server is one. Its errors are *api.Problem.
 type Apps interface {
 	ApplyApplication(ctx context.Context, spec appspec.Application) (workflows.AppView, error)
+	// SyncApplication starts a sync of an app.
+	SyncApplication(ctx context.Context, project, name string, req workflows.SyncRequest) (workflows.SyncAccepted, error)
 	DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error)
 	Application(ctx context.Context, project, name string) (workflows.AppView, error)
 	// ApplicationNames lists the apps as project and name pairs.
@@ -109,6 +111,9 @@ type Controller struct {
 	// status the API server stored for it, which differ where a CRD's
 	// schema prunes fields (Argo CD's own CRD may know fewer).
 	written map[item][2]string
+	// opRefused holds, for each resource, why its last operation did not
+	// run, shown as a condition until an operation runs.
+	opRefused map[item]condition
 	// passes counts the status passes queued so far (tests).
 	passes atomic.Int64
 }
@@ -142,7 +147,7 @@ func New(dyn dynamic.Interface, apps Apps, cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[item](),
 			workqueue.TypedRateLimitingQueueConfig[item]{Name: "frontdoor"}),
 		informers: map[item]cache.SharedIndexInformer{},
-		applied:   map[item]string{}, gone: map[item]appRef{}, written: map[item][2]string{},
+		applied:   map[item]string{}, gone: map[item]appRef{}, written: map[item][2]string{}, opRefused: map[item]condition{},
 	}
 	for _, ns := range cfg.Namespaces {
 		for _, kind := range []string{kindApp, kindProject} {
@@ -197,6 +202,7 @@ func (c *Controller) deleted(kind string, obj any) {
 	c.gone[it] = refOf(u.Object)
 	delete(c.applied, it)
 	delete(c.written, it)
+	delete(c.opRefused, it)
 	c.mu.Unlock()
 	c.queue.Add(it)
 }
@@ -366,9 +372,28 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 		c.cfg.Logger.Info(msgApplied, "kind", kindApp, "resource", key, "app", spec.Project+"/"+spec.Name)
 		view = v
 	}
-	if apply || view.Status.Operation != nil {
+	cond, started, err := c.runOperation(ctx, u, appRef{spec.Project, spec.Name})
+	if err != nil {
+		return err
+	}
+	if apply || started || view.Status.Operation != nil {
 		// A sync may be starting or running: look again soon.
 		c.queue.AddAfter(it, operationPoll)
+	}
+	c.mu.Lock()
+	switch {
+	case cond != nil:
+		c.opRefused[it] = *cond
+	case started:
+		delete(c.opRefused, it)
+	}
+	refused, ok := c.opRefused[it]
+	c.mu.Unlock()
+	if cond != nil {
+		c.cfg.Logger.Info(msgRefused, "kind", kindApp, "resource", key, "error", cond.Message)
+	}
+	if ok {
+		return c.writeAppStatus(ctx, u, &view, refused)
 	}
 	return c.writeAppStatus(ctx, u, &view)
 }

@@ -2,6 +2,7 @@ package frontdoor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -36,6 +38,8 @@ type fakeApps struct {
 	deleted  []string
 	// awaiting makes deletes wait for approval of these resources.
 	awaiting []appspec.ResourceKey
+	// syncs are the sync requests received, as "<app> <request JSON>".
+	syncs []string
 }
 
 func newFakeApps() *fakeApps {
@@ -92,6 +96,41 @@ func (f *fakeApps) ApplyApplication(_ context.Context, spec appspec.Application)
 	f.apps[appRef{spec.Project, spec.Name}] = v
 	f.applied = append(f.applied, spec.Name+"@"+spec.Source.Path)
 	return v, nil
+}
+
+// SyncApplication records the request; an app with an operation refuses
+// it, as the app workflow does.
+func (f *fakeApps) SyncApplication(_ context.Context, project, name string, req workflows.SyncRequest) (workflows.SyncAccepted, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.apps[appRef{project, name}]
+	switch {
+	case !ok:
+		return workflows.SyncAccepted{}, &api.Problem{Status: http.StatusNotFound, Detail: "application not found"}
+	case v.Status.Operation != nil:
+		return workflows.SyncAccepted{}, &api.Problem{Status: http.StatusConflict, Detail: "another operation is in progress"}
+	}
+	b, _ := json.Marshal(req)
+	f.syncs = append(f.syncs, name+" "+string(b))
+	return workflows.SyncAccepted{ID: fmt.Sprintf("sync/%s/%s/%d", project, name, len(f.syncs))}, nil
+}
+
+// setOperation marks an app's operation as running (or not).
+func (f *fakeApps) setOperation(project, name string, running bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.apps[appRef{project, name}]
+	v.Status.Operation = nil
+	if running {
+		v.Status.Operation = &workflows.Operation{SyncID: "sync/x", Phase: workflows.PhaseRunning}
+	}
+	f.apps[appRef{project, name}] = v
+}
+
+func (f *fakeApps) syncCalls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.syncs)
 }
 
 func (f *fakeApps) DeleteApplication(_ context.Context, project, name, cascade, _ string) (workflows.DeleteResult, error) {
@@ -594,5 +633,56 @@ func TestSweepOfAppsWhoseResourceWent(t *testing.T) {
 	r.settle(t, 2)
 	if _, deleted := apps.calls(); len(deleted) != 1 {
 		t.Fatalf("deleted %v, want ghost only", deleted)
+	}
+}
+
+// setOperationField writes an Application's operation, as `argocd app
+// sync` or `kubectl patch` would.
+func setOperationField(t *testing.T, ns, name, op string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"operation": %s}`, op)
+	if _, err := dyn.Resource(Applications).Namespace(ns).Patch(t.Context(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An operation on the resource starts a sync with its fields, once, and
+// is removed; one Windlass cannot run is refused in a SyncError
+// condition; one that arrives while a sync runs waits for it.
+func TestOperationSync(t *testing.T) {
+	apps := newFakeApps()
+	ns := uniq("fd-op")
+	start(t, apps, ns)
+	create(t, application(ns, "guestbook", "guestbook", ""))
+	waitStatus(t, ns, "guestbook", "Synced", "Healthy", "")
+
+	setOperationField(t, ns, "guestbook", `{"initiatedBy": {"username": "alice"}, "sync": {"revision": "v2", "prune": true, "syncStrategy": {"apply": {}}, "resources": [{"group": "apps", "kind": "Deployment", "name": "web"}]}}`)
+	want := `guestbook {"revision":"v2","prune":true,"resources":[{"group":"apps","kind":"Deployment","name":"web"}],"strategy":"apply","initiator":"alice"}`
+	eventually(t, "one sync with the operation's fields, and the operation removed", func() (bool, string) {
+		u, _ := get(t, ns, "guestbook")
+		_, has := u.Object["operation"]
+		return slices.Equal(apps.syncCalls(), []string{want}) && !has, fmt.Sprintf("syncs %q, operation present %v", apps.syncCalls(), has)
+	})
+
+	setOperationField(t, ns, "guestbook", `{"sync": {"revisions": ["a", "b"]}}`)
+	waitStatus(t, ns, "guestbook", "Synced", "Healthy", "SyncError: operation.sync.revisions: not supported")
+	if u, _ := get(t, ns, "guestbook"); u.Object["operation"] != nil || len(apps.syncCalls()) != 1 {
+		t.Fatalf("refused operation: still there %v, syncs %q", u.Object["operation"], apps.syncCalls())
+	}
+
+	apps.setOperation("default", "guestbook", true)
+	setOperationField(t, ns, "guestbook", `{"sync": {}}`)
+	time.Sleep(time.Second)
+	if u, _ := get(t, ns, "guestbook"); u.Object["operation"] == nil || len(apps.syncCalls()) != 1 {
+		t.Fatalf("operation during a sync: removed (%v) or run (syncs %q)", u.Object["operation"] == nil, apps.syncCalls())
+	}
+	apps.setOperation("default", "guestbook", false)
+	eventually(t, "the waiting operation run once the sync ended", func() (bool, string) {
+		u, _ := get(t, ns, "guestbook")
+		return len(apps.syncCalls()) == 2 && u.Object["operation"] == nil, fmt.Sprintf("syncs %q", apps.syncCalls())
+	})
+	waitStatus(t, ns, "guestbook", "Synced", "Healthy", "")
+	if got := apps.syncCalls()[1]; got != `guestbook {"initiator":"kubernetes:`+ns+`/guestbook"}` {
+		t.Fatalf("second sync = %s", got)
 	}
 }

@@ -15,7 +15,9 @@
 //   - AppProject resources in the same namespaces create, update and
 //     delete projects likewise (a project is deleted once no app uses it);
 //     their status holds only conditions.
+//   - An operation.sync written on an Application starts a sync of its
+//     app and is then removed, as Argo CD's controller takes it on.
 //
-// The front door writes nothing of a resource but its status and the
-// removal of its own finalizer.
+// The front door writes nothing of a resource but its status, the
+// removal of a taken operation, and the removal of its own finalizer.
 package frontdoor

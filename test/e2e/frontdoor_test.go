@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
@@ -117,6 +118,23 @@ func TestFrontDoorApplication(t *testing.T) {
 	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+name+"?project="+project, nil, &view); code != http.StatusOK || view.Spec.Annotations[frontdoor.DeclaredBy] != crNS+"/"+name {
 		t.Fatalf("app through the API: status %d, annotations %v", code, view.Spec.Annotations)
 	}
+
+	// An operation written on the resource (as `argocd app sync` writes
+	// it) runs a sync by its initiator, and is removed.
+	op := `{"operation": {"initiatedBy": {"username": "alice"}, "sync": {"prune": true}}}`
+	if _, err := apps.Patch(t.Context(), name, types.MergePatchType, []byte(op), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "a sync by alice, Succeeded, and the operation removed", func() (bool, string) {
+		u, err := apps.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		by, _, _ := unstructured.NestedString(u.Object, "status", "operationState", "operation", "initiatedBy", "username")
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "operationState", "phase")
+		_, pending := u.Object["operation"]
+		return by == "alice" && phase == "Succeeded" && !pending, fmt.Sprintf("operation by %q %s, still pending %v", by, phase, pending)
+	})
 
 	// A spec that does not validate: the status says why, nothing is
 	// applied.
