@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
 // clean keeps what an Argo CD object says of itself: no status, no
@@ -146,8 +147,12 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 	if err != nil {
 		return fmt.Errorf("list applications: %w", err)
 	}
+	seen := map[string]string{} // app name: its Application's row name
 	for _, u := range b.src.Applications {
 		name := u.GetName()
+		if ns := u.GetNamespace(); ns != "" && ns != b.src.Namespace {
+			name = ns + "/" + name
+		}
 		u, notes := resolveNames(u, b.clusterServers())
 		data, err := clean(u)
 		if err != nil {
@@ -178,6 +183,17 @@ func (b *builder) apps(ctx context.Context, cfg appConfig) error {
 			app.Annotations = map[string]string{}
 		}
 		maps.Copy(app.Annotations, cfg.annotations)
+		if ns := u.GetNamespace(); ns != "" && ns != b.src.Namespace {
+			// Argo CD names an app outside its own namespace <ns>_<name>
+			// in its tracking; the project's sourceNamespaces gate it.
+			app.SourceNamespace = ns
+			app.Annotations[manifest.AppAnnotationArgoApp] = ns + "_" + app.Name
+		}
+		if prev, dup := seen[app.Name]; dup {
+			b.plan.add("Application", name, ActionRefuse, fmt.Sprintf("the Application %s is named %s too: a Windlass app name is unique", prev, app.Name), nil)
+			continue
+		}
+		seen[app.Name] = name
 		for _, d := range cfg.ignoreDifferences {
 			if !slices.ContainsFunc(app.IgnoreDifferences, func(x appspec.ResourceIgnoreDifferences) bool { return jsonEqual(x, d) }) {
 				app.IgnoreDifferences = append(app.IgnoreDifferences, d)

@@ -142,8 +142,8 @@ func Build(ctx context.Context, src *Source, cur Current, opts Options) (*Plan, 
 	b := &builder{src: src, cur: cur, opts: opts, plan: &Plan{}, refusedProjects: map[string]bool{}}
 	b.controllers()
 	if src.AppNamespaces != "" {
-		b.plan.add("Setting", CmdParamsCMName+" "+appNamespacesKey, ActionRefuse,
-			"not implemented yet: Applications outside "+src.Namespace+" ("+src.AppNamespaces+") are not read; only those in "+src.Namespace+" are migrated", nil)
+		b.plan.add("Setting", CmdParamsCMName+" "+appNamespacesKey, ActionSkip,
+			"the Applications of the namespaces matching "+src.AppNamespaces+" are read too; each keeps its namespace as its sourceNamespace", nil)
 	}
 	cfg := b.settings()
 	if err := b.rbac(cfg); err != nil {

@@ -3,6 +3,8 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -102,6 +104,13 @@ func Read(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 		return nil, err
 	}
 	s.AppNamespaces = strings.TrimSpace(params[appNamespacesKey])
+	if s.AppNamespaces != "" {
+		more, err := appsElsewhere(ctx, kube, dyn, namespace, s.AppNamespaces)
+		if err != nil {
+			return nil, err
+		}
+		s.Applications = append(s.Applications, more...)
+	}
 	secrets, err := kube.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{LabelSelector: SecretTypeLabel})
 	if err != nil {
 		return nil, fmt.Errorf("list the Secrets labelled %s in %s: %w", SecretTypeLabel, namespace, err)
@@ -115,6 +124,64 @@ func Read(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 		return nil, fmt.Errorf("namespace %s holds no Argo CD: no %s, Applications, AppProjects or labelled Secrets (--namespace names Argo CD's)", namespace, ConfigMapName)
 	}
 	return s, nil
+}
+
+// appsElsewhere lists the Applications of the namespaces other than
+// Argo CD's that patterns (application.namespaces: comma-separated globs,
+// or regular expressions between slashes) name.
+func appsElsewhere(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, argoNS, patterns string) ([]unstructured.Unstructured, error) {
+	nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces for %s %q: %w", appNamespacesKey, patterns, err)
+	}
+	var out []unstructured.Unstructured
+	for _, ns := range nss.Items {
+		if ns.Name == argoNS {
+			continue
+		}
+		ok, err := matchNamespace(ns.Name, patterns)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		apps, err := listCRs(ctx, dyn, applicationsGVR, ns.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, apps...)
+	}
+	return out, nil
+}
+
+// matchNamespace says whether ns matches one of Argo CD's namespace
+// patterns: globs, or regular expressions written /like this/.
+func matchNamespace(ns, patterns string) (bool, error) {
+	for _, p := range strings.Split(patterns, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if len(p) > 1 && strings.HasPrefix(p, "/") && strings.HasSuffix(p, "/") {
+			re, err := regexp.Compile(p[1 : len(p)-1])
+			if err != nil {
+				return false, fmt.Errorf("%s: pattern %q: %w", appNamespacesKey, p, err)
+			}
+			if re.MatchString(ns) {
+				return true, nil
+			}
+			continue
+		}
+		ok, err := path.Match(p, ns)
+		if err != nil {
+			return false, fmt.Errorf("%s: pattern %q: %w", appNamespacesKey, p, err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func listCRs(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns string) ([]unstructured.Unstructured, error) {

@@ -33,10 +33,15 @@ func TestRead(t *testing.T) {
 		&appsv1.Deployment{ObjectMeta: meta("renamed", map[string]string{workloadNameLabel: ControllerName})},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "ctl", Namespace: "argocd-2", Labels: map[string]string{workloadNameLabel: ControllerName}}, Spec: appsv1.StatefulSetSpec{Replicas: replicas(3)}},
 		&appsv1.Deployment{ObjectMeta: meta("argocd-server", map[string]string{workloadNameLabel: "argocd-server"}), Spec: appsv1.DeploymentSpec{Replicas: replicas(2)}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}},
 	)
 	app := obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: guestbook, namespace: argocd}\n")
+	teamApp := obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: team-a}\n")
+	otherApp := obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: stray, namespace: other}\n")
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{applicationsGVR: "ApplicationList", projectsGVR: "AppProjectList"}, &app)
+		map[schema.GroupVersionResource]string{applicationsGVR: "ApplicationList", projectsGVR: "AppProjectList"}, &app, &teamApp, &otherApp)
 
 	src, err := Read(t.Context(), kube, dyn, "argocd")
 	if err != nil {
@@ -55,13 +60,44 @@ func TestRead(t *testing.T) {
 	if d := cmp.Diff(wantControllers, src.Controllers); d != "" {
 		t.Errorf("controllers (-want +got):\n%s", d)
 	}
-	if len(src.Applications) != 1 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" || src.AppNamespaces != "team-*" {
+	var apps []string
+	for _, a := range src.Applications {
+		apps = append(apps, a.GetNamespace()+"/"+a.GetName())
+	}
+	if d := cmp.Diff([]string{"argocd/guestbook", "team-a/web"}, apps); d != "" {
+		t.Errorf("applications (-want +got):\n%s", d)
+	}
+	if len(src.Applications) != 2 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" || src.AppNamespaces != "team-*" {
 		t.Errorf("read %d apps, %d projects, settings %v, rbac %v, known hosts %q, app namespaces %q",
 			len(src.Applications), len(src.Projects), src.Settings, src.RBAC, src.KnownHosts, src.AppNamespaces)
 	}
 	for _, a := range append(kube.Actions(), dyn.Actions()...) {
 		if v := a.GetVerb(); v != "get" && v != "list" {
 			t.Errorf("Read did %s %s", v, a.GetResource().Resource)
+		}
+	}
+}
+
+func TestMatchNamespace(t *testing.T) {
+	tests := []struct {
+		ns, patterns string
+		want         bool
+	}{
+		{"team-a", "team-*", true},
+		{"team-a", "apps, team-?", true},
+		{"teams", "team-*", false},
+		{"prod-eu", "/^prod-(eu|us)$/", true},
+		{"prod-asia", "/^prod-(eu|us)$/", false},
+		{"x", " , ", false},
+	}
+	for _, tt := range tests {
+		if got, err := matchNamespace(tt.ns, tt.patterns); err != nil || got != tt.want {
+			t.Errorf("matchNamespace(%q, %q) = %v, %v; want %v", tt.ns, tt.patterns, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"/(/", "[a"} {
+		if _, err := matchNamespace("x", bad); err == nil || !strings.Contains(err.Error(), appNamespacesKey) {
+			t.Errorf("matchNamespace(%q) error = %v, want one naming %s", bad, err, appNamespacesKey)
 		}
 	}
 }

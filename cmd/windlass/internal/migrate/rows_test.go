@@ -81,7 +81,11 @@ func TestRows(t *testing.T) {
 		{name: "installation ID", src: Source{Settings: map[string]string{keyInstallationID: "blue"}},
 			row: "Setting argocd-cm installationID skip", reason: "every app gets windlass.dev/argocd-installation-id=blue"},
 		{name: "apps in any namespace", src: Source{AppNamespaces: "team-*"},
-			row: "Setting argocd-cmd-params-cm application.namespaces refuse", reason: "Applications outside argocd (team-*) are not read"},
+			row: "Setting argocd-cmd-params-cm application.namespaces skip", reason: "namespaces matching team-* are read too"},
+		{name: "two Applications of one name", src: Source{Applications: []unstructured.Unstructured{
+			obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+			obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: team-a}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+		}}, row: "Application team-a/a refuse", reason: "the Application a is named a too"},
 		{name: "account with an unknown capability", src: Source{Settings: map[string]string{"accounts.bot": "apiKey, exec"}},
 			row: "Account bot refuse", reason: "capabilities apiKey, exec: want login and/or apiKey"},
 		{name: "accounts alone", src: Source{Settings: map[string]string{"accounts.bot": "apiKey"}},
@@ -151,5 +155,29 @@ func TestTrackingAnnotations(t *testing.T) {
 	tr, err := manifest.ArgoTrackingOf(app.Annotations, app.Name)
 	if err != nil || tr.LabelKey != "team/app" || tr.InstallationID != "blue" || tr.App != "a" {
 		t.Errorf("tracking = %+v, %v", tr, err)
+	}
+}
+
+// An Application outside Argo CD's namespace keeps it as its
+// sourceNamespace, and Argo CD's name for it in the tracking.
+func TestAppOfAnotherNamespace(t *testing.T) {
+	src := Source{Namespace: "argocd", AppNamespaces: "team-*", Applications: []unstructured.Unstructured{
+		obj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: team-a}\nspec:\n  project: default\n  source: {repoURL: https://g/x.git, path: x}\n  destination: {server: https://kubernetes.default.svc, namespace: x}\n"),
+	}}
+	fake := newFake()
+	plan, err := Build(t.Context(), &src, fake, Options{OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Apply(t.Context(), fake)
+	app, ok := fake.apps["default/web"]
+	if !ok {
+		t.Fatalf("app default/web not created; rows %+v", plan.Rows)
+	}
+	if app.SourceNamespace != "team-a" || app.Annotations[manifest.AppAnnotationArgoApp] != "team-a_web" {
+		t.Errorf("sourceNamespace %q, annotations %v; want team-a and team-a_web", app.SourceNamespace, app.Annotations)
+	}
+	if err := app.Defaulted().Validate(); err != nil {
+		t.Errorf("the migrated app does not validate: %v", err)
 	}
 }
