@@ -27,9 +27,9 @@ var appVerbs = []verb{
 	{"get", "NAME", "show an application and its resources", (*cli).appGet},
 	{"create", "-f FILE", "create the applications of a Windlass or Argo CD Application file (--upsert: or update them)", (*cli).appCreate},
 	{"set", "NAME", "change fields of an application's spec (--revision, --path, ...)", (*cli).appSet},
-	{"delete", "NAME", "delete an application and its resources", (*cli).appDelete},
-	{"sync", "NAME", "sync an application and wait for the result", (*cli).appSync},
-	{"wait", "NAME", "wait until an application is synced, healthy and idle", (*cli).appWait},
+	{"delete", "[NAME...] [-l SELECTOR]", "delete applications and their resources", (*cli).appDelete},
+	{"sync", "[NAME...] [-l SELECTOR]", "sync applications and wait for the results", (*cli).appSync},
+	{"wait", "[NAME...] [-l SELECTOR]", "wait until applications are synced, healthy and idle", (*cli).appWait},
 	{"diff", "NAME", "show the differences between Git and the cluster (exit 1 if any, 2 on an error)", (*cli).appDiff},
 	{"history", "NAME", "list the syncs of an application", (*cli).appHistory},
 	{"rollback", "NAME ID", "sync again the revision and sources of a past sync", (*cli).appRollback},
@@ -452,11 +452,12 @@ func (c *cli) patchSource(ctx context.Context, s *session, name string, q url.Va
 }
 
 func (c *cli) appDelete(ctx context.Context, args []string) error {
-	f := c.flags("app delete", "NAME").withOutput()
+	f := c.flags("app delete", "[NAME...] [-l SELECTOR]").withOutput()
 	cascade := f.String("cascade", "", "foreground (default), background, or orphan to leave the resources in place")
 	yes := f.Bool("y", false, "do not ask for confirmation")
 	f.BoolVar(yes, "yes", false, "do not ask for confirmation")
-	pos, q, s, err := f.appVerb(args, 1)
+	selector := f.withSelector()
+	pos, q, s, err := f.appVerb(args, anyArgs)
 	if err != nil {
 		return err
 	}
@@ -465,21 +466,42 @@ func (c *cli) appDelete(ctx context.Context, args []string) error {
 	default:
 		return f.usageError("--cascade %q: want foreground, background or orphan", *cascade)
 	}
-	name := pos[0]
+	targets, err := c.targets(ctx, f, s, q, pos, *selector)
+	if err != nil {
+		return err
+	}
 	if !*yes {
 		what := "and all its resources"
 		if *cascade == "orphan" {
 			what = "and leave its resources in place"
 		}
-		answer, err := c.prompt(fmt.Sprintf("Delete application %s %s? [y/N] ", name, what))
+		subject := "application " + targets[0].name
+		if len(targets) > 1 {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.name
+			}
+			subject = fmt.Sprintf("%d applications (%s)", len(targets), strings.Join(names, ", "))
+			what = strings.NewReplacer("its", "their").Replace(what)
+		}
+		answer, err := c.prompt(fmt.Sprintf("Delete %s %s? [y/N] ", subject, what))
 		if err != nil || !strings.EqualFold(strings.TrimSpace(answer), "y") && !strings.EqualFold(strings.TrimSpace(answer), "yes") {
-			return fmt.Errorf("application %s not deleted: not confirmed (-y skips the question)", name)
+			return fmt.Errorf("%s not deleted: not confirmed (-y skips the question)", subject)
 		}
 	}
-	if *cascade != "" {
-		q.Set("cascade", *cascade)
-	}
-	status, raw, err := s.api.send(ctx, call{method: http.MethodDelete, path: appPath(name), query: q, long: true})
+	return c.eachTarget(targets, func(t target) error {
+		if *cascade != "" {
+			t.q.Set("cascade", *cascade)
+		}
+		return c.deleteApp(ctx, f, s, t)
+	})
+}
+
+// deleteApp deletes one application and prints what became of its
+// resources.
+func (c *cli) deleteApp(ctx context.Context, f *flags, s *session, t target) error {
+	name := t.name
+	status, raw, err := s.api.send(ctx, call{method: http.MethodDelete, path: appPath(name), query: t.q, long: true})
 	if err != nil {
 		return err
 	}
@@ -523,7 +545,7 @@ func (f *flags) withOperation() operationFlags {
 }
 
 func (c *cli) appSync(ctx context.Context, args []string) error {
-	f := c.flags("app sync", "NAME").withOutput()
+	f := c.flags("app sync", "[NAME...] [-l SELECTOR]").withOutput()
 	var req workflows.SyncRequest
 	f.BoolVar(&req.Prune, "prune", false, "delete the resources no longer in Git")
 	f.BoolVar(&req.DryRun, "dry-run", false, "preview the sync without changing the cluster")
@@ -532,8 +554,9 @@ func (c *cli) appSync(ctx context.Context, args []string) error {
 	var resources, syncOptions cmdline.StringList
 	f.Var(&resources, "resource", "sync only this resource, GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
 	f.Var(&syncOptions, "sync-option", "a sync option for this sync, e.g. ServerSideApply=true (repeatable)")
+	selector := f.withSelector()
 	op := f.withOperation()
-	pos, q, s, err := f.appVerb(args, 1)
+	pos, q, s, err := f.appVerb(args, anyArgs)
 	if err != nil {
 		return err
 	}
@@ -545,7 +568,13 @@ func (c *cli) appSync(ctx context.Context, args []string) error {
 		req.Resources = append(req.Resources, k)
 	}
 	req.SyncOptions = syncOptions
-	return c.operate(ctx, f, s, pos[0], "sync", q, req, op)
+	targets, err := c.targets(ctx, f, s, q, pos, *selector)
+	if err != nil {
+		return err
+	}
+	return c.eachTarget(targets, func(t target) error {
+		return c.operate(ctx, f, s, t.name, "sync", t.q, req, op)
+	})
 }
 
 // parseResource reads Argo CD's GROUP:KIND:NAME, where NAME may be

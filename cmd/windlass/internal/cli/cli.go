@@ -185,8 +185,12 @@ func (f *flags) withProject() *flags {
 	return f
 }
 
+// anyArgs is the n of parse for a verb that takes any number of
+// positional arguments.
+const anyArgs = -1
+
 // parse parses args, flags before or after the positional arguments, and
-// checks that there are n of those.
+// checks that there are n of those (anyArgs: any number).
 func (f *flags) parse(args []string, n int) ([]string, error) {
 	if err := f.Parse(reorder(f.FlagSet, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -195,7 +199,7 @@ func (f *flags) parse(args []string, n int) ([]string, error) {
 		}
 		return nil, f.usageError("%v", err)
 	}
-	if f.NArg() != n {
+	if n != anyArgs && f.NArg() != n {
 		if f.synopsis == "" {
 			return nil, f.usageError("unexpected arguments: %s", strings.Join(f.Args(), " "))
 		}

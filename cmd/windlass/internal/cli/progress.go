@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -193,39 +194,57 @@ func resultTable(w io.Writer, res []cluster.ResourceResult) {
 }
 
 func (c *cli) appWait(ctx context.Context, args []string) error {
-	f := c.flags("app wait", "NAME")
-	health := f.Bool("health", false, "wait until the application is Healthy")
+	f := c.flags("app wait", "[NAME...] [-l SELECTOR]")
+	healthy := f.Bool("health", false, "wait until the application is Healthy")
+	degraded := f.Bool("degraded", false, "wait until the application is Degraded")
+	suspended := f.Bool("suspended", false, "wait until the application is Suspended")
 	synced := f.Bool("sync", false, "wait until the application is Synced")
 	operation := f.Bool("operation", false, "wait until no operation runs")
-	timeout := f.Duration("timeout", 5*time.Minute, "give up after this long (exit code 6)")
-	pos, q, s, err := f.appVerb(args, 1)
+	timeout := f.Duration("timeout", 5*time.Minute, "give up after this long, for all the applications (exit code 6)")
+	selector := f.withSelector()
+	pos, q, s, err := f.appVerb(args, anyArgs)
 	if err != nil {
 		return err
 	}
 	if *timeout <= 0 {
 		return f.usageError("--timeout must be positive")
 	}
-	if !*health && !*synced && !*operation {
-		*health, *synced, *operation = true, true, true
+	// The health states waited for: any one of them will do.
+	var health []appspec.HealthStatus
+	for _, h := range []struct {
+		on    bool
+		state appspec.HealthStatus
+	}{{*healthy, appspec.HealthHealthy}, {*degraded, appspec.HealthDegraded}, {*suspended, appspec.HealthSuspended}} {
+		if h.on {
+			health = append(health, h.state)
+		}
 	}
-	name := pos[0]
+	if len(health) == 0 && !*synced && !*operation {
+		health, *synced, *operation = []appspec.HealthStatus{appspec.HealthHealthy}, true, true
+	}
 	met := func(st workflows.AppStatus) bool {
-		return (!*health || st.Health == appspec.HealthHealthy) && (!*synced || st.Sync == appspec.SyncSynced) &&
+		return (len(health) == 0 || slices.Contains(health, st.Health)) && (!*synced || st.Sync == appspec.SyncSynced) &&
 			(!*operation || st.Operation == nil)
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	p := c.progress()
-	st, state, err := c.pollApp(waitCtx, s, name, q, p, met)
-	p.end()
-	switch {
-	case err != nil && waitCtx.Err() != nil && ctx.Err() == nil:
-		return timedOut(*timeout, "waiting for %s (%s)", name, state)
-	case err != nil:
+	targets, err := c.targets(waitCtx, f, s, q, pos, *selector)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "application %s: %s\n", name, strings.Join(waitedFor(*synced, *health, *operation, st), ", "))
-	return nil
+	return c.eachTarget(targets, func(t target) error {
+		p := c.progress()
+		st, state, err := c.pollApp(waitCtx, s, t.name, t.q, p, met)
+		p.end()
+		switch {
+		case err != nil && waitCtx.Err() != nil && ctx.Err() == nil:
+			return timedOut(*timeout, "waiting for %s (%s)", t.name, state)
+		case err != nil:
+			return err
+		}
+		fmt.Fprintf(c.stdout, "application %s: %s\n", t.name, strings.Join(waitedFor(*synced, len(health) > 0, *operation, st), ", "))
+		return nil
+	})
 }
 
 // pollApp gets the application until met says its status is the one
