@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
@@ -26,7 +27,8 @@ var appVerbs = []verb{
 	{"list", "", "list the applications", (*cli).appList},
 	{"get", "NAME", "show an application and its resources", (*cli).appGet},
 	{"create", "-f FILE", "create the applications of a Windlass or Argo CD Application file (--upsert: or update them)", (*cli).appCreate},
-	{"set", "NAME", "change fields of an application's spec (--revision, --path, ...)", (*cli).appSet},
+	{"set", "NAME", "change fields of an application's spec (--revision, --path, -p, ...)", (*cli).appSet},
+	{"unset", "NAME", "remove parameters from an application's source (-p, --values, ...)", (*cli).appUnset},
 	{"delete", "[NAME...] [-l SELECTOR]", "delete applications and their resources", (*cli).appDelete},
 	{"sync", "[NAME...] [-l SELECTOR]", "sync applications and wait for the results", (*cli).appSync},
 	{"wait", "[NAME...] [-l SELECTOR]", "wait until applications are synced, healthy and idle", (*cli).appWait},
@@ -138,12 +140,69 @@ func (c *cli) appList(ctx context.Context, args []string) error {
 
 func (c *cli) appGet(ctx context.Context, args []string) error {
 	f := c.flags("app get", "NAME").withOutput()
-	var view workflows.AppView
-	raw, err := f.fetchApp(ctx, args, "", &view)
+	refresh := f.Bool("refresh", false, "compare with Git and the cluster first, and show the result")
+	hard := f.Bool("hard-refresh", false, "the same as --refresh, bypassing the revision and manifest caches")
+	timeout := f.Duration("timeout", time.Minute, "how long --refresh waits for the comparison (exit code 6)")
+	showParams := f.Bool("show-params", false, "list the tools' parameters of the sources (Helm, Kustomize, directory, plugin)")
+	pos, q, s, err := f.appVerb(args, 1)
 	if err != nil {
 		return err
 	}
-	return f.print(raw, func(w io.Writer) { printApp(w, view) })
+	var view workflows.AppView
+	raw, err := s.api.json(ctx, http.MethodGet, appPath(pos[0]), q, nil, &view)
+	if err == nil && (*refresh || *hard) {
+		raw, err = c.refreshed(ctx, s, pos[0], q, *hard, *timeout, &view)
+	}
+	if err != nil {
+		return err
+	}
+	return f.print(raw, func(w io.Writer) {
+		printApp(w, view)
+		if *showParams {
+			sources := view.Spec.Sources
+			if len(sources) == 0 {
+				sources = []appspec.Source{view.Spec.Source}
+			}
+			fmt.Fprintln(w)
+			paramsTable(w, sources)
+		}
+	})
+}
+
+// refreshed asks for a refresh of the application view and gets it again
+// until it was reconciled since, for at most timeout.
+func (c *cli) refreshed(ctx context.Context, s *session, name string, q url.Values, hard bool, timeout time.Duration, view *workflows.AppView) ([]byte, error) {
+	before := view.Status.ReconciledAt
+	rq := cloneQuery(q)
+	if hard {
+		rq.Set("hard", "true")
+	}
+	if _, err := s.api.json(ctx, http.MethodPost, appPath(name)+"/refresh", rq, nil, nil); err != nil {
+		return nil, err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		select {
+		case <-waitCtx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, timedOut(timeout, "waiting for the refresh of %s (reconciled last at %s)", name, orDash(fmtTime(before)))
+		case <-time.After(c.poll):
+		}
+		*view = workflows.AppView{}
+		raw, err := s.api.json(waitCtx, http.MethodGet, appPath(name), q, nil, view)
+		if err != nil {
+			if waitCtx.Err() != nil {
+				continue
+			}
+			return nil, err
+		}
+		if view.Status.ReconciledAt.After(before) {
+			return raw, nil
+		}
+	}
 }
 
 func printApp(w io.Writer, v workflows.AppView) {
@@ -348,7 +407,9 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	var syncOptions cmdline.StringList
 	f.Var(&syncOptions, "sync-option", "a sync option, e.g. CreateNamespace=true (repeatable; replaces the list)")
 	refresh := f.Int("refresh-seconds", 0, "the refresh interval of this application")
+	allowEmpty := f.Bool("allow-empty", false, "automated sync may sync no manifests at all (turns automated sync on)")
 	position := f.Int("source-position", 0, "the source to change, from 1, of a multi-source application")
+	params := f.withSetParams()
 	pos, q, s, err := f.appVerb(args, 1)
 	if err != nil {
 		return err
@@ -373,8 +434,8 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	case p == "automated" || p == "auto":
 		policy["automated"] = automated
 	case p == "none" || p == "manual":
-		if f.set("auto-prune") || f.set("self-heal") {
-			return f.usageError("--sync-policy %s with --auto-prune or --self-heal", p)
+		if f.set("auto-prune") || f.set("self-heal") || f.set("allow-empty") {
+			return f.usageError("--sync-policy %s with --auto-prune, --self-heal or --allow-empty", p)
 		}
 		policy["automated"] = nil
 	default:
@@ -386,6 +447,10 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	}
 	if f.set("self-heal") {
 		automated["selfHeal"] = *selfHeal
+		policy["automated"] = automated
+	}
+	if f.set("allow-empty") {
+		automated["allowEmpty"] = *allowEmpty
 		policy["automated"] = automated
 	}
 	if f.set("sync-option") {
@@ -400,8 +465,8 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	if len(policy) > 0 {
 		patch["syncPolicy"] = policy
 	}
-	if len(source) > 0 {
-		if err := c.patchSource(ctx, s, pos[0], q, *position, source, patch); err != nil {
+	if len(source) > 0 || len(params.edits) > 0 {
+		if err := c.patchSource(ctx, s, pos[0], q, *position, source, params, patch); err != nil {
 			return err
 		}
 	} else if f.set("source-position") {
@@ -410,45 +475,95 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	if len(patch) == 0 {
 		return f.usageError("nothing to set")
 	}
-	body, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	_, raw, err := s.api.send(ctx, call{method: http.MethodPatch, path: appPath(pos[0]), query: q, body: body, contentType: "application/merge-patch+json"})
-	if err != nil {
-		return err
-	}
-	return f.print(raw, func(w io.Writer) { fmt.Fprintf(w, "application %s updated\n", pos[0]) })
+	return c.patchApp(ctx, f, s, target{name: pos[0], q: q}, patch)
 }
 
-// patchSource adds the source fields to the merge patch: to "source", or,
-// for the source at position (from 1) of a multi-source application, to
-// the whole "sources" list (a merge patch replaces lists).
-func (c *cli) patchSource(ctx context.Context, s *session, name string, q url.Values, position int, fields, patch map[string]any) error {
-	if position == 0 {
+// patchSource adds the source fields and the tools' parameters to the
+// merge patch: to "source", or, for the source at position (from 1) of a
+// multi-source application, to the whole "sources" list (a merge patch
+// replaces lists). Parameters are kept in lists, so they need the
+// current source: the patch then holds its changes only.
+func (c *cli) patchSource(ctx context.Context, s *session, name string, q url.Values, position int, fields map[string]any, params *paramFlags, patch map[string]any) error {
+	if position == 0 && len(params.edits) == 0 {
 		patch["source"] = fields
 		return nil
 	}
 	var view workflows.AppView
-	if _, err := s.api.json(ctx, http.MethodGet, appPath(name), q, nil, &view); err != nil {
-		return err
-	}
-	if position < 1 || position > len(view.Spec.Sources) {
-		return fmt.Errorf("%w: app set: --source-position %d: %s has %d sources", cmdline.ErrUsage, position, name, len(view.Spec.Sources))
-	}
-	var sources []map[string]any
-	b, err := json.Marshal(view.Spec.Sources)
-	if err == nil {
-		err = json.Unmarshal(b, &sources)
-	}
+	raw, err := s.api.json(ctx, http.MethodGet, appPath(name), q, nil, &view)
 	if err != nil {
 		return err
 	}
-	for k, v := range fields {
-		sources[position-1][k] = v
+	multi := len(view.Spec.Sources) > 0
+	sources := view.Spec.Sources
+	if !multi {
+		sources = []appspec.Source{view.Spec.Source}
 	}
-	patch["sources"] = sources
+	switch {
+	case position == 0 && multi:
+		return fmt.Errorf("%w: %s: %s has %d sources: give --source-position", cmdline.ErrUsage, params.f.name, name, len(sources))
+	case position < 0 || position > len(sources):
+		return fmt.Errorf("%w: %s: --source-position %d: %s has %d sources", cmdline.ErrUsage, params.f.name, position, name, len(sources))
+	}
+	i := max(position, 1) - 1
+	changes, err := editSource(sources[i], fields, params)
+	if err != nil {
+		return err
+	}
+	if !multi {
+		patch["source"] = changes
+		return nil
+	}
+	// The list as the server sent it, with the changes merged into the
+	// one source: fields this client does not know are kept.
+	var asSent struct {
+		Spec struct {
+			Sources []json.RawMessage `json:"sources"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &asSent); err != nil || len(asSent.Spec.Sources) != len(sources) {
+		return fmt.Errorf("GET %s: unexpected answer: %v", appPath(name), err)
+	}
+	list := make([]map[string]any, len(sources))
+	for j, src := range asSent.Spec.Sources {
+		if j == i {
+			if src, err = jsonpatch.MergePatch(src, changes); err != nil {
+				return err
+			}
+		}
+		if err := json.Unmarshal(src, &list[j]); err != nil {
+			return err
+		}
+	}
+	patch["sources"] = list
 	return nil
+}
+
+// editSource sets the fields and runs the edits of params on src, and
+// returns the changes as a merge patch of the source.
+func editSource(src appspec.Source, fields map[string]any, params *paramFlags) (json.RawMessage, error) {
+	before, err := json.Marshal(src)
+	if err != nil {
+		return nil, err
+	}
+	var edited appspec.Source
+	if err := json.Unmarshal(before, &edited); err != nil { // a deep copy
+		return nil, err
+	}
+	b, err := json.Marshal(fields)
+	if err == nil {
+		err = json.Unmarshal(b, &edited)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := params.apply(&edited); err != nil {
+		return nil, err
+	}
+	after, err := json.Marshal(edited)
+	if err != nil {
+		return nil, err
+	}
+	return jsonpatch.CreateMergePatch(before, after)
 }
 
 func (c *cli) appDelete(ctx context.Context, args []string) error {

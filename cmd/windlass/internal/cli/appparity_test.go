@@ -2,6 +2,7 @@ package cli
 
 import (
 	"testing"
+	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
@@ -105,6 +106,196 @@ func TestCLIAppSelectors(t *testing.T) {
 			routes: map[string][]reply{"GET " + webPath: ok(webApp(appspec.SyncSynced, appspec.HealthHealthy, nil))},
 			want:   []string{"GET /api/v1/applications/web"},
 			code:   cmdline.ExitTimeout,
+		},
+	})
+}
+
+// paramsApp is web with the parameters of every tool.
+func paramsApp() workflows.AppView {
+	v := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+	v.Spec.Source = appspec.Source{RepoURL: "https://charts.acme.io", Chart: "web", TargetRevision: "1.0.0", Helm: &appspec.Helm{
+		ReleaseName: "web-prod", ValueFiles: []string{"values-prod.yaml"}, Values: "replicas: 2\n",
+		Parameters:     []appspec.HelmParameter{{Name: "image.tag", Value: "v1"}, {Name: "port", Value: "8080", ForceString: true}},
+		FileParameters: []appspec.HelmFileParameter{{Name: "config", Path: "files/config.toml"}},
+	}}
+	return v
+}
+
+// multiApp is web with a Kustomize, a Jsonnet and a plugin source.
+func multiApp() workflows.AppView {
+	v := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+	v.Spec.Source = appspec.Source{}
+	v.Spec.Sources = []appspec.Source{
+		{RepoURL: "https://github.com/acme/deploy.git", Path: "kustomize", Kustomize: &appspec.Kustomize{
+			NamePrefix: "prod-", Images: []string{"nginx=nginx:1.27", "registry.acme.io:5000/web:v1"}, Replicas: []appspec.KustomizeReplica{{Name: "web", Count: 3}},
+		}},
+		{RepoURL: "https://github.com/acme/deploy.git", Path: "jsonnet", Directory: &appspec.Directory{Recurse: true, Exclude: "*.libsonnet",
+			Jsonnet: &appspec.Jsonnet{TLAs: []appspec.JsonnetVar{{Name: "env", Value: "prod"}}, ExtVars: []appspec.JsonnetVar{{Name: "replicas", Value: "3", Code: true}}}}},
+		{RepoURL: "https://github.com/acme/deploy.git", Path: "cmp", Plugin: &appspec.Plugin{Name: "envsubst", Env: []appspec.EnvVar{{Name: "STAGE", Value: "prod"}}}},
+	}
+	return v
+}
+
+// The sources of multiApp as the PATCH of an unchanged one holds them.
+const (
+	kustomizeSource = `{"kustomize":{"images":["nginx=nginx:1.27","registry.acme.io:5000/web:v1"],"namePrefix":"prod-","replicas":[{"count":3,"name":"web"}]},"path":"kustomize","repoURL":"https://github.com/acme/deploy.git"}`
+	jsonnetSource   = `{"directory":{"exclude":"*.libsonnet","jsonnet":{"extVars":[{"code":true,"name":"replicas","value":"3"}],"tlas":[{"name":"env","value":"prod"}]},"recurse":true},"path":"jsonnet","repoURL":"https://github.com/acme/deploy.git"}`
+	pluginSource    = `{"path":"cmp","plugin":{"env":[{"name":"STAGE","value":"prod"}],"name":"envsubst"},"repoURL":"https://github.com/acme/deploy.git"}`
+)
+
+func TestCLIAppParams(t *testing.T) {
+	reconciled := func(at time.Time) workflows.AppView {
+		v := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+		v.Status.ReconciledAt = at
+		return v
+	}
+	runCases(t, []cliCase{
+		{
+			name: "app get refresh",
+			args: "app get web --refresh",
+			routes: map[string][]reply{
+				"GET " + webPath:               {answer(200, reconciled(t0)), answer(200, reconciled(t0)), answer(200, reconciled(t0.Add(time.Minute)))},
+				"POST " + webPath + "/refresh": {{status: 202}},
+			},
+			want: []string{"GET /api/v1/applications/web", "POST /api/v1/applications/web/refresh"},
+		},
+		{
+			name: "app get hard refresh times out",
+			args: "app get web --hard-refresh --project team-a --timeout 100ms",
+			routes: map[string][]reply{
+				"GET " + webPath:               ok(reconciled(t0)),
+				"POST " + webPath + "/refresh": {{status: 202}},
+			},
+			want: []string{"GET /api/v1/applications/web?project=team-a", "POST /api/v1/applications/web/refresh?hard=true&project=team-a"},
+			code: cmdline.ExitTimeout,
+		},
+		{
+			name:   "app get show params helm",
+			args:   "app get web --show-params",
+			routes: map[string][]reply{"GET " + webPath: ok(paramsApp())},
+			want:   []string{"GET /api/v1/applications/web"},
+		},
+		{
+			name:   "app get show params of several sources",
+			args:   "app get web --show-params",
+			routes: map[string][]reply{"GET " + webPath: ok(multiApp())},
+			want:   []string{"GET /api/v1/applications/web"},
+		},
+		{
+			name: "app set helm parameters",
+			args: "app set web -p image.tag=v2 --helm-set replicas=3 --helm-set-string port=9090 --values values-eu.yaml --values values-prod.yaml --release-name web --allow-empty",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(paramsApp()),
+				"PATCH " + webPath: ok(paramsApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"source":{"helm":{"parameters":[{"name":"image.tag","value":"v2"},{"forceString":true,"name":"port","value":"9090"},{"name":"replicas","value":"3"}],` +
+					`"releaseName":"web","valueFiles":["values-prod.yaml","values-eu.yaml"]}},"syncPolicy":{"automated":{"allowEmpty":true}}}`},
+		},
+		{
+			name: "app set kustomize of a source",
+			args: "app set web --source-position 1 --kustomize-image nginx=nginx:1.28 --kustomize-image redis:7 --kustomize-replica web=5 --namesuffix -eu --revision v2",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"sources":[{"kustomize":{"images":["nginx=nginx:1.28","registry.acme.io:5000/web:v1","redis:7"],"namePrefix":"prod-","nameSuffix":"-eu","replicas":[{"count":5,"name":"web"}]},"path":"kustomize","repoURL":"https://github.com/acme/deploy.git","targetRevision":"v2"},` +
+					jsonnetSource + `,{"path":"cmp","plugin":{"env":[{"name":"STAGE","value":"prod"}],"name":"envsubst"},"repoURL":"https://github.com/acme/deploy.git"}]}`},
+		},
+		{
+			name: "app set jsonnet and directory",
+			args: "app set web --source-position 2 --jsonnet-tla-str env=staging --jsonnet-ext-var-str region=eu --directory-recurse false --directory-include *.jsonnet",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"sources":[` + kustomizeSource + `,` +
+					`{"directory":{"exclude":"*.libsonnet","include":"*.jsonnet","jsonnet":{"extVars":[{"code":true,"name":"replicas","value":"3"},{"name":"region","value":"eu"}],"tlas":[{"name":"env","value":"staging"}]}},"path":"jsonnet","repoURL":"https://github.com/acme/deploy.git"},` +
+					pluginSource + `]}`},
+		},
+		{
+			name: "app set plugin env on a single source",
+			args: "app set web --plugin-env STAGE=prod",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)),
+				"PATCH " + webPath: ok(webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)),
+			},
+			want: []string{"GET /api/v1/applications/web", `PATCH /api/v1/applications/web {"source":{"plugin":{"env":[{"name":"STAGE","value":"prod"}]}}}`},
+		},
+		{
+			name:   "app set parameter of several sources without position",
+			args:   "app set web -p a=b",
+			routes: map[string][]reply{"GET " + webPath: ok(multiApp())},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitUsage,
+		},
+		{
+			name:   "app set bad parameter",
+			args:   "app set web --helm-set image.tag",
+			routes: map[string][]reply{"GET " + webPath: ok(paramsApp())},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitUsage,
+		},
+		{name: "app set allow-empty with manual policy", args: "app set web --sync-policy none --allow-empty", code: cmdline.ExitUsage},
+	})
+}
+
+func TestCLIAppUnset(t *testing.T) {
+	runCases(t, []cliCase{
+		{
+			name: "app unset helm",
+			args: "app unset web -p image.tag --parameter port --values values-prod.yaml --values-literal --release-name --helm-set-file config",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(paramsApp()),
+				"PATCH " + webPath: ok(paramsApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"source":{"helm":{"fileParameters":null,"parameters":null,"releaseName":null,"valueFiles":null,"values":null}}}`},
+		},
+		{
+			name: "app unset kustomize of a source",
+			args: "app unset web --source-position 1 --kustomize-image registry.acme.io:5000/web --kustomize-replica web --nameprefix --project team-a -o json",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web?project=team-a",
+				`PATCH /api/v1/applications/web?project=team-a {"sources":[{"kustomize":{"images":["nginx=nginx:1.27"]},"path":"kustomize","repoURL":"https://github.com/acme/deploy.git"},` +
+					jsonnetSource + `,{"path":"cmp","plugin":{"env":[{"name":"STAGE","value":"prod"}],"name":"envsubst"},"repoURL":"https://github.com/acme/deploy.git"}]}`},
+		},
+		{
+			name: "app unset jsonnet and directory",
+			args: "app unset web --source-position 2 --jsonnet-tla env --jsonnet-ext-var replicas --directory-recurse --directory-exclude",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"sources":[` + kustomizeSource + `,` +
+					`{"directory":{"jsonnet":{}},"path":"jsonnet","repoURL":"https://github.com/acme/deploy.git"},` +
+					pluginSource + `]}`},
+		},
+		{
+			name: "app unset plugin env",
+			args: "app unset web --source-position 3 --plugin-env STAGE",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web",
+				`PATCH /api/v1/applications/web {"sources":[` + kustomizeSource + `,` +
+					jsonnetSource + `,{"path":"cmp","plugin":{"name":"envsubst"},"repoURL":"https://github.com/acme/deploy.git"}]}`},
+		},
+		{name: "app unset nothing", args: "app unset web", code: cmdline.ExitUsage},
+		{name: "app unset flag with a value", args: "app unset web --nameprefix=false", code: cmdline.ExitUsage},
+		{
+			name:   "app unset position out of range",
+			args:   "app unset web --source-position 4 -p a",
+			routes: map[string][]reply{"GET " + webPath: ok(multiApp())},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitUsage,
 		},
 	})
 }
