@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -298,4 +302,141 @@ func TestCLIAppUnset(t *testing.T) {
 			code:   cmdline.ExitUsage,
 		},
 	})
+}
+
+// specJSON is the spec of v as JSON with its keys sorted, as the client
+// sends a spec it read back from YAML.
+func specJSON(t *testing.T, v workflows.AppView) string {
+	t.Helper()
+	b, err := json.Marshal(v.Spec)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err == nil {
+		b, err = json.Marshal(m)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestCLIAppEdit(t *testing.T) {
+	edited := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+	edited.Spec.Source.TargetRevision = "v2"
+	web := ok(webApp(appspec.SyncSynced, appspec.HealthHealthy, nil))
+	runCases(t, []cliCase{
+		{
+			name:   "app patch merge",
+			args:   `app patch web --patch {"refreshSeconds":30,"syncPolicy":{"automated":null}} --project team-a`,
+			routes: map[string][]reply{"PATCH " + webPath: web},
+			want:   []string{`PATCH /api/v1/applications/web?project=team-a {"refreshSeconds":30,"syncPolicy":{"automated":null}}`},
+		},
+		{
+			name: "app patch json",
+			args: `app patch web --type json --patch [{"op":"replace","path":"/source/targetRevision","value":"v2"},{"op":"remove","path":"/syncPolicy/automated"}]`,
+			routes: map[string][]reply{
+				"GET " + webPath:   web,
+				"PATCH " + webPath: web,
+			},
+			want: []string{"GET /api/v1/applications/web", `PATCH /api/v1/applications/web {"source":{"targetRevision":"v2"},"syncPolicy":{"automated":null}}`},
+		},
+		{
+			name:   "app patch json that does not apply",
+			args:   `app patch web --type json --patch [{"op":"replace","path":"/nothing/here","value":1}]`,
+			routes: map[string][]reply{"GET " + webPath: web},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitUsage,
+		},
+		{name: "app patch not json", args: "app patch web --patch {refreshSeconds:30}", code: cmdline.ExitUsage},
+		{name: "app patch bad type", args: `app patch web --patch {} --type strategic`, code: cmdline.ExitUsage},
+		{
+			name:  "app edit",
+			args:  "app edit web",
+			env:   map[string]string{"EDITOR": "sh $DIR/edit.sh"},
+			files: map[string]string{"edit.sh": "sed -i -e 's/targetRevision: main/targetRevision: v2/' \"$1\"\n"},
+			routes: map[string][]reply{
+				"GET " + webPath: web,
+				"PUT " + webPath: ok(edited),
+			},
+			want: []string{"GET /api/v1/applications/web", "PUT /api/v1/applications/web " + specJSON(t, edited)},
+		},
+		{
+			name:   "app edit without changes",
+			args:   "app edit web",
+			env:    map[string]string{"EDITOR": "true"},
+			routes: map[string][]reply{"GET " + webPath: web},
+			want:   []string{"GET /api/v1/applications/web"},
+		},
+		{
+			name:   "app edit editor fails",
+			args:   "app edit web",
+			env:    map[string]string{"VISUAL": "exit 3;"},
+			routes: map[string][]reply{"GET " + webPath: web},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitError,
+		},
+		{
+			name: "app add-source to a single source",
+			args: "app add-source web --repo https://github.com/acme/values.git --ref values --revision main",
+			routes: map[string][]reply{
+				"GET " + webPath:   web,
+				"PATCH " + webPath: web,
+			},
+			want: []string{"GET /api/v1/applications/web", `PATCH /api/v1/applications/web {"source":null,"sources":[` +
+				`{"path":"web","repoURL":"https://github.com/acme/deploy.git","targetRevision":"main"},{"repoURL":"https://github.com/acme/values.git","targetRevision":"main","ref":"values"}]}`},
+		},
+		{
+			name: "app add-source first",
+			args: "app add-source web --repo https://charts.acme.io --chart redis --revision 7.* --source-position 1 --source-name cache",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: web,
+			},
+			want: []string{"GET /api/v1/applications/web", `PATCH /api/v1/applications/web {"source":null,"sources":[` +
+				`{"repoURL":"https://charts.acme.io","targetRevision":"7.*","chart":"redis","name":"cache"},` + kustomizeSource + `,` + jsonnetSource + `,` + pluginSource + `]}`},
+		},
+		{name: "app add-source without repo", args: "app add-source web --path x", code: cmdline.ExitUsage},
+		{
+			name: "app remove-source",
+			args: "app remove-source web --source-position 2",
+			routes: map[string][]reply{
+				"GET " + webPath:   ok(multiApp()),
+				"PATCH " + webPath: web,
+			},
+			want: []string{"GET /api/v1/applications/web", `PATCH /api/v1/applications/web {"sources":[` + kustomizeSource + `,` + pluginSource + `]}`},
+		},
+		{
+			name:   "app remove-source of a single source",
+			args:   "app remove-source web --source-position 1",
+			routes: map[string][]reply{"GET " + webPath: web},
+			want:   []string{"GET /api/v1/applications/web"},
+			code:   cmdline.ExitUsage,
+		},
+		{name: "app remove-source without position", args: "app remove-source web", code: cmdline.ExitUsage},
+	})
+}
+
+// An edit the API refuses is kept for the user to fix.
+func TestCLIAppEditRefusedIsKept(t *testing.T) {
+	b := newFakeBed(t, map[string][]reply{
+		"GET " + webPath: ok(webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)),
+		"PUT " + webPath: {problemReply(400, "destination.namespace: not a DNS label", "destination.namespace")},
+	}, map[string]string{"edit.sh": "sed -i -e 's/namespace: web/namespace: Web_/' \"$1\"\n"})
+	run := b.exec("app edit web", "", false, map[string]string{"EDITOR": "sh $DIR/edit.sh", "TMPDIR": "$DIR"})
+	if run.code != cmdline.ExitError {
+		t.Fatalf("exit code %d, want %d; stderr:\n%s", run.code, cmdline.ExitError, run.stderr)
+	}
+	kept, err := filepath.Glob(filepath.Join(b.dir, "windlass-edit-*", "web.yaml"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("kept files %v, %v; stderr:\n%s", kept, err, run.stderr)
+	}
+	if !strings.Contains(run.stderr, "kept in "+kept[0]) {
+		t.Errorf("stderr does not name the kept file %s:\n%s", kept[0], run.stderr)
+	}
+	content, err := os.ReadFile(kept[0])
+	if err != nil || !strings.Contains(string(content), "namespace: Web_") {
+		t.Errorf("kept file: %v\n%s", err, content)
+	}
 }
