@@ -26,7 +26,7 @@ import (
 var appVerbs = []verb{
 	{"list", "", "list the applications", (*cli).appList},
 	{"get", "NAME", "show an application and its resources", (*cli).appGet},
-	{"create", "-f FILE", "create the applications of a Windlass or Argo CD Application file (--upsert: or update them)", (*cli).appCreate},
+	{"create", "NAME | -f FILE", "create an application from flags (--repo, --path, ...) or a Windlass or Argo CD file (--upsert: or update)", (*cli).appCreate},
 	{"set", "NAME", "change fields of an application's spec (--revision, --path, -p, ...)", (*cli).appSet},
 	{"unset", "NAME", "remove parameters from an application's source (-p, --values, ...)", (*cli).appUnset},
 	{"patch", "NAME", "patch an application's spec (--type merge, the default, or json)", (*cli).appPatch},
@@ -286,20 +286,24 @@ func resourceTable(w io.Writer, res []appspec.ResourceStatus) {
 }
 
 func (c *cli) appCreate(ctx context.Context, args []string) error {
-	f := c.flags("app create", "").withOutput()
+	f := c.flags("app create", "NAME --repo URL ... | -f FILE").withOutput().withProject()
 	file := f.String("f", "", "the application file: Windlass JSON or YAML, or an Argo CD Application, "+
 		"several YAML documents created in order (- for stdin)")
 	upsert := f.Bool("upsert", false, "update the application if it exists")
-	_, s, err := f.start(args, 0)
+	spec := f.withSpec()
+	pos, s, err := f.start(args, anyArgs)
 	if err != nil {
 		return err
-	}
-	if *file == "" {
-		return f.usageError("-f FILE is required")
 	}
 	q := url.Values{}
 	if *upsert {
 		q.Set("upsert", "true")
+	}
+	if *file == "" {
+		return c.createFromFlags(ctx, f, s, pos, q, spec)
+	}
+	if len(pos) > 0 || spec.given() || f.set("project") {
+		return f.usageError("-f takes the application from the file: no name or spec flags with it")
 	}
 	body, ct, err := c.bodyOf(*file)
 	if err != nil {

@@ -192,10 +192,7 @@ func sourcesOf(spec map[string]any) []any {
 func (c *cli) appAddSource(ctx context.Context, args []string) error {
 	f := c.flags("app add-source", "NAME --repo URL").withOutput()
 	var src appspec.Source
-	f.StringVar(&src.RepoURL, "repo", "", "the repository URL (Git, Helm or oci://)")
-	f.StringVar(&src.Path, "path", "", "the path in the repository")
-	f.StringVar(&src.Chart, "chart", "", "the Helm chart, for a Helm repository")
-	f.StringVar(&src.TargetRevision, "revision", "", "the revision: a branch, tag or commit, or a chart version")
+	f.sourceFlags(&src)
 	f.StringVar(&src.Ref, "ref", "", "a name for $ref/... in the other sources' Helm values files")
 	f.StringVar(&src.Name, "source-name", "", "the source's name, unique in the application")
 	position := f.Int("source-position", 0, "where to add it, from 1 (default: last)")

@@ -440,3 +440,27 @@ func TestCLIAppEditRefusedIsKept(t *testing.T) {
 		t.Errorf("kept file: %v\n%s", err, content)
 	}
 }
+
+func TestCLIAppCreateFlags(t *testing.T) {
+	saved := []reply{answer(201, savedApp("team-a", "web"))}
+	runCases(t, []cliCase{
+		{
+			name: "app create from flags",
+			args: "app create web --project team-a --repo https://github.com/acme/deploy.git --path web --revision main --dest-server https://kubernetes.default.svc " +
+				"--dest-namespace web --sync-policy automated --auto-prune --self-heal --sync-option CreateNamespace=true --label team=payments --kustomize-image nginx:1.27",
+			routes: map[string][]reply{"POST " + appsPath: saved},
+			want: []string{`POST /api/v1/applications {"name":"web","project":"team-a","source":{"repoURL":"https://github.com/acme/deploy.git","path":"web","targetRevision":"main","kustomize":{"images":["nginx:1.27"]}},` +
+				`"destination":{"server":"https://kubernetes.default.svc","namespace":"web"},"syncPolicy":{"automated":{"prune":true,"selfHeal":true},"syncOptions":["CreateNamespace=true"]},"labels":{"team":"payments"}}`},
+		},
+		{
+			name:   "app create helm chart upsert",
+			args:   "app create web --upsert --repo https://charts.acme.io --helm-chart web --revision 1.2.3 --dest-name prod --dest-namespace web --values values-prod.yaml --helm-set image.tag=v2 --release-name web-prod",
+			routes: map[string][]reply{"POST " + appsPath: {answer(200, savedApp("default", "web"))}},
+			want: []string{`POST /api/v1/applications?upsert=true {"name":"web","project":"default","source":{"repoURL":"https://charts.acme.io","targetRevision":"1.2.3","chart":"web",` +
+				`"helm":{"releaseName":"web-prod","valueFiles":["values-prod.yaml"],"parameters":[{"name":"image.tag","value":"v2"}]}},"destination":{"name":"prod","namespace":"web"}}`},
+		},
+		{name: "app create without repo", args: "app create web --path web", code: cmdline.ExitUsage},
+		{name: "app create file and flags", args: "app create web -f $DIR/web.yaml --repo https://github.com/acme/deploy.git", code: cmdline.ExitUsage},
+		{name: "app create manual with self-heal", args: "app create web --repo r --sync-policy none --self-heal", code: cmdline.ExitUsage},
+	})
+}
