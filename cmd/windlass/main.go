@@ -31,16 +31,19 @@ commands:
   health    assess one object from a file: health [--customizations DIR] --object FILE
   probe     GET a URL, exit 0 on 2xx: probe [--timeout 3s] URL (container health checks)
   version   print this binary's version: version [-o json]
+  completion print a shell completion script: completion bash|zsh
 
 client commands (a client of the REST API, as argocd is of Argo CD's):
   login     log in: login [--server URL] [--username U] [--password-stdin | --sso]
   logout    revoke the session and forget its token
-  app       applications: list | get | create | set | delete | sync | wait | diff | history |
-            rollback | manifests | resources | refresh | terminate-op | confirm-deletion
+  app       applications: list | get | create | set | unset | patch | edit | add-source |
+            remove-source | delete | sync | wait | diff | history | rollback | manifests |
+            resources | refresh | terminate-op | confirm-deletion
   proj      projects: list | get | create | delete | role create-token|list-tokens|delete-token
   repo      repositories: add | list | rm
   cluster   clusters: add | list | rm
-  account   accounts: list | get-user-info | update-password | generate-token | list-tokens | delete-token
+  account   accounts: list | get-user-info | update-password | generate-token | list-tokens |
+            delete-token | can-i
   migrate   migrate argocd: take over a live Argo CD's apps, projects, repositories and clusters
 
   Flags may come before or after the arguments. Every client command takes
@@ -90,6 +93,10 @@ func report(stderr io.Writer, cmd string, err error) int {
 	return cmdline.Report(stderr, err)
 }
 
+// serverCommands are the commands beside the client commands, which
+// shell completion offers too.
+var serverCommands = []string{"dev", "server", "worker", "temporal", "render", "health", "probe", "version"}
+
 func run(ctx context.Context, cmd string, args []string) error {
 	switch cmd {
 	case "dev", "temporal":
@@ -114,6 +121,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return runProbe(ctx, args, os.Stderr)
 	case "version", "--version":
 		return runVersion(args, os.Stdout, os.Stderr)
+	case "completion":
+		return cli.Completion(ctx, os.Stdout, args, serverCommands)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return nil

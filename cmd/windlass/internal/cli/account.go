@@ -18,6 +18,7 @@ var accountVerbs = []verb{
 	{"generate-token", "", "mint an API token for an account with the apiKey capability (printed once)", (*cli).accountGenerateToken},
 	{"list-tokens", "", "list an account's API tokens", (*cli).accountListTokens},
 	{"delete-token", "ID", "delete one of an account's API tokens", (*cli).accountDeleteToken},
+	{"can-i", "ACTION RESOURCE SUBRESOURCE", "whether you may, e.g. can-i sync applications 'default/*'", (*cli).accountCanI},
 }
 
 // account is a local account as the API lists it.
@@ -146,4 +147,31 @@ func (c *cli) accountDeleteToken(ctx context.Context, args []string) error {
 		return err
 	}
 	return c.deleteToken(ctx, s, tokensPath(account), pos[0])
+}
+
+// canI answers GET /session/can.
+type canI struct {
+	Results []struct {
+		Allowed bool `json:"allowed"`
+	} `json:"results"`
+}
+
+// accountCanI asks whether the caller may do ACTION on RESOURCE's object
+// (SUBRESOURCE): prints yes or no, as argocd account can-i.
+func (c *cli) accountCanI(ctx context.Context, args []string) error {
+	f := c.flags("account can-i", "ACTION RESOURCE SUBRESOURCE").withOutput()
+	pos, s, err := f.start(args, 3)
+	if err != nil {
+		return err
+	}
+	q := url.Values{"check": {pos[1] + "," + pos[0] + "," + pos[2]}}
+	var ans canI
+	raw, err := s.api.json(ctx, http.MethodGet, "/api/v1/session/can", q, nil, &ans)
+	if err != nil {
+		return err
+	}
+	if len(ans.Results) != 1 {
+		return fmt.Errorf("GET /api/v1/session/can: %d answers to one check", len(ans.Results))
+	}
+	return f.print(raw, func(w io.Writer) { fmt.Fprintln(w, yesNo(ans.Results[0].Allowed)) })
 }
