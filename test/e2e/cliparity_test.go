@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The verbs argocd app has beyond create, sync and get, against the
+// test bed: an app created from flags, synced by label selector, its
+// parameters set and unset, patched, edited in $EDITOR, given a second
+// source and back, and deleted by selector.
+func TestCLIParityVerbs(t *testing.T) {
+	cli, bin := windlassCLIBin(t)
+	name, ns, tier := uniq("clip"), uniq("clip"), uniq("tier")
+	repoURL, work := newRepo(t, name)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	editor := filepath.Join(t.TempDir(), "edit.sh")
+	if err := os.WriteFile(editor, []byte("sed -i -e 's/refreshSeconds: 600/refreshSeconds: 700/' \"$1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WINDLASS_EDITOR", "sh "+editor)
+	if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
+		t.Fatalf("login: exit %d: %s", code, stderr)
+	}
+	steps := []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{[]string{"app", "create", name, "--repo", repoURL, "--path", "guestbook", "--revision", "main", "--dest-server", "https://kubernetes.default.svc",
+			"--dest-namespace", ns, "--sync-option", "CreateNamespace=true", "--label", "tier=" + tier}, 0, "default/" + name + " created"},
+		{[]string{"app", "get", name, "--refresh"}, 0, "Reconciled"},
+		{[]string{"app", "sync", "-l", "tier=" + tier}, 0, "Succeeded"},
+		{[]string{"app", "wait", name, "--health", "--sync", "--timeout", "2m"}, 0, "health Healthy"},
+		{[]string{"app", "diff", name}, 0, ""},
+		{[]string{"app", "set", name, "--directory-recurse", "true", "--directory-exclude", "*.md"}, 0, "updated"},
+		{[]string{"app", "get", name, "--show-params"}, 0, "--directory-exclude"},
+		{[]string{"app", "unset", name, "--directory-recurse", "--directory-exclude"}, 0, "updated"},
+		{[]string{"app", "patch", name, "--patch", `{"refreshSeconds":600}`}, 0, "updated"},
+		{[]string{"app", "patch", name, "--type", "json", "--patch", `[{"op":"add","path":"/labels/patched","value":"yes"}]`}, 0, "updated"},
+		{[]string{"app", "edit", name, "-o", "json"}, 0, `"refreshSeconds": 700`},
+		{[]string{"app", "add-source", name, "--repo", repoURL, "--revision", "main", "--ref", "values"}, 0, "updated"},
+		{[]string{"app", "get", name}, 0, "Source 2:"},
+		{[]string{"app", "remove-source", name, "--source-position", "2"}, 0, "updated"},
+		{[]string{"app", "get", name, "-o", "json"}, 0, `"patched": "yes"`},
+		{[]string{"account", "can-i", "sync", "applications", "default/" + name}, 0, "yes"},
+		{[]string{"app", "delete", "-l", "tier=" + tier, "-y"}, 0, "application " + name + " deleted"},
+		{[]string{"app", "sync", "-l", "tier=" + tier}, 4, ""},
+	}
+	for _, st := range steps {
+		out, stderr, code := cli("", st.args...)
+		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
+			t.Fatalf("windlass %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s", strings.Join(st.args, " "), code, st.wantCode, out, stderr)
+		}
+	}
+	out, err := exec.CommandContext(t.Context(), bin, "completion", "bash").Output()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("[%q]=", "windlass app set")) {
+		t.Fatalf("completion bash: %v:\n%s", err, out)
+	}
+}
