@@ -50,6 +50,32 @@ func windlassCLIBin(t *testing.T) (func(stdin string, args ...string) (string, s
 	}, bin
 }
 
+// cliLogin logs the CLI in as admin.
+func cliLogin(t *testing.T, cli func(stdin string, args ...string) (string, string, int)) {
+	t.Helper()
+	if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
+		t.Fatalf("login: exit %d: %s", code, stderr)
+	}
+}
+
+// cliStep is a command line, its exit code and a text its stdout holds.
+type cliStep struct {
+	args     []string
+	wantCode int
+	wantOut  string
+}
+
+// runCLISteps runs the steps in order and stops at the first that fails.
+func runCLISteps(t *testing.T, cli func(stdin string, args ...string) (string, string, int), steps []cliStep) {
+	t.Helper()
+	for _, st := range steps {
+		out, stderr, code := cli("", st.args...)
+		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
+			t.Fatalf("windlass %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s", strings.Join(st.args, " "), code, st.wantCode, out, stderr)
+		}
+	}
+}
+
 // A user logs in with the CLI, creates an app from an Argo CD Application
 // YAML, syncs it, reads its history, manifests and diff and rolls back;
 // errors have their exit codes.
@@ -74,14 +100,8 @@ spec:
 	if err := os.WriteFile(manifest, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
-		t.Fatalf("login: exit %d: %s", code, stderr)
-	}
-	steps := []struct {
-		args     []string
-		wantCode int
-		wantOut  string
-	}{
+	cliLogin(t, cli)
+	runCLISteps(t, cli, []cliStep{
 		{[]string{"app", "create", "-f", manifest}, 0, name},
 		{[]string{"app", "sync", name}, 0, "Succeeded"},
 		{[]string{"app", "list"}, 0, name},
@@ -92,13 +112,7 @@ spec:
 		{[]string{"app", "rollback", name, "1"}, 0, "Succeeded"},
 		{[]string{"app", "get", "no-such-app"}, 4, ""},
 		{[]string{"app", "bogus-verb"}, 2, ""},
-	}
-	for _, st := range steps {
-		out, stderr, code := cli("", st.args...)
-		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
-			t.Fatalf("windlass %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s", strings.Join(st.args, " "), code, st.wantCode, out, stderr)
-		}
-	}
+	})
 	eventually(t, 30*time.Second, "the app deployed", func() (bool, string) {
 		return image(t, ns) == "gcr.io/heptio-images/ks-guestbook-demo:0.1", image(t, ns)
 	})

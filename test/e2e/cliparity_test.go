@@ -23,14 +23,8 @@ func TestCLIParityVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("WINDLASS_EDITOR", "sh "+editor)
-	if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
-		t.Fatalf("login: exit %d: %s", code, stderr)
-	}
-	steps := []struct {
-		args     []string
-		wantCode int
-		wantOut  string
-	}{
+	cliLogin(t, cli)
+	runCLISteps(t, cli, []cliStep{
 		{[]string{"app", "create", name, "--repo", repoURL, "--path", "guestbook", "--revision", "main", "--dest-server", "https://kubernetes.default.svc",
 			"--dest-namespace", ns, "--sync-option", "CreateNamespace=true", "--label", "tier=" + tier}, 0, "default/" + name + " created"},
 		{[]string{"app", "get", name, "--refresh"}, 0, "Reconciled"},
@@ -50,13 +44,7 @@ func TestCLIParityVerbs(t *testing.T) {
 		{[]string{"account", "can-i", "sync", "applications", "default/" + name}, 0, "yes"},
 		{[]string{"app", "delete", "-l", "tier=" + tier, "-y"}, 0, "application " + name + " deleted"},
 		{[]string{"app", "sync", "-l", "tier=" + tier}, 4, ""},
-	}
-	for _, st := range steps {
-		out, stderr, code := cli("", st.args...)
-		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
-			t.Fatalf("windlass %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s", strings.Join(st.args, " "), code, st.wantCode, out, stderr)
-		}
-	}
+	})
 	out, err := exec.CommandContext(t.Context(), bin, "completion", "bash").Output()
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("[%q]=", "windlass app set")) {
 		t.Fatalf("completion bash: %v:\n%s", err, out)
