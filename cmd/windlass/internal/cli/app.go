@@ -695,7 +695,11 @@ func (c *cli) appSync(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	n := 0
 	return c.eachTarget(targets, func(t target) error {
+		if n++; n > 1 && *f.output == "" && !*op.async {
+			fmt.Fprintln(c.stdout) // a blank line between the results
+		}
 		return c.operate(ctx, f, s, t.name, "sync", t.q, req, op)
 	})
 }
