@@ -65,11 +65,11 @@ func (f *flags) withSetParams() *paramFlags {
 			}
 		}
 	}
-	p.repeated("p", "a Helm parameter, NAME=VALUE (repeatable; the same as --helm-set)", helmSet(false))
+	p.repeated("p", "a Helm parameter, `NAME=VALUE` (repeatable; the same as --helm-set)", helmSet(false))
 	p.repeated("parameter", "the same as -p", helmSet(false))
-	p.repeated("helm-set", "a Helm parameter, NAME=VALUE, as helm --set (repeatable)", helmSet(false))
-	p.repeated("helm-set-string", "a Helm string parameter, NAME=VALUE, as helm --set-string (repeatable)", helmSet(true))
-	p.repeated("helm-set-file", "a Helm parameter from a file of the repository, NAME=PATH, as helm --set-file (repeatable)", func(v string) sourceEdit {
+	p.repeated("helm-set", "a Helm parameter, `NAME=VALUE`, as helm --set (repeatable)", helmSet(false))
+	p.repeated("helm-set-string", "a Helm string parameter, `NAME=VALUE`, as helm --set-string (repeatable)", helmSet(true))
+	p.repeated("helm-set-file", "a Helm parameter from a file of the repository, `NAME=PATH`, as helm --set-file (repeatable)", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			name, path, err := keyValue(v)
 			if err != nil {
@@ -81,7 +81,7 @@ func (f *flags) withSetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("values", "a Helm values file, relative to the chart or $ref/path (repeatable; added to the list)", func(v string) sourceEdit {
+	p.repeated("values", "a Helm values `FILE`, relative to the chart or $ref/path (repeatable; added to the list)", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			h := helm(s)
 			if !slices.Contains(h.ValueFiles, v) {
@@ -90,17 +90,17 @@ func (f *flags) withSetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("release-name", "the Helm release name", func(v string) sourceEdit {
+	p.repeated("release-name", "the Helm release `NAME`", func(v string) sourceEdit {
 		return func(s *appspec.Source) error { helm(s).ReleaseName = v; return nil }
 	})
-	p.repeated("kustomize-image", "a Kustomize image override, [NAME=]NEWNAME[:TAG][@DIGEST] (repeatable)", func(v string) sourceEdit {
+	p.repeated("kustomize-image", "a Kustomize `IMAGE` override, [NAME=]NEWNAME[:TAG][@DIGEST] (repeatable)", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			k := kustomize(s)
 			k.Images = upsert(k.Images, v, imageName)
 			return nil
 		}
 	})
-	p.repeated("kustomize-replica", "a Kustomize replica count, NAME=COUNT (repeatable)", func(v string) sourceEdit {
+	p.repeated("kustomize-replica", "a Kustomize replica count, `NAME=COUNT` (repeatable)", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			name, count, err := keyValue(v)
 			if err != nil {
@@ -116,10 +116,10 @@ func (f *flags) withSetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("nameprefix", "the Kustomize name prefix", func(v string) sourceEdit {
+	p.repeated("nameprefix", "the Kustomize name `PREFIX`", func(v string) sourceEdit {
 		return func(s *appspec.Source) error { kustomize(s).NamePrefix = v; return nil }
 	})
-	p.repeated("namesuffix", "the Kustomize name suffix", func(v string) sourceEdit {
+	p.repeated("namesuffix", "the Kustomize name `SUFFIX`", func(v string) sourceEdit {
 		return func(s *appspec.Source) error { kustomize(s).NameSuffix = v; return nil }
 	})
 	jsonnetSet := func(tla, code bool) func(v string) sourceEdit {
@@ -135,11 +135,11 @@ func (f *flags) withSetParams() *paramFlags {
 			}
 		}
 	}
-	p.repeated("jsonnet-tla-str", "a Jsonnet top-level argument, NAME=VALUE, a string (repeatable)", jsonnetSet(true, false))
-	p.repeated("jsonnet-tla-code", "a Jsonnet top-level argument, NAME=CODE (repeatable)", jsonnetSet(true, true))
-	p.repeated("jsonnet-ext-var-str", "a Jsonnet external variable, NAME=VALUE, a string (repeatable)", jsonnetSet(false, false))
-	p.repeated("jsonnet-ext-var-code", "a Jsonnet external variable, NAME=CODE (repeatable)", jsonnetSet(false, true))
-	p.repeated("directory-recurse", "true: read the manifests of the subdirectories too (false: not)", func(v string) sourceEdit {
+	p.repeated("jsonnet-tla-str", "a Jsonnet top-level argument, `NAME=VALUE`, a string (repeatable)", jsonnetSet(true, false))
+	p.repeated("jsonnet-tla-code", "a Jsonnet top-level argument, `NAME=CODE` (repeatable)", jsonnetSet(true, true))
+	p.repeated("jsonnet-ext-var-str", "a Jsonnet external variable, `NAME=VALUE`, a string (repeatable)", jsonnetSet(false, false))
+	p.repeated("jsonnet-ext-var-code", "a Jsonnet external variable, `NAME=CODE` (repeatable)", jsonnetSet(false, true))
+	p.repeated("directory-recurse", "whether to read the manifests of the subdirectories too, `true|false`", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			on, err := strconv.ParseBool(v)
 			if err != nil {
@@ -149,13 +149,13 @@ func (f *flags) withSetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("directory-include", "a glob of the manifests to read, e.g. '{*.yaml,*.json}'", func(v string) sourceEdit {
+	p.repeated("directory-include", "a `GLOB` of the manifests to read, e.g. '{*.yaml,*.json}'", func(v string) sourceEdit {
 		return func(s *appspec.Source) error { directory(s).Include = v; return nil }
 	})
-	p.repeated("directory-exclude", "a glob of the manifests to leave out", func(v string) sourceEdit {
+	p.repeated("directory-exclude", "a `GLOB` of the manifests to leave out", func(v string) sourceEdit {
 		return func(s *appspec.Source) error { directory(s).Exclude = v; return nil }
 	})
-	p.repeated("plugin-env", "an environment variable of the plugin, NAME=VALUE (repeatable)", func(v string) sourceEdit {
+	p.repeated("plugin-env", "an environment variable of the plugin, `NAME=VALUE` (repeatable)", func(v string) sourceEdit {
 		return func(s *appspec.Source) error {
 			name, value, err := keyValue(v)
 			if err != nil {
@@ -181,9 +181,9 @@ func (f *flags) withUnsetParams() *paramFlags {
 			return nil
 		}
 	}
-	p.repeated("p", "remove the Helm parameter NAME (repeatable)", helmUnset)
+	p.repeated("p", "remove the Helm parameter `NAME` (repeatable)", helmUnset)
 	p.repeated("parameter", "the same as -p", helmUnset)
-	p.repeated("helm-set-file", "remove the Helm file parameter NAME (repeatable)", func(name string) sourceEdit {
+	p.repeated("helm-set-file", "remove the Helm file parameter `NAME` (repeatable)", func(name string) sourceEdit {
 		return func(s *appspec.Source) error {
 			if s.Helm != nil {
 				s.Helm.FileParameters = remove(s.Helm.FileParameters, name, func(p appspec.HelmFileParameter) string { return p.Name })
@@ -191,7 +191,7 @@ func (f *flags) withUnsetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("values", "remove the Helm values file FILE (repeatable)", func(file string) sourceEdit {
+	p.repeated("values", "remove the Helm values file `FILE` (repeatable)", func(file string) sourceEdit {
 		return func(s *appspec.Source) error {
 			if s.Helm != nil {
 				s.Helm.ValueFiles = remove(s.Helm.ValueFiles, file, func(v string) string { return v })
@@ -211,7 +211,7 @@ func (f *flags) withUnsetParams() *paramFlags {
 		}
 		return nil
 	})
-	p.repeated("kustomize-image", "remove the Kustomize image override of NAME (repeatable)", func(name string) sourceEdit {
+	p.repeated("kustomize-image", "remove the Kustomize image override of `NAME` (repeatable)", func(name string) sourceEdit {
 		return func(s *appspec.Source) error {
 			if s.Kustomize != nil {
 				s.Kustomize.Images = remove(s.Kustomize.Images, imageName(name), imageName)
@@ -219,7 +219,7 @@ func (f *flags) withUnsetParams() *paramFlags {
 			return nil
 		}
 	})
-	p.repeated("kustomize-replica", "remove the Kustomize replica count of NAME (repeatable)", func(name string) sourceEdit {
+	p.repeated("kustomize-replica", "remove the Kustomize replica count of `NAME` (repeatable)", func(name string) sourceEdit {
 		return func(s *appspec.Source) error {
 			if s.Kustomize != nil {
 				s.Kustomize.Replicas = remove(s.Kustomize.Replicas, name, func(r appspec.KustomizeReplica) string { return r.Name })
@@ -250,8 +250,8 @@ func (f *flags) withUnsetParams() *paramFlags {
 			}
 		}
 	}
-	p.repeated("jsonnet-tla", "remove the Jsonnet top-level argument NAME (repeatable)", jsonnetUnset(true))
-	p.repeated("jsonnet-ext-var", "remove the Jsonnet external variable NAME (repeatable)", jsonnetUnset(false))
+	p.repeated("jsonnet-tla", "remove the Jsonnet top-level argument `NAME` (repeatable)", jsonnetUnset(true))
+	p.repeated("jsonnet-ext-var", "remove the Jsonnet external variable `NAME` (repeatable)", jsonnetUnset(false))
 	for _, d := range []struct {
 		name  string
 		field func(*appspec.Directory)
@@ -267,7 +267,7 @@ func (f *flags) withUnsetParams() *paramFlags {
 			return nil
 		})
 	}
-	p.repeated("plugin-env", "remove the plugin's environment variable NAME (repeatable)", func(name string) sourceEdit {
+	p.repeated("plugin-env", "remove the plugin's environment variable `NAME` (repeatable)", func(name string) sourceEdit {
 		return func(s *appspec.Source) error {
 			if s.Plugin != nil {
 				s.Plugin.Env = remove(s.Plugin.Env, name, func(e appspec.EnvVar) string { return e.Name })
