@@ -32,36 +32,34 @@ func TestCompletionScripts(t *testing.T) {
 	}
 }
 
-// TestBashCompletion runs the bash script's function on command lines.
-func TestBashCompletion(t *testing.T) {
-	bash, err := exec.LookPath("bash")
+// completionCase is a command line being completed and the candidates
+// the script offers.
+type completionCase struct {
+	line string // the words, the last one being completed
+	want string
+}
+
+// checkCompletion writes the script of shell and, for each case, runs it
+// in the shell with harness, a command line that sources the script ($1)
+// and in which $WORDS stands for the case's words; it prints the
+// candidates.
+func checkCompletion(t *testing.T, shell, harness string, cases []completionCase) {
+	t.Helper()
+	bin, err := exec.LookPath(shell)
 	if err != nil {
-		t.Skip("no bash")
+		t.Skip("no " + shell)
 	}
 	var script bytes.Buffer
-	if err := newCLI().completion(t.Context(), &script, []string{"bash"}, testServerCommands); err != nil {
+	if err := newCLI().completion(t.Context(), &script, []string{shell}, testServerCommands); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "windlass.bash")
+	path := filepath.Join(t.TempDir(), "_windlass")
 	if err := os.WriteFile(path, script.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		line string // the words, the last one being completed
-		want string
-	}{
-		{"windlass ''", "dev server login logout completion account app cluster migrate proj repo"},
-		{"windlass ap", "app"},
-		{"windlass app ge", "get"},
-		{"windlass app sync web --pr", "--project --prune"},
-		{"windlass --server http://x app get web --sh", "--show-params"},
-		{"windlass proj role l", "list-tokens"},
-		{"windlass account can", "can-i"},
-		{"windlass completion ''", "bash zsh"},
-	} {
+	for _, tc := range cases {
 		t.Run(tc.line, func(t *testing.T) {
-			cmd := exec.CommandContext(t.Context(), bash, "--norc", "-c",
-				`source "$1"; COMP_WORDS=(`+tc.line+`); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _windlass; echo "${COMPREPLY[*]}"`, "bash", path)
+			cmd := exec.CommandContext(t.Context(), bin, "-f", "-c", strings.ReplaceAll(harness, "$WORDS", tc.line), shell, path)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v: %s", err, out)
@@ -71,6 +69,31 @@ func TestBashCompletion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBashCompletion runs the bash script's function on command lines.
+func TestBashCompletion(t *testing.T) {
+	checkCompletion(t, "bash", `source "$1"; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _windlass; echo "${COMPREPLY[*]}"`, []completionCase{
+		{"windlass ''", "dev server login logout completion account app cluster migrate proj repo"},
+		{"windlass ap", "app"},
+		{"windlass app ge", "get"},
+		{"windlass app sync web --pr", "--project --prune"},
+		{"windlass --server http://x app get web --sh", "--show-params"},
+		{"windlass proj role l", "list-tokens"},
+		{"windlass account can", "can-i"},
+		{"windlass completion ''", "bash zsh"},
+	})
+}
+
+// TestZshCompletion runs the zsh script's function with compadd and
+// compdef stubbed: it prints the candidates, which zsh then filters.
+func TestZshCompletion(t *testing.T) {
+	checkCompletion(t, "zsh", `compdef() { :; }; source "$1"; compadd() { shift; echo "$@"; }; _files() { echo "(files)"; }; words=($WORDS); CURRENT=${#words}; _windlass`, []completionCase{
+		{"windlass account ''", "list get-user-info update-password generate-token list-tokens delete-token can-i"},
+		{"windlass --server http://x app wait web --d", "--config --degraded --health -l --operation --project --selector --server --suspended --sync --timeout"},
+		{"windlass proj role ''", "create-token list-tokens delete-token"},
+		{"windlass app create -f ''", "(files)"},
+	})
 }
 
 func TestCLIAccountCanI(t *testing.T) {
