@@ -64,6 +64,9 @@ func specOf(ctx context.Context, s *session, t target) (map[string]any, error) {
 	if view.Spec == nil {
 		return nil, fmt.Errorf("GET %s: the answer has no spec", appPath(t.name))
 	}
+	if list, ok := view.Spec["sources"].([]any); ok && len(list) > 0 {
+		delete(view.Spec, "source") // empty: the list replaces it
+	}
 	return view.Spec, nil
 }
 

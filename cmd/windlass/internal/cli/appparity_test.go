@@ -415,6 +415,18 @@ func TestCLIAppEdit(t *testing.T) {
 			code:   cmdline.ExitUsage,
 		},
 		{name: "app remove-source without position", args: "app remove-source web", code: cmdline.ExitUsage},
+		{
+			name:  "app edit of several sources",
+			args:  "app edit web --project team-a",
+			env:   map[string]string{"EDITOR": "sh $DIR/edit.sh"},
+			files: map[string]string{"edit.sh": "grep -q '^source:' \"$1\" && exit 1; sed -i -e 's/path: cmp/path: cmp2/' \"$1\"\n"},
+			routes: map[string][]reply{
+				"GET " + webPath: ok(multiApp()),
+				"PUT " + webPath: ok(multiApp()),
+			},
+			want: []string{"GET /api/v1/applications/web?project=team-a",
+				"PUT /api/v1/applications/web?project=team-a " + strings.Replace(strings.Replace(specJSON(t, multiApp()), `"path":"cmp"`, `"path":"cmp2"`, 1), `"source":{"repoURL":""},`, "", 1)},
+		},
 	})
 }
 
