@@ -63,21 +63,29 @@ const (
 // what it returns into a Result. Any failure is Unknown, with a message
 // naming the script.
 func (c *Checker) run(s *script, key string, obj *unstructured.Unstructured) Result {
-	failed := func(format string, args ...any) Result {
+	v, err := c.exec(s, map[string]any{"obj": obj.Object}, toResult)
+	if err != nil {
 		name := "lua health script for " + key
 		if s.key != key {
 			name += " (" + s.name + ")"
 		}
-		return Result{Status: appspec.HealthUnknown, Message: name + " " + fmt.Sprintf(format, args...), ScriptError: true}
+		return Result{Status: appspec.HealthUnknown, Message: name + " " + err.Error(), ScriptError: true}
 	}
+	return v.(Result)
+}
+
+// exec runs s under the Checker's limits with globals set, and read turns
+// what it returned into a value. The error says why the run failed
+// without naming the script.
+func (c *Checker) exec(s *script, globals map[string]any, read func(lua.LValue) outcome) (any, error) {
 	if s.err != nil {
-		return failed("%v", s.err)
+		return nil, s.err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.limits.timeout)
 	defer cancel()
 	g := newGuard(ctx, c.limits.instructions)
 	done := make(chan outcome, 1)
-	go func() { done <- execute(s.proto, obj.Object, g, c.limits.memory) }()
+	go func() { done <- execute(s.proto, globals, read, g, c.limits.memory) }()
 
 	// Growth counts from the lowest heap seen: a collection of other
 	// goroutines' garbage during the run must not widen the budget.
@@ -90,7 +98,7 @@ func (c *Checker) run(s *script, key string, obj *unstructured.Unstructured) Res
 		select {
 		case o := <-done:
 			if err := g.Err(); err != nil && !errors.Is(err, errFinished) {
-				return failed("%v", err)
+				return nil, err
 			}
 			if o.err != nil {
 				// Lua errors start with the chunk name, which is s.name.
@@ -98,12 +106,12 @@ func (c *Checker) run(s *script, key string, obj *unstructured.Unstructured) Res
 				if rest, ok := strings.CutPrefix(msg, s.name+":"); ok {
 					msg = "line " + rest
 				}
-				return failed("failed: %s", msg)
+				return nil, fmt.Errorf("failed: %s", msg)
 			}
 			if o.invalid != "" {
-				return failed("%s", o.invalid)
+				return nil, errors.New(o.invalid)
 			}
-			return o.result
+			return o.value, nil
 		case <-deadline:
 			g.stop(fmt.Errorf("exceeded its time limit of %s", c.limits.timeout))
 			deadline, abandon = nil, time.After(abandonGrace)
@@ -114,19 +122,19 @@ func (c *Checker) run(s *script, key string, obj *unstructured.Unstructured) Res
 			}
 			base = min(base, heap)
 		case <-abandon:
-			return failed("exceeded its time limit of %s and did not stop within %s; abandoned", c.limits.timeout, abandonGrace)
+			return nil, fmt.Errorf("exceeded its time limit of %s and did not stop within %s; abandoned", c.limits.timeout, abandonGrace)
 		}
 	}
 }
 
 type outcome struct {
-	result  Result
+	value   any    // what the script returned, as read
 	invalid string // a return value that is not a valid result
 	err     error  // the script failed
 }
 
 // execute runs a compiled script in a fresh, sandboxed interpreter.
-func execute(proto *lua.FunctionProto, obj map[string]any, g *guard, memory int64) (o outcome) {
+func execute(proto *lua.FunctionProto, globals map[string]any, read func(lua.LValue) outcome, g *guard, memory int64) (o outcome) {
 	defer g.stop(errFinished)
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
@@ -140,7 +148,9 @@ func execute(proto *lua.FunctionProto, obj map[string]any, g *guard, memory int6
 	if err := openSandbox(L, m); err != nil {
 		return outcome{err: err}
 	}
-	L.SetGlobal("obj", toLua(L, obj))
+	for name, v := range globals {
+		L.SetGlobal(name, toLua(L, v))
+	}
 	L.SetContext(g)
 	L.Push(L.NewFunctionFromProto(proto))
 	L.Push(L.NewFunction(m.concat)) // the chunk's concatLocal
@@ -151,7 +161,7 @@ func execute(proto *lua.FunctionProto, obj map[string]any, g *guard, memory int6
 		}
 		return outcome{err: err}
 	}
-	return toResult(L.Get(-1))
+	return read(L.Get(-1))
 }
 
 // toResult reads the table a script returned.
@@ -176,7 +186,7 @@ func toResult(v lua.LValue) outcome {
 	default:
 		return outcome{invalid: fmt.Sprintf("returned a message of type %s, want a string", m.Type())}
 	}
-	return outcome{result: Result{Status: status, Message: msg}}
+	return outcome{value: Result{Status: status, Message: msg}}
 }
 
 // toLua converts a JSON-like value: maps and arrays become tables (arrays
