@@ -184,6 +184,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		{UpdateTerminate, a.terminate, a.validateTerminate},
 		{UpdateDelete, a.deleteUpdate, a.validateDelete},
 		{UpdateApproveDeletion, a.approveDeletion, a.validateApproveDeletion},
+		{UpdateRunAction, a.runAction, a.validateAction},
 	}
 	for _, u := range updates {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})

@@ -95,6 +95,7 @@ func registerOtherPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	}, activity.RegisterOptions{Name: cluster.DeleteHooksName})
 	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
+	placeholder[cluster.RunActionInput, cluster.RunActionOutput](env, cluster.RunActionName)
 	// No cluster has a task queue of its own unless a test says so.
 	noQueues, _ := placement.New(placement.None{})
 	noQueues.Register(env)

@@ -100,6 +100,12 @@ func findOrphans(ctx workflow.Context, in cluster.OrphansInput) (cluster.Orphans
 	return out, err
 }
 
+func runResourceAction(ctx workflow.Context, in cluster.RunActionInput) (cluster.RunActionOutput, error) {
+	var out cluster.RunActionOutput
+	err := workflow.ExecuteActivity(actionOptions(ctx), cluster.RunActionName, in).Get(ctx, &out)
+	return out, err
+}
+
 func resolveChart(ctx workflow.Context, in render.ResolveChartInput) (render.ResolveChartOutput, error) {
 	var out render.ResolveChartOutput
 	err := workflow.ExecuteActivity(gitOptions(ctx), render.ResolveChartName, in).Get(ctx, &out)

@@ -19,7 +19,9 @@ const (
 	// Prune=confirm (the running sync waits for it) or Delete=confirm (the
 	// app's deletion waits for it).
 	UpdateApproveDeletion = "approveDeletion"
-	SignalRefresh         = "refresh"
+	// UpdateRunAction runs a resource action (ActionRequest).
+	UpdateRunAction = "runAction"
+	SignalRefresh   = "refresh"
 	// SignalSync and SignalRollback take the same payloads as the updates
 	// of the same names, for operators who trigger them from the Temporal
 	// UI or `temporal workflow signal`.
@@ -60,6 +62,13 @@ const (
 	// ErrTypeUnavailable: a dependency of the step (the Kubernetes API,
 	// Redis) did not answer; the message names it.
 	ErrTypeUnavailable = "Unavailable"
+	// Errors of the runAction update: no such action for the kind, an
+	// action disabled for the object, a resource not in the cluster, and
+	// an action that failed or that the API server refused.
+	ErrTypeUnknownAction    = "UnknownAction"
+	ErrTypeActionDisabled   = "ActionDisabled"
+	ErrTypeResourceNotFound = "ResourceNotFound"
+	ErrTypeActionFailed     = "ActionFailed"
 )
 
 // MetricReconcileDuration times one reconcile pass through the workflow

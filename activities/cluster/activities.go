@@ -79,6 +79,7 @@ type Activities struct {
 	impersonate bool         // sync impersonation (impersonate.go)
 	decls       Declarations // nil: manifests may not declare apps
 	parents     sync.Map     // app name → manages (mayManage)
+	actions     ActionCatalog
 }
 
 // Option configures Activities.
@@ -173,7 +174,7 @@ func New(manifests ManifestLoader, clusters ClientSource, log *slog.Logger, opts
 	a := &Activities{
 		manifests: manifests, clusters: clusters, log: log, health: builtinHealth{},
 		concurrency: 8, writes: make(chan struct{}, DefaultMaxWrites), reads: make(chan struct{}, DefaultMaxReads), kinds: newKindCache(), jq: &jqCache{}, dryRuns: &dryRunCache{}, memo: &compareMemo{},
-		settleWait: DefaultSettleWait,
+		settleWait: DefaultSettleWait, actions: builtinActions,
 	}
 	for _, o := range opts {
 		o(a)
@@ -195,7 +196,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 		{CompareName, a.Compare},
 		{PlanName, a.Plan}, {ApplyWaveName, a.ApplyWave}, {WaitWaveName, a.WaitWave},
 		{PruneName, a.Prune}, {DeleteHooksName, a.DeleteHooks}, {DeleteAppName, a.DeleteApp},
-		{ResourceTreeName, a.ResourceTree}, {OrphansName, a.Orphans},
+		{ResourceTreeName, a.ResourceTree}, {OrphansName, a.Orphans}, {RunActionName, a.RunAction},
 	} {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}

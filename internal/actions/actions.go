@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/windlass-cd/windlass/internal/failure"
 	"github.com/windlass-cd/windlass/internal/health"
 )
 
@@ -51,14 +52,16 @@ type Operation struct {
 	Object *unstructured.Unstructured
 }
 
+// Errors of Run, which retrying cannot fix; their types are wire
+// contracts (the API maps them to statuses).
 var (
 	// ErrUnknown: no action of that name exists for the object's kind.
-	ErrUnknown = errors.New("no such action for this kind")
+	ErrUnknown = failure.Permanent("UnknownAction", "no such action for this kind")
 	// ErrDisabled: the action exists but is disabled for the object.
-	ErrDisabled = errors.New("action is disabled for this object")
+	ErrDisabled = failure.Permanent("ActionDisabled", "action is disabled for this object")
 	// ErrInvalid: a parameter is wrong, or the action failed or returned
 	// something that cannot be applied.
-	ErrInvalid = errors.New("invalid action")
+	ErrInvalid = failure.Permanent("InvalidAction", "invalid action")
 )
 
 const (
