@@ -143,7 +143,8 @@ func TestRunActionBadInput(t *testing.T) {
 			}
 		})
 	}
-	if after := h.get(gvrDeployments, "web"); after.GetResourceVersion() != before.GetResourceVersion() {
-		t.Error("a failed action changed the Deployment")
+	after := h.get(gvrDeployments, "web")
+	if diff := cmp.Diff(before.Object["spec"], after.Object["spec"]); diff != "" || slices.Contains(fieldManagers(after), ActionFieldManager) {
+		t.Errorf("a failed action changed the Deployment (managers %v):\n%s", fieldManagers(after), diff)
 	}
 }

@@ -206,7 +206,7 @@ func discover(s *health.Script, obj *unstructured.Unstructured) ([]Action, error
 	}
 	table, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: discovery script returned %T, want a table of actions by name", ErrInvalid, v)
+		return nil, fmt.Errorf("%w: discovery script returned %s, want a table of actions by name", ErrInvalid, luaType(v))
 	}
 	out := make([]Action, 0, len(table))
 	for name, spec := range table {
@@ -230,6 +230,23 @@ func discover(s *health.Script, obj *unstructured.Unstructured) ([]Action, error
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// luaType names the Lua type of a value a script returned.
+func luaType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	}
+	return "a table"
 }
 
 func str(v any) string {
@@ -298,7 +315,7 @@ func runLua(s *health.Script, obj *unstructured.Unstructured, params map[string]
 		}
 		return ops, nil
 	}
-	return nil, fmt.Errorf("%w: action returned %T, want the changed object or a list of operations", ErrInvalid, v)
+	return nil, fmt.Errorf("%w: action returned %s, want the changed object or a list of operations", ErrInvalid, luaType(v))
 }
 
 // restoreLists turns the empty objects of changed back into empty lists
