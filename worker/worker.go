@@ -60,6 +60,9 @@ type Config struct {
 	// Health assesses resource health (default: the built-in checks);
 	// pass a *health.Checker to add Lua customizations.
 	Health cluster.HealthChecker
+	// Actions lists and runs resource actions (default: the built-ins);
+	// pass an *actions.Catalog to add Lua actions.
+	Actions cluster.ActionCatalog
 	// SweepEvery is how often the self-heal sweep runs (default 5 min;
 	// negative: no schedule).
 	SweepEvery time.Duration
@@ -192,6 +195,9 @@ func New(cfg Config) (*Worker, error) {
 	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics), cluster.WithResourceLists(render.RedisStore{Client: cfg.Redis}, cfg.Cache.ManifestTTL)}
 	if cfg.Health != nil {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
+	}
+	if cfg.Actions != nil {
+		clOpts = append(clOpts, cluster.WithActions(cfg.Actions))
 	}
 	clOpts = append(clOpts, cluster.WithSyncImpersonation(cfg.SyncImpersonation))
 	if cfg.Namespace == "" {

@@ -179,7 +179,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.Int64Var(&w.CheckoutsMaxBytes, "checkouts-max-bytes", envInt64("CHECKOUTS_MAX_BYTES", worker.DefaultTreesMaxBytes), "disk budget of the Git checkouts in cache-dir (env WINDLASS_CHECKOUTS_MAX_BYTES)")
 	fs.StringVar(&w.ProjectsFile, "projects-file", env("PROJECTS_FILE", ""), "JSON list of projects: source repos, destinations, resource lists, sync windows (env WINDLASS_PROJECTS_FILE)")
 	fs.StringVar(&w.PluginsFile, "plugins-file", env("PLUGINS_FILE", ""), "YAML or JSON list of config-management plugins: name, discover, init, generate (env WINDLASS_PLUGINS_FILE)")
-	fs.StringVar(&w.ResourceCustomizations, "resource-customizations", env("RESOURCE_CUSTOMIZATIONS", ""), "directory of Lua health checks, <group>/<Kind>/health.lua (env WINDLASS_RESOURCE_CUSTOMIZATIONS)")
+	fs.StringVar(&w.ResourceCustomizations, "resource-customizations", env("RESOURCE_CUSTOMIZATIONS", ""), "directory of Lua health checks and resource actions, <group>/<Kind>/health.lua and <group>/<Kind>/actions/ (env WINDLASS_RESOURCE_CUSTOMIZATIONS)")
 	fs.DurationVar(&w.SweepEvery, "self-heal-sweep", envDuration("SELF_HEAL_SWEEP", 5*time.Minute), "how often every selfHeal app is refreshed as a safety net; negative disables (env WINDLASS_SELF_HEAL_SWEEP)")
 	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
 	d := render.DefaultSandboxLimits

@@ -10,6 +10,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -19,8 +20,8 @@ import (
 // newInspector serves the API's manifests, diff, tree and events endpoints:
 // manifests from the manifest cache the workers fill, live state from the
 // local cluster and the registered ones. hopts name the directory of Lua
-// health checks the workers use and their limits (no directory: the
-// built-in checks), so that the API's health agrees with theirs. Apps that
+// health checks and actions the workers use and their limits (no
+// directory: the built-ins), so that the API agrees with them. Apps that
 // an app's manifests declare are read through c in namespace.
 func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hopts health.Options,
 	c client.Client, namespace string) (api.Inspector, error) {
@@ -34,7 +35,11 @@ func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.S
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, cluster.WithHealthChecker(hc))
+		acts, err := actions.New(actions.Options{CustomizationsDir: hopts.CustomizationsDir, Sandbox: hc})
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, cluster.WithHealthChecker(hc), cluster.WithActions(acts))
 	}
 	clusters := kube.NewFactory(kcfg, kube.Options{Resolver: sets.ClusterConfig})
 	return api.NewInspector(render.RedisStore{Client: rdb}, clusters, log, opts...)

@@ -25,6 +25,7 @@ import (
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
@@ -325,9 +326,13 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		return nil, err
 	}
 	var checker cluster.HealthChecker
+	var acts cluster.ActionCatalog
 	if w.ResourceCustomizations != "" {
 		hc, err := health.New(w.healthOptions())
 		if err != nil {
+			return nil, err
+		}
+		if acts, err = actions.New(actions.Options{CustomizationsDir: w.ResourceCustomizations, Sandbox: hc}); err != nil {
 			return nil, err
 		}
 		checker = hc
@@ -356,7 +361,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
-		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker,
+		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker, Actions: acts,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
