@@ -13,6 +13,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/workflows"
@@ -20,7 +21,8 @@ import (
 
 // Inspector reads an app's rendered manifests and full resource list
 // (from the manifest cache; the API never renders) and its live state, for
-// the manifests, diff, tree and events endpoints and the app's resources.
+// the manifests, diff, tree, events and resource actions endpoints and the
+// app's resources.
 // NewInspector makes the real one.
 type Inspector interface {
 	Load(ctx context.Context, ref render.ManifestRef) ([]*unstructured.Unstructured, error)
@@ -28,6 +30,7 @@ type Inspector interface {
 	Diff(ctx context.Context, in cluster.CompareInput) (cluster.DiffOutput, error)
 	ResourceTree(ctx context.Context, in cluster.ResourceTreeInput) (cluster.ResourceTreeOutput, error)
 	Events(ctx context.Context, in cluster.ResourceTreeInput) ([]cluster.Event, error)
+	ListActions(ctx context.Context, in cluster.ActionInput) ([]actions.Action, error)
 }
 
 type inspector struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -406,6 +407,12 @@ func TestOpenAPIServedPublicly(t *testing.T) {
 
 // openAPISchemaTypes maps component schemas to the Go types they describe.
 var openAPISchemaTypes = map[string]any{
+	"ResourceAction":            actions.Action{},
+	"ResourceActionParam":       actions.Param{},
+	"ActionsView":               ActionsView{},
+	"RunActionRequest":          RunActionRequest{},
+	"ActionChange":              cluster.ActionChange{},
+	"RunActionView":             RunActionView{},
 	"Problem":                   Problem{},
 	"Application":               appspec.Application{},
 	"InfoItem":                  appspec.InfoItem{},

@@ -80,6 +80,12 @@ func toProblem(err error) *Problem {
 			return problem(http.StatusUnprocessableEntity, app.Message())
 		case workflows.ErrTypeUnavailable:
 			return problem(http.StatusServiceUnavailable, app.Message())
+		case workflows.ErrTypeUnknownAction, workflows.ErrTypeResourceNotFound:
+			return problem(http.StatusNotFound, app.Message())
+		case workflows.ErrTypeActionDisabled:
+			return problem(http.StatusConflict, app.Message())
+		case workflows.ErrTypeActionFailed:
+			return problem(http.StatusUnprocessableEntity, app.Message())
 		}
 	}
 	switch {

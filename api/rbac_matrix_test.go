@@ -167,6 +167,21 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			})
 		}
 	}
+	// Resource actions: listing needs get (501: no Inspector), running
+	// needs action/<group>/<Kind>/<action>, which only admin has.
+	for _, proj := range []string{appspec.DefaultProject, teamProject} {
+		const pattern = "/api/v1/applications/:name/resource/actions"
+		path := "/api/v1/applications/ghost/resource/actions?project=" + proj + "&group=apps&kind=Deployment&name=web"
+		allowGet := []string{admin, readonly}
+		if proj == teamProject {
+			allowGet = append(allowGet, ci)
+		}
+		routes = append(routes,
+			matrixRoute{method: http.MethodGet, pattern: pattern, path: path, allow: allowGet, ok: http.StatusNotImplemented,
+				perm: "applications, get, " + proj + "/ghost"},
+			matrixRoute{method: http.MethodPost, pattern: pattern, path: path, body: `{"action": "restart"}`, allow: []string{admin},
+				ok: http.StatusNotFound, perm: "applications, action/apps/Deployment/restart, " + proj + "/ghost"})
+	}
 	return append(routes,
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/projects", allow: everyone, ok: http.StatusOK},
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/projects", body: `{"name": "team-a"}`,

@@ -150,6 +150,8 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/applications/:name/manifests", s.appManifests)
 	v1.GET("/applications/:name/tree", s.appTree)
 	v1.GET("/applications/:name/events", s.appEvents)
+	v1.GET("/applications/:name/resource/actions", s.listActions)
+	v1.POST("/applications/:name/resource/actions", s.runAction)
 	v1.GET("/stream/applications", s.streamApps)
 	v1.GET("/stream/applications/:name", s.streamApp)
 	s.projectRoutes(v1)

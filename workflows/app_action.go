@@ -63,7 +63,7 @@ func (a *application) runAction(ctx workflow.Context, req ActionRequest) (Action
 	if a.project != nil {
 		in.Target.ServiceAccount, _ = a.project.ServiceAccountFor(in.Target.Destination)
 	}
-	what := req.Action + " on " + resourceName(req.Resource)
+	what := req.Action + " on " + req.Resource.Label()
 	who := req.Initiator
 	if who == "" {
 		who = "unknown"
@@ -86,18 +86,6 @@ func (a *application) runAction(ctx workflow.Context, req ActionRequest) (Action
 	a.event(ctx, EventNormal, ReasonActionRan, who+" ran action "+what)
 	a.wake.SendAsync(true)
 	return ActionResult{Changes: out.Changes}, nil
-}
-
-// resourceName is group/Kind namespace/name, as people read it.
-func resourceName(k appspec.ResourceKey) string {
-	s := k.Kind + " "
-	if k.Group != "" {
-		s = k.Group + "/" + s
-	}
-	if k.Namespace != "" {
-		s += k.Namespace + "/"
-	}
-	return s + k.Name
 }
 
 // actionOptions runs an action once: a retry of one that created an
