@@ -44,6 +44,7 @@ var appVerbs = []verb{
 	{"refresh", "NAME", "compare with Git and the cluster now (--hard: bypass the caches)", (*cli).appRefresh},
 	{"terminate-op", "NAME", "terminate the running operation", (*cli).appTerminate},
 	{"confirm-deletion", "NAME", "approve the deletions waiting for confirmation", (*cli).appConfirmDeletion},
+	{"actions", "list|run NAME", "list or run the actions of a resource (restart, scale, ...)", (*cli).appActions},
 }
 
 // appVerb parses the flags of an app verb that names an application:
