@@ -129,17 +129,22 @@ func applyOperation(ctx context.Context, c *kube.Clients, obj *unstructured.Unst
 		return err
 	}
 	if op.Type == resactions.OpCreate {
-		created, err := ri.Create(ctx, op.Object, metav1.CreateOptions{FieldManager: ActionFieldManager})
+		// A script may build the new object from a copy of the old one.
+		o := op.Object.DeepCopy()
+		for _, f := range [][]string{{"metadata", "uid"}, {"metadata", "resourceVersion"}, {"metadata", "creationTimestamp"}, {"metadata", "managedFields"}, {"status"}} {
+			unstructured.RemoveNestedField(o.Object, f...)
+		}
+		created, err := ri.Create(ctx, o, metav1.CreateOptions{FieldManager: ActionFieldManager})
 		if err == nil {
 			key.Name = created.GetName()
 		}
 		return err
 	}
-	before, err := json.Marshal(obj.Object)
+	before, err := json.Marshal(shown(obj)) // a patch never carries managed fields
 	if err != nil {
 		return err
 	}
-	after, err := json.Marshal(op.Object.Object)
+	after, err := json.Marshal(shown(op.Object))
 	if err != nil {
 		return err
 	}
