@@ -17,9 +17,11 @@
 //     resource = obj} (the v2 form). A script sees the object as obj and
 //     the parameters as actionParams (name to string value).
 //
-// A Lua action overrides a built-in of the same name; a kind with a
-// discovery.lua still offers the built-ins it does not name. Scripts run in
-// the health checks' sandbox with the same limits (health.Checker.Compile).
+// Directory names match kinds exactly ("_" is no wildcard here, unlike
+// health scripts). A Lua action overrides a built-in of the same name; a
+// kind with a discovery.lua still offers the built-ins it does not name.
+// Scripts run in the health checks' sandbox with the same limits
+// (health.Checker.Compile).
 //
 // Running an action returns operations and applies nothing: a patch of the
 // object itself, or the creation of a new object in its namespace. A script

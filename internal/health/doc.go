@@ -33,4 +33,7 @@
 // Argo CD, with ScriptError set and a message naming the script and why
 // ("lua health script for apps/Deployment exceeded its memory budget of 64
 // MiB"). Compiled scripts are shared, and a Checker is safe for concurrent use.
+//
+// Checker.Compile runs other Lua scripts, such as resource actions, in the
+// same sandbox under the same limits; Script.Run returns their value as JSON.
 package health
