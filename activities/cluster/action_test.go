@@ -100,14 +100,11 @@ func TestRunActionBuiltins(t *testing.T) {
 	}
 }
 
-func TestRunActionBadInput(t *testing.T) {
+// luaActions is a catalog of the Lua scripts of files (path → source).
+func luaActions(t *testing.T, files map[string]string) *resactions.Catalog {
+	t.Helper()
 	dir := t.TempDir()
-	for p, src := range map[string]string{
-		"apps/Deployment/actions/discovery.lua":            `return {spin = {}, ["not-an-object"] = {}, rename = {}}`,
-		"apps/Deployment/actions/spin/action.lua":          `obj.spec.replicas = 9 while true do end return obj`,
-		"apps/Deployment/actions/not-an-object/action.lua": `return 42`,
-		"apps/Deployment/actions/rename/action.lua":        `obj.metadata.name = "other" return obj`,
-	} {
+	for p, src := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -120,6 +117,45 @@ func TestRunActionBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+// A v1 Lua action patches what it changed; a v2 one also creates an
+// object, even one copied from the live object with its server-set fields.
+func TestRunActionLua(t *testing.T) {
+	cat := luaActions(t, map[string]string{
+		"apps/Deployment/actions/discovery.lua": `return {label = {params = {{name = "tier"}}}, clone = {}}`,
+		"apps/Deployment/actions/label/action.lua": `
+obj.metadata.labels = obj.metadata.labels or {}
+obj.metadata.labels.tier = actionParams.tier
+return obj`,
+		"apps/Deployment/actions/clone/action.lua": `
+local copy = {apiVersion = obj.apiVersion, kind = obj.kind, metadata = obj.metadata, spec = obj.spec}
+copy.metadata.name = obj.metadata.name .. "-clone"
+return {{operation = "create", resource = copy}}`,
+	})
+	h := newHarness(t, WithActions(cat))
+	h.create(actionDeployment("web"))
+	in := RunActionInput{ActionInput: ActionInput{Target: h.target("actions"), Resource: appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: h.ns, Name: "web"}}}
+	in.Action, in.Params = "label", map[string]string{"tier": "gold"}
+	must[RunActionOutput](h, RunActionName, in)
+	if got := h.get(gvrDeployments, "web").GetLabels()["tier"]; got != "gold" {
+		t.Errorf("label tier = %q, want gold", got)
+	}
+	in.Action, in.Params = "clone", nil
+	out := must[RunActionOutput](h, RunActionName, in)
+	if len(out.Changes) != 1 || out.Changes[0].Operation != "create" || h.get(gvrDeployments, "web-clone") == nil {
+		t.Fatalf("changes %+v: want web-clone created", out.Changes)
+	}
+}
+
+func TestRunActionBadInput(t *testing.T) {
+	cat := luaActions(t, map[string]string{
+		"apps/Deployment/actions/discovery.lua":            `return {spin = {}, ["not-an-object"] = {}, rename = {}}`,
+		"apps/Deployment/actions/spin/action.lua":          `obj.spec.replicas = 9 while true do end return obj`,
+		"apps/Deployment/actions/not-an-object/action.lua": `return 42`,
+		"apps/Deployment/actions/rename/action.lua":        `obj.metadata.name = "other" return obj`,
+	})
 	h := newHarness(t, WithActions(cat))
 	before := h.create(actionDeployment("web"))
 	tg := h.target("actions")
