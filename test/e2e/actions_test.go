@@ -83,6 +83,16 @@ func TestResourceActions(t *testing.T) {
 		}
 	}
 
+	// The same through the CLI.
+	cli := windlassCLI(t)
+	cliLogin(t, cli)
+	res := []string{"--group", "apps", "--kind", "Deployment", "--resource-name", "guestbook-ui", "--namespace", ns}
+	runCLISteps(t, cli, []cliStep{
+		{append([]string{"app", "actions", "list", name}, res...), 0, "scale    builtin"},
+		{append([]string{"app", "actions", "run", name, "scale", "--param", "replicas=1"}, res...), 0, "ran scale on apps/Deployment"},
+		{append([]string{"app", "actions", "run", name, "explode"}, res...), 4, ""},
+	})
+
 	eventually(t, 30*time.Second, "the actions in the app's events", func() (bool, string) {
 		var msgs []string
 		for _, e := range appView(t, name).Status.Events {
