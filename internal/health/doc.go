@@ -23,8 +23,9 @@
 //
 // Lua scripts see the object as the global obj and return a table
 // {status = ..., message = ...}. Each run gets a fresh interpreter with only
-// the base, table and string libraries and an os table of time, date and
-// clock; loading code, files, modules and processes is not available. A run is
+// the base, table and string libraries and an os table of time, date, clock
+// and difftime; require("os") returns that table, as Argo CD's scripts
+// expect. Loading code, files, modules and processes is not available. A run is
 // bounded by a timeout, an instruction budget, call-stack and value-stack
 // sizes, a budget for the bytes ".." and the string library may produce, and
 // a watch on heap growth while it runs; Options sets them, and New's defaults

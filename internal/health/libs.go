@@ -8,10 +8,16 @@ import (
 	"github.com/yuin/gopher-lua/pm"
 )
 
+// safeOS are the os functions a script may call: they read clocks and format
+// times, and touch no file, process or environment.
+var safeOS = []string{"time", "date", "clock", "difftime"}
+
 // openSandbox opens the libraries a health script may use: base (without the
 // functions that load code or files), table, string, and an os table with
-// only time, date and clock. Forbidden names are kept as stubs that fail with
-// a clear message instead of "attempt to call a nil value".
+// only safeOS. require returns the opened libraries by name, as Argo CD's
+// scripts expect of require("os"), and loads nothing. Forbidden names are
+// kept as stubs that fail with a clear message instead of "attempt to call a
+// nil value".
 func openSandbox(L *lua.LState, m *meter) error {
 	for _, lib := range []struct {
 		name string
@@ -30,7 +36,7 @@ func openSandbox(L *lua.LState, m *meter) error {
 	if !ok {
 		return fmt.Errorf("no globals table")
 	}
-	for _, name := range []string{"dofile", "loadfile", "load", "loadstring", "require", "module", "collectgarbage", "_printregs"} {
+	for _, name := range []string{"dofile", "loadfile", "load", "loadstring", "module", "collectgarbage", "_printregs"} {
 		globals.RawSetString(name, forbidden(L, name))
 	}
 	globals.RawSetString("print", L.NewFunction(func(*lua.LState) int { return 0 }))
@@ -40,14 +46,24 @@ func openSandbox(L *lua.LState, m *meter) error {
 	if !ok {
 		return fmt.Errorf("no os table")
 	}
-	safeOS := L.NewTable()
-	for _, name := range []string{"time", "date", "clock"} {
-		safeOS.RawSetString(name, full.RawGetString(name))
+	osTable := L.NewTable()
+	for _, name := range safeOS {
+		osTable.RawSetString(name, full.RawGetString(name))
 	}
-	globals.RawSetString("os", forbiddenTable(L, safeOS, "os"))
+	globals.RawSetString("os", forbiddenTable(L, osTable, "os"))
 	if loaded, ok := L.GetField(L.Get(lua.RegistryIndex), "_LOADED").(*lua.LTable); ok {
-		loaded.RawSetString("os", safeOS)
+		loaded.RawSetString("os", osTable)
 	}
+	globals.RawSetString("require", L.NewFunction(func(L *lua.LState) int {
+		name := L.CheckString(1)
+		switch name {
+		case lua.OsLibName, lua.StringLibName, lua.TabLibName:
+			L.Push(globals.RawGetString(name))
+			return 1
+		}
+		L.RaiseError("require(%q) is not available in health scripts; only os, string and table are", name)
+		return 0
+	}))
 
 	str, ok := globals.RawGetString("string").(*lua.LTable)
 	if !ok {
