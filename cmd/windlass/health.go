@@ -41,7 +41,7 @@ func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	objs, err := manifest.Parse(*file, data)
+	objs, err := manifest.ParseUnnamed(*file, data)
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}

@@ -34,6 +34,7 @@ if obj.status ~= nil and obj.status.phase == "Ready" then
 end
 return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is not ready"}`)
 	write("customizations/example.com/Loop/health.lua", `while true do end`)
+	write("customizations/example.com/Gadget/health.lua", `return {status = "Degraded"}`)
 
 	deploy := write("deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, generation: 1}\nspec: {replicas: 2}\nstatus: {observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2}\n")
 	crash := write("crash.json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "status": {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off restarting"}}}]}}`)
@@ -42,6 +43,9 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 	two := write("two.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
 	bad := write("bad.yaml", "apiVersion: v1\nkind: [unclosed\n")
 	noKind := write("nokind.yaml", "metadata: {name: x}\n")
+	unnamed := write("unnamed.yaml", "apiVersion: example.com/v1\nkind: Widget\nstatus: {phase: Ready}\n")
+	gadget := write("gadget.yaml", "apiVersion: example.com/v1\nkind: Gadget\n")
+	unnamedPod := write("unnamed-pod.yaml", "apiVersion: v1\nkind: Pod\nstatus: {phase: Pending}\n")
 
 	tests := []struct {
 		name    string
@@ -56,6 +60,9 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 		// The time limit, 1 ms, ends the loop long before the instruction
 		// budget (10 million, tens of milliseconds on a fast machine) would.
 		{"script limits", []string{"--customizations", scripts, "--object", loop, "--timeout", "1ms"}, "", map[string]any{"status": "Unknown", "message": "lua health script for example.com/Loop exceeded its time limit of 1ms", "scriptError": true}, ""},
+		{"no metadata.name", []string{"--customizations", scripts, "--object", unnamed}, "", map[string]any{"status": "Healthy", "message": "widget ready"}, ""},
+		{"no metadata at all", []string{"--object", unnamedPod}, "", map[string]any{"status": "Progressing", "message": "pod is pending"}, ""},
+		{"default message without a name", []string{"--customizations", scripts, "--object", gadget}, "", map[string]any{"status": "Degraded", "message": "Gadget is Degraded"}, ""},
 		{"stdin", []string{"--object", "-"}, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nstatus: {phase: Lost}\n", map[string]any{"status": "Degraded", "message": "the claim lost its volume"}, ""},
 		{"missing object flag", nil, "", nil, "usage"},
 		{"stray argument", []string{"--object", deploy, "extra"}, "", nil, "usage"},

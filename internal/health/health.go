@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -113,7 +114,7 @@ func (c *Checker) Assess(obj *unstructured.Unstructured) Result {
 		r = Result{Status: appspec.HealthHealthy}
 	}
 	if r.Status != appspec.HealthHealthy && r.Message == "" {
-		r.Message = fmt.Sprintf("%s %s is %s", obj.GetKind(), obj.GetName(), r.Status)
+		r.Message = strings.Join(strings.Fields(fmt.Sprintf("%s %s is %s", obj.GetKind(), obj.GetName(), r.Status)), " ")
 	}
 	return r
 }

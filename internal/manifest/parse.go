@@ -29,6 +29,16 @@ var ErrInvalidManifest = failure.Permanent("InvalidManifest", "invalid manifest"
 
 // Parse reads every object in a YAML or JSON stream. name is used in errors.
 func Parse(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	return parse(name, data, true)
+}
+
+// ParseUnnamed is Parse for objects that are only inspected, never applied
+// (health fixtures): they may lack metadata.name.
+func ParseUnnamed(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	return parse(name, data, false)
+}
+
+func parse(name string, data []byte, named bool) ([]*unstructured.Unstructured, error) {
 	if len(data) > MaxFileBytes {
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than the limit of %d", ErrInvalidManifest, name, len(data), MaxFileBytes)
 	}
@@ -42,7 +52,7 @@ func Parse(name string, data []byte) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: document %d: %w", ErrInvalidManifest, name, doc, err)
 		}
-		objs, err := parseDocument(raw)
+		objs, err := parseDocument(raw, named)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: document %d: %w", ErrInvalidManifest, name, doc, err)
 		}
@@ -53,7 +63,7 @@ func Parse(name string, data []byte) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-func parseDocument(raw []byte) ([]*unstructured.Unstructured, error) {
+func parseDocument(raw []byte, named bool) ([]*unstructured.Unstructured, error) {
 	if len(bytes.TrimSpace(stripComments(raw))) == 0 {
 		return nil, nil
 	}
@@ -78,26 +88,26 @@ func parseDocument(raw []byte) ([]*unstructured.Unstructured, error) {
 		}
 		items := make([]*unstructured.Unstructured, 0, len(list.Items))
 		for i := range list.Items {
-			if err := check(&list.Items[i]); err != nil {
+			if err := check(&list.Items[i], named); err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
 			items = append(items, &list.Items[i])
 		}
 		return items, nil
 	}
-	if err := check(obj); err != nil {
+	if err := check(obj, named); err != nil {
 		return nil, err
 	}
 	return []*unstructured.Unstructured{obj}, nil
 }
 
-func check(obj *unstructured.Unstructured) error {
+func check(obj *unstructured.Unstructured, named bool) error {
 	switch {
 	case obj.GetAPIVersion() == "":
 		return errors.New("apiVersion is missing")
 	case obj.GetKind() == "":
 		return errors.New("kind is missing")
-	case obj.GetName() == "" && obj.GetGenerateName() == "":
+	case named && obj.GetName() == "" && obj.GetGenerateName() == "":
 		return fmt.Errorf("%s has no metadata.name", obj.GetKind())
 	}
 	return nil
