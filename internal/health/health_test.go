@@ -486,3 +486,42 @@ func TestWorseOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestCompileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for p, src := range map[string]string{
+		"example.com/Good/health.lua": `return {status = "Healthy"}`,
+		"example.com/Bad/health.lua":  `return {status = `,
+		"_/Wild_/health.lua":          `if then`,
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := New(Options{CustomizationsDir: dir, Inline: map[string]string{"Pod": "return {status = 'Healthy'}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.CompileErrors()
+	if err == nil {
+		t.Fatal("no compile errors")
+	}
+	for _, want := range []string{"example.com/Bad/health.lua: does not compile", "_/Wild_/health.lua: does not compile"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("compile errors %q do not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "Good") {
+		t.Errorf("compile errors %q name a good script", err)
+	}
+	good, err := New(Options{Inline: map[string]string{"Pod": "return {status = 'Healthy'}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := good.CompileErrors(); err != nil {
+		t.Errorf("compile errors of good scripts: %v", err)
+	}
+}

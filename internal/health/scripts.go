@@ -1,6 +1,7 @@
 package health
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -217,4 +218,29 @@ func globMatch(pattern, s string) bool {
 		p++
 	}
 	return p == len(pattern)
+}
+
+// CompileErrors returns the errors of the configured scripts that did not
+// compile, or nil. Objects such a script applies to are Unknown; a loader
+// that must not replace a working set with a broken one checks this first.
+func (c *Checker) CompileErrors() error {
+	var errs []error
+	for _, l := range c.scripts {
+		keys := make([]string, 0, len(l.exact))
+		for k := range l.exact {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if s := l.exact[k]; s.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s.name, s.err))
+			}
+		}
+		for _, w := range l.wildcards {
+			if w.s.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", w.s.name, w.s.err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -1,0 +1,139 @@
+package customizations
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/windlass-cd/windlass/internal/health"
+)
+
+// ActionScripts are the Lua resource actions of one kind, as source: the
+// discovery script that lists the available actions, and each action's
+// script by name.
+type ActionScripts struct {
+	Discovery string            `json:"discovery,omitempty"`
+	Actions   map[string]string `json:"actions,omitempty"`
+}
+
+// Set is one load of the customizations. It is read-only once built.
+type Set struct {
+	// Health assesses health with the set's scripts.
+	Health *health.Checker
+	// Actions maps "group/Kind" ("Kind" for the core group; "*" as a
+	// wildcard, from a "_" in the tree) to its action scripts.
+	Actions map[string]ActionScripts
+	// Revision is the commit the tree came from; empty for a directory.
+	Revision string
+}
+
+// Bounds of a tree's action scripts.
+const (
+	maxScriptBytes = 1 << 20
+	maxActionFiles = 10_000
+)
+
+var (
+	discoveryPath = regexp.MustCompile(`^(?:([^/]+)/)?([^/]+)/actions/discovery\.lua$`)
+	actionPath    = regexp.MustCompile(`^(?:([^/]+)/)?([^/]+)/actions/([^/]+)/action\.lua$`)
+)
+
+// build loads a Set from a tree (dir may be empty: no tree) and the inline
+// scripts, which win. A script that does not compile fails the load.
+func build(dir string, opts health.Options, inline map[string]ActionScripts) (*Set, error) {
+	opts.CustomizationsDir = dir
+	hc, err := health.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := hc.CompileErrors(); err != nil {
+		return nil, err
+	}
+	actions := map[string]ActionScripts{}
+	if dir != "" {
+		if actions, err = loadActions(dir); err != nil {
+			return nil, err
+		}
+	}
+	for k, a := range inline {
+		actions[k] = a
+	}
+	return &Set{Health: hc, Actions: actions}, nil
+}
+
+// loadActions reads the actions/ folders of a tree:
+// <group>/<Kind>/actions/discovery.lua and
+// <group>/<Kind>/actions/<name>/action.lua (<Kind>/actions/... for the
+// core group).
+func loadActions(dir string) (map[string]ActionScripts, error) {
+	out := map[string]ActionScripts{}
+	files := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && strings.Count(rel, "/") >= 4 {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		var group, kind, name string
+		if m := discoveryPath.FindStringSubmatch(rel); m != nil {
+			group, kind = m[1], m[2]
+		} else if m := actionPath.FindStringSubmatch(rel); m != nil {
+			group, kind, name = m[1], m[2], m[3]
+		} else {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if files++; files > maxActionFiles {
+			return fmt.Errorf("more than %d action scripts", maxActionFiles)
+		}
+		src, err := readScript(path, d)
+		if err != nil {
+			return err
+		}
+		key := strings.ReplaceAll(kind, "_", "*")
+		if group != "" {
+			key = strings.ReplaceAll(group, "_", "*") + "/" + key
+		}
+		a := out[key]
+		if name == "" {
+			a.Discovery = src
+		} else {
+			if a.Actions == nil {
+				a.Actions = map[string]string{}
+			}
+			a.Actions[name] = src
+		}
+		out[key] = a
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("action scripts %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+func readScript(path string, d fs.DirEntry) (string, error) {
+	info, err := d.Info()
+	if err != nil {
+		return "", err
+	}
+	if info.Size() > maxScriptBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes", path, maxScriptBytes)
+	}
+	src, err := os.ReadFile(path)
+	return string(src), err
+}
