@@ -25,6 +25,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -57,12 +58,15 @@ type Config struct {
 	// Projects serves the projects (default: only the built-in default
 	// project).
 	Projects project.Store
-	// Health assesses resource health (default: the built-in checks);
-	// pass a *health.Checker to add Lua customizations.
+	// Health assesses resource health (default: the built-in checks, with
+	// Customizations' scripts when it has any).
 	Health cluster.HealthChecker
 	// Actions lists and runs resource actions (default: the built-ins);
 	// pass an *actions.Catalog to add Lua actions.
 	Actions cluster.ActionCatalog
+	// Customizations are the Lua health checks and action scripts, loaded
+	// and reloaded by the worker, and the system-wide ignoreDifferences.
+	Customizations CustomizationsConfig
 	// SweepEvery is how often the self-heal sweep runs (default 5 min;
 	// negative: no schedule).
 	SweepEvery time.Duration
@@ -136,6 +140,7 @@ var _ cluster.ResourceDiscoverer = (*kube.Factory)(nil)
 type Worker struct {
 	ws    []sdkworker.Worker
 	src   *source.Activities
+	lib   *customizations.Library // nil: no customizations
 	cache CacheConfig
 	log   *slog.Logger
 	stop  context.CancelFunc
@@ -193,12 +198,25 @@ func New(cfg Config) (*Worker, error) {
 	// A compare's full resource list, when longer than the workflow
 	// keeps, waits in the manifests' Redis for the API.
 	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics), cluster.WithResourceLists(render.RedisStore{Client: cfg.Redis}, cfg.Cache.ManifestTTL)}
+	var lib *customizations.Library
+	if cfg.Customizations.scripted() {
+		if lib, err = newLibrary(cfg.Customizations, src, cfg.Metrics, log); err != nil {
+			return nil, err
+		}
+		if cfg.Health == nil {
+			cfg.Health = lib
+		}
+	}
 	if cfg.Health != nil {
 		clOpts = append(clOpts, cluster.WithHealthChecker(cfg.Health))
+	}
+	if cfg.Actions == nil && lib != nil {
+		cfg.Actions = lib.Actions()
 	}
 	if cfg.Actions != nil {
 		clOpts = append(clOpts, cluster.WithActions(cfg.Actions))
 	}
+	clOpts = append(clOpts, cluster.WithIgnoreDifferences(cfg.Customizations.IgnoreDifferences...))
 	clOpts = append(clOpts, cluster.WithSyncImpersonation(cfg.SyncImpersonation))
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
@@ -262,7 +280,7 @@ func New(cfg Config) (*Worker, error) {
 		plc.Register(w)
 		ws = append(ws, w)
 	}
-	return &Worker{ws: ws, src: src, cache: cfg.Cache, log: log, cfg: cfg}, nil
+	return &Worker{ws: ws, src: src, lib: lib, cache: cfg.Cache, log: log, cfg: cfg}, nil
 }
 
 // taskPollers is how many long polls a worker keeps open for workflow
@@ -271,7 +289,8 @@ func New(cfg Config) (*Worker, error) {
 // others, and waits on the server, several times in every sync.
 const taskPollers = 8
 
-// Start starts polling, and the eviction of old Git checkouts.
+// Start starts polling, the eviction of old Git checkouts and the reloads
+// of the customizations.
 func (w *Worker) Start() error {
 	for i, sw := range w.ws {
 		if err := sw.Start(); err != nil {
@@ -284,6 +303,13 @@ func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
 	w.wg.Go(func() { w.evictLoop(ctx) })
+	if w.lib != nil && (w.cfg.Customizations.Dir != "" || w.cfg.Customizations.RepoURL != "") {
+		every := w.cfg.Customizations.Every
+		if every <= 0 {
+			every = DefaultCustomizationsEvery
+		}
+		w.wg.Go(func() { w.lib.Run(ctx, every) })
+	}
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()
 	if err := w.ensureBackground(sctx); err != nil {

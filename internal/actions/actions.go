@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -88,6 +89,8 @@ type kindScripts struct {
 // Catalog lists and runs actions. It is safe for concurrent use.
 type Catalog struct {
 	lua map[string]*kindScripts // by "group/Kind", "Kind" for the core group
+	// wild are the keys of lua that hold "*" (FromScripts).
+	wild []wildKey
 	// now is the clock of restart and create-job.
 	now func() time.Time
 }
@@ -177,7 +180,7 @@ func (c *Catalog) List(obj *unstructured.Unstructured) ([]Action, error) {
 	for _, a := range builtinActions(obj) {
 		byName[a.Name] = a
 	}
-	ks := c.lua[kindKey(obj)]
+	ks := c.scriptsFor(obj)
 	if ks != nil && ks.discovery != nil {
 		found, err := discover(ks.discovery, obj)
 		if err != nil {
@@ -271,7 +274,7 @@ func (c *Catalog) Run(obj *unstructured.Unstructured, name string, params map[st
 		return nil, fmt.Errorf("%w: %s on %s %s", ErrDisabled, name, obj.GetKind(), obj.GetName())
 	}
 	var ops []Operation
-	if ks := c.lua[kindKey(obj)]; ks != nil && ks.actions[name] != nil {
+	if ks := c.scriptsFor(obj); ks != nil && ks.actions[name] != nil {
 		ops, err = runLua(ks.actions[name], obj, params)
 	} else {
 		ops, err = runBuiltin(obj, name, params, c.now())
@@ -373,6 +376,70 @@ func check(obj *unstructured.Unstructured, ops []Operation) error {
 			if o.GetNamespace() != obj.GetNamespace() {
 				return fmt.Errorf("the %s to create is in namespace %q, not %q", o.GetKind(), o.GetNamespace(), obj.GetNamespace())
 			}
+		}
+	}
+	return nil
+}
+
+// Scripts are one kind's Lua action scripts, as source: the discovery
+// script and each action's script by name.
+type Scripts struct {
+	Discovery string
+	Actions   map[string]string
+}
+
+// FromScripts makes a catalog of the built-ins and of scripts keyed by
+// "group/Kind" ("Kind" for the core group), where "*" in a key matches any
+// text, as in health keys. sb runs them (nil: the defaults).
+func FromScripts(scripts map[string]Scripts, sb *health.Checker) (*Catalog, error) {
+	c := &Catalog{lua: map[string]*kindScripts{}, now: time.Now}
+	if len(scripts) == 0 {
+		return c, nil
+	}
+	if sb == nil {
+		var err error
+		if sb, err = health.New(health.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	for key, s := range scripts {
+		ks := &kindScripts{actions: map[string]*health.Script{}}
+		if s.Discovery != "" {
+			ks.discovery = sb.Compile(key+"/actions/"+discoveryFile, s.Discovery)
+		}
+		for name, src := range s.Actions {
+			ks.actions[name] = sb.Compile(key+"/actions/"+name+"/"+actionFile, src)
+		}
+		c.lua[key] = ks
+		if strings.Contains(key, "*") {
+			c.wild = append(c.wild, wildKey{key: key, re: wildcard(key)})
+		}
+	}
+	slices.SortFunc(c.wild, func(x, y wildKey) int { return strings.Compare(x.key, y.key) })
+	return c, nil
+}
+
+// wildKey is a script key holding "*", and its pattern.
+type wildKey struct {
+	key string
+	re  *regexp.Regexp
+}
+
+// wildcard compiles a key in which "*" matches any text.
+func wildcard(key string) *regexp.Regexp {
+	return regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(key), `\*`, ".*") + "$")
+}
+
+// scriptsFor are the Lua scripts of obj's kind: of its exact key, else of
+// the first wildcard key (in order) that matches it.
+func (c *Catalog) scriptsFor(obj *unstructured.Unstructured) *kindScripts {
+	key := kindKey(obj)
+	if ks := c.lua[key]; ks != nil {
+		return ks
+	}
+	for _, w := range c.wild {
+		if w.re.MatchString(key) {
+			return c.lua[w.key]
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	resactions "github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/health"
 )
 
@@ -177,6 +178,34 @@ func (l *Library) Assess(obj *unstructured.Unstructured) health.Result {
 		return s.Health.Assess(obj)
 	}
 	return health.Assess(obj)
+}
+
+// builtinActions is the catalog before the first good load.
+var builtinActions, _ = resactions.FromScripts(nil, nil)
+
+// Actions are a Library's resource actions: those of its current Set (the
+// built-ins before the first good load), so that actions follow reloads
+// as health does.
+type Actions struct{ l *Library }
+
+// Actions returns the library's actions.
+func (l *Library) Actions() Actions { return Actions{l} }
+
+// List lists obj's actions.
+func (a Actions) List(obj *unstructured.Unstructured) ([]resactions.Action, error) {
+	return a.catalog().List(obj)
+}
+
+// Run runs an action on obj; it applies nothing.
+func (a Actions) Run(obj *unstructured.Unstructured, name string, params map[string]string) ([]resactions.Operation, error) {
+	return a.catalog().Run(obj, name, params)
+}
+
+func (a Actions) catalog() *resactions.Catalog {
+	if s := a.l.cur.Load(); s != nil && s.Catalog != nil {
+		return s.Catalog
+	}
+	return builtinActions
 }
 
 func (l *Library) record(ok bool) {

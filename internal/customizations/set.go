@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/windlass-cd/windlass/internal/actions"
+	resactions "github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/health"
 )
 
@@ -28,6 +30,8 @@ type Set struct {
 	Actions map[string]ActionScripts
 	// Revision is the commit the tree came from; empty for a directory.
 	Revision string
+	// Catalog lists and runs the built-in actions and Actions.
+	Catalog *actions.Catalog
 }
 
 // Bounds of a tree's action scripts.
@@ -61,7 +65,15 @@ func build(dir string, opts health.Options, inline map[string]ActionScripts) (*S
 	for k, a := range inline {
 		actions[k] = a
 	}
-	return &Set{Health: hc, Actions: actions}, nil
+	scripts := make(map[string]resactions.Scripts, len(actions))
+	for k, a := range actions {
+		scripts[k] = resactions.Scripts{Discovery: a.Discovery, Actions: a.Actions}
+	}
+	cat, err := resactions.FromScripts(scripts, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Health: hc, Actions: actions, Catalog: cat}, nil
 }
 
 // loadActions reads the actions/ folders of a tree:

@@ -39,6 +39,8 @@ type Metrics struct {
 	renderDuration *prometheus.HistogramVec
 	applyRequests  *prometheus.CounterVec
 	apps           *prometheus.GaugeVec
+	customLoads    *prometheus.CounterVec
+	customFailing  prometheus.Gauge
 	temporal       *sdkCollector
 }
 
@@ -63,6 +65,14 @@ func New() *Metrics {
 			Name: "windlass_apps",
 			Help: "Running applications by sync and health status, from Temporal visibility.",
 		}, []string{"sync_status", "health_status"}),
+		customLoads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "windlass_resource_customizations_loads_total",
+			Help: "Loads of the resource customizations (Lua health and action scripts) by result (ok or failed).",
+		}, []string{"result"}),
+		customFailing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "windlass_resource_customizations_load_failing",
+			Help: "1 when the last load of the resource customizations failed and the worker runs on the last good set.",
+		}),
 		temporal: newSDKCollector(),
 	}
 	// Both results exist from the start, so that the ratio is defined.
@@ -70,7 +80,7 @@ func New() *Metrics {
 	m.cacheRequests.WithLabelValues(ResultMiss)
 	m.reg.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.cacheRequests, m.renderDuration, m.applyRequests, m.apps, m.temporal,
+		m.cacheRequests, m.renderDuration, m.applyRequests, m.apps, m.customLoads, m.customFailing, m.temporal,
 	)
 	return m
 }
@@ -111,6 +121,20 @@ func (m *Metrics) Rendered(tool string, d time.Duration) {
 		return
 	}
 	m.renderDuration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// CustomizationsLoaded counts a load of the resource customizations and
+// sets the failing gauge (customizations.Recorder).
+func (m *Metrics) CustomizationsLoaded(ok bool) {
+	if m == nil {
+		return
+	}
+	result, failing := "ok", 0.0
+	if !ok {
+		result, failing = "failed", 1
+	}
+	m.customLoads.WithLabelValues(result).Inc()
+	m.customFailing.Set(failing)
 }
 
 // ApplyRequest counts an apply request sent to a cluster.

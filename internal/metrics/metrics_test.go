@@ -76,6 +76,8 @@ func TestRecording(t *testing.T) {
 	m.ApplyRequest(false)
 	m.ApplyRequest(true)
 	m.ApplyRequest(false)
+	m.CustomizationsLoaded(true)
+	m.CustomizationsLoaded(false)
 	fs := families(t, m)
 	tests := []struct {
 		name   string
@@ -88,6 +90,9 @@ func TestRecording(t *testing.T) {
 		{"windlass_render_duration_seconds", map[string]string{"tool": "kustomize"}, 1},
 		{"windlass_apply_requests_total", map[string]string{"dry_run": "false"}, 2},
 		{"windlass_apply_requests_total", map[string]string{"dry_run": "true"}, 1},
+		{"windlass_resource_customizations_loads_total", map[string]string{"result": "ok"}, 1},
+		{"windlass_resource_customizations_loads_total", map[string]string{"result": "failed"}, 1},
+		{"windlass_resource_customizations_load_failing", nil, 1},
 	}
 	for _, tt := range tests {
 		if got := value(t, fs, tt.name, tt.labels); got != tt.want {
@@ -106,6 +111,7 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.CacheRequest(true)
 	m.Rendered("helm", time.Second)
 	m.ApplyRequest(false)
+	m.CustomizationsLoaded(false)
 	m.Temporal().Counter("x").Inc(1)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/worker"
@@ -69,9 +70,19 @@ type workerSettings struct {
 	// PluginsFile is a YAML or JSON list of config-management plugins.
 	PluginsFile string
 	// ResourceCustomizations is an Argo CD-style resource_customizations
-	// directory of Lua health checks.
+	// directory of Lua health checks (and action scripts).
 	ResourceCustomizations string
-	SweepEvery             time.Duration
+	// CustomizationsRepo, CustomizationsPath and CustomizationsRevision
+	// name such a tree in Git instead; CustomizationsEvery is how often
+	// the tree is read again.
+	CustomizationsRepo     string
+	CustomizationsPath     string
+	CustomizationsRevision string
+	CustomizationsEvery    time.Duration
+	// ArgoCDCM is a file in argocd-cm's format: inline health and action
+	// scripts and system-wide ignoreDifferences.
+	ArgoCDCM   string
+	SweepEvery time.Duration
 	// RenderSandbox runs renders in child processes under RenderLimits.
 	RenderSandbox bool
 	RenderLimits  render.SandboxLimits
@@ -80,8 +91,7 @@ type workerSettings struct {
 	// SyncImpersonation: syncs write as their project's destination
 	// service account (Argo CD's application.sync.impersonation.enabled).
 	SyncImpersonation bool
-	// HealthScripts are the limits of one Lua health script run (its
-	// CustomizationsDir is ResourceCustomizations).
+	// HealthScripts are the limits of one Lua health script run.
 	HealthScripts health.Options
 	// namespace is copied from the common settings.
 	namespace string
@@ -180,6 +190,11 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.StringVar(&w.ProjectsFile, "projects-file", env("PROJECTS_FILE", ""), "JSON list of projects: source repos, destinations, resource lists, sync windows (env WINDLASS_PROJECTS_FILE)")
 	fs.StringVar(&w.PluginsFile, "plugins-file", env("PLUGINS_FILE", ""), "YAML or JSON list of config-management plugins: name, discover, init, generate (env WINDLASS_PLUGINS_FILE)")
 	fs.StringVar(&w.ResourceCustomizations, "resource-customizations", env("RESOURCE_CUSTOMIZATIONS", ""), "directory of Lua health checks and resource actions, <group>/<Kind>/health.lua and <group>/<Kind>/actions/ (env WINDLASS_RESOURCE_CUSTOMIZATIONS)")
+	fs.StringVar(&w.CustomizationsRepo, "resource-customizations-repo", env("RESOURCE_CUSTOMIZATIONS_REPO", ""), "Git repository of Lua health checks and actions in Argo CD's layout, instead of a directory (env WINDLASS_RESOURCE_CUSTOMIZATIONS_REPO)")
+	fs.StringVar(&w.CustomizationsPath, "resource-customizations-path", env("RESOURCE_CUSTOMIZATIONS_PATH", ""), "folder of the resource-customizations-repo holding the tree (env WINDLASS_RESOURCE_CUSTOMIZATIONS_PATH)")
+	fs.StringVar(&w.CustomizationsRevision, "resource-customizations-revision", env("RESOURCE_CUSTOMIZATIONS_REVISION", "HEAD"), "branch, tag or commit of the resource-customizations-repo (env WINDLASS_RESOURCE_CUSTOMIZATIONS_REVISION)")
+	fs.DurationVar(&w.CustomizationsEvery, "resource-customizations-interval", envDuration("RESOURCE_CUSTOMIZATIONS_INTERVAL", worker.DefaultCustomizationsEvery), "how often the resource customizations are read again, and reloaded when they changed (env WINDLASS_RESOURCE_CUSTOMIZATIONS_INTERVAL)")
+	fs.StringVar(&w.ArgoCDCM, "argocd-cm", env("ARGOCD_CM", ""), "argocd-cm ConfigMap (or its data) in YAML: resource.customizations.health/actions/ignoreDifferences keys (env WINDLASS_ARGOCD_CM)")
 	fs.DurationVar(&w.SweepEvery, "self-heal-sweep", envDuration("SELF_HEAL_SWEEP", 5*time.Minute), "how often every selfHeal app is refreshed as a safety net; negative disables (env WINDLASS_SELF_HEAL_SWEEP)")
 	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
 	d := render.DefaultSandboxLimits
@@ -197,12 +212,27 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.DurationVar(&h.Timeout, "health-script-timeout", envDuration("HEALTH_SCRIPT_TIMEOUT", health.DefaultTimeout), "time limit of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_TIMEOUT)")
 }
 
-// healthOptions configure the health checks: the Lua scripts of
-// ResourceCustomizations under the HealthScripts limits.
-func (w workerSettings) healthOptions() health.Options {
-	o := w.HealthScripts
-	o.CustomizationsDir = w.ResourceCustomizations
-	return o
+// customizations configure the worker's resource customizations: the tree
+// of ResourceCustomizations or CustomizationsRepo, and ArgoCDCM's keys,
+// under the HealthScripts limits. It also returns the argocd-cm keys read
+// without effect.
+func (w workerSettings) customizations() (worker.CustomizationsConfig, []string, error) {
+	c := worker.CustomizationsConfig{
+		Dir: w.ResourceCustomizations, RepoURL: w.CustomizationsRepo, Path: w.CustomizationsPath, Revision: w.CustomizationsRevision,
+		Every: w.CustomizationsEvery, Health: w.HealthScripts,
+	}
+	if w.ArgoCDCM == "" {
+		return c, nil, nil
+	}
+	cm, err := customizations.LoadConfigMap(w.ArgoCDCM)
+	if err != nil {
+		return c, nil, err
+	}
+	if len(cm.Exclusions) > 0 || len(cm.Inclusions) > 0 {
+		return c, nil, fmt.Errorf("argocd-cm %s: resource.exclusions and resource.inclusions are not implemented: Windlass would still apply, prune and compare those kinds; remove the keys", w.ArgoCDCM)
+	}
+	c.Health.Inline, c.Actions, c.IgnoreDifferences = cm.Health, cm.Actions, cm.IgnoreDifferences
+	return c, cm.Ignored, nil
 }
 
 // credentials loads the repository credentials file, if one is named.
@@ -260,6 +290,15 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if _, err := w.credentials(); err != nil {
 		errs = append(errs, fmt.Errorf("repo-credentials: %w", err))
+	}
+	if w.ResourceCustomizations != "" && w.CustomizationsRepo != "" {
+		errs = append(errs, errors.New("resource-customizations and resource-customizations-repo exclude each other"))
+	}
+	if w.CustomizationsEvery <= 0 {
+		errs = append(errs, errors.New("resource-customizations-interval must be positive"))
+	}
+	if _, _, err := w.customizations(); err != nil {
+		errs = append(errs, err)
 	}
 	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
 		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))

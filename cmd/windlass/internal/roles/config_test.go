@@ -8,10 +8,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/worker"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -133,16 +137,96 @@ func TestWorkerLimitFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.want.CustomizationsDir = scripts
-			if d := cmp.Diff(tt.want, c.healthOptions()); d != "" || c.RenderMaxFileBytes != tt.maxFile {
-				t.Fatalf("health options (-want +got):\n%s\nrender-max-file-bytes %d, want %d", d, c.RenderMaxFileBytes, tt.maxFile)
-			}
-			checker, err := health.New(c.healthOptions()) // as startWorker does
+			custom, _, err := c.customizations()
 			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, custom.Health); d != "" || c.RenderMaxFileBytes != tt.maxFile || custom.Dir != scripts {
+				t.Fatalf("health options (-want +got):\n%s\nrender-max-file-bytes %d, want %d; dir %q", d, c.RenderMaxFileBytes, tt.maxFile, custom.Dir)
+			}
+			// As the worker does.
+			checker := customizations.NewLibrary(custom.Health, nil, customizations.WithSource(customizations.Dir(custom.Dir), custom.Dir))
+			if err := checker.Load(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			if r := checker.Assess(cm); !strings.Contains(r.Message, tt.assessed) {
 				t.Fatalf("assessed %+v, want a message with %q", r, tt.assessed)
+			}
+		})
+	}
+}
+
+// The resource customizations' flags and environment, and the argocd-cm
+// file, reach the worker's configuration.
+func TestCustomizationsFlags(t *testing.T) {
+	t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cm := write("argocd-cm.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm}
+data:
+  resource.customizations.health.example.com_Widget: 'return {status = "Healthy"}'
+  resource.customizations.ignoreDifferences.all: |
+    managedFieldsManagers: [kube-controller-manager]
+  resource.compareoptions: 'ignoreResourceStatusField: all'
+`)
+	excl := write("exclusions.yaml", "resource.exclusions: |\n  - kinds: [Event]\n")
+	base := []string{"--redis-address", "127.0.0.1:6379"}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    worker.CustomizationsConfig
+		ignored []string
+		wantErr string
+	}{
+		{name: "defaults", want: worker.CustomizationsConfig{Revision: "HEAD", Every: 3 * time.Minute}},
+		{name: "a repository", args: []string{"--resource-customizations-repo", "https://git.example.com/lib.git", "--resource-customizations-path", "resource_customizations",
+			"--resource-customizations-revision", "v1", "--resource-customizations-interval", "1m"},
+			want: worker.CustomizationsConfig{RepoURL: "https://git.example.com/lib.git", Path: "resource_customizations", Revision: "v1", Every: time.Minute}},
+		{name: "environment", env: map[string]string{"WINDLASS_RESOURCE_CUSTOMIZATIONS_REPO": "https://git.example.com/lib.git", "WINDLASS_RESOURCE_CUSTOMIZATIONS_INTERVAL": "30s", "WINDLASS_ARGOCD_CM": cm},
+			want: worker.CustomizationsConfig{RepoURL: "https://git.example.com/lib.git", Revision: "HEAD", Every: 30 * time.Second,
+				Health:            health.Options{Inline: map[string]string{"example.com/Widget": `return {status = "Healthy"}`}},
+				IgnoreDifferences: []appspec.ResourceIgnoreDifferences{{Group: "*", Kind: "*", ManagedFieldsManagers: []string{"kube-controller-manager"}}}},
+			ignored: []string{"resource.compareoptions"}},
+		{name: "directory and repository", args: []string{"--resource-customizations", dir, "--resource-customizations-repo", "https://git.example.com/lib.git"}, wantErr: "exclude each other"},
+		{name: "a zero interval", args: []string{"--resource-customizations-interval", "0s"}, wantErr: "resource-customizations-interval must be positive"},
+		{name: "exclusions are refused", args: []string{"--argocd-cm", excl}, wantErr: "resource.exclusions and resource.inclusions are not implemented"},
+		{name: "a missing argocd-cm", args: []string{"--argocd-cm", filepath.Join(dir, "nope")}, wantErr: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			c, err := loadWorkerConfig(append(base, tt.args...))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ignored, err := c.customizations()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Health = health.Options{Inline: got.Health.Inline} // the limits are TestWorkerLimitFlags'
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("customizations (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.ignored, ignored); d != "" {
+				t.Errorf("ignored keys (-want +got):\n%s", d)
 			}
 		})
 	}

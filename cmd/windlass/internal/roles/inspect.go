@@ -10,8 +10,6 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
-	"github.com/windlass-cd/windlass/internal/actions"
-	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/worker/children"
@@ -19,27 +17,22 @@ import (
 
 // newInspector serves the API's manifests, diff, tree and events endpoints:
 // manifests from the manifest cache the workers fill, live state from the
-// local cluster and the registered ones. hopts name the directory of Lua
-// health checks and actions the workers use and their limits (no
-// directory: the built-ins), so that the API agrees with them. Apps that
-// an app's manifests declare are read through c in namespace.
-func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hopts health.Options,
+// local cluster and the registered ones. hc and acts are the health
+// checker and resource actions of the worker in the same process (nil: the
+// built-ins), so that the API agrees with it. Apps that an app's manifests
+// declare are read through c in namespace.
+func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hc cluster.HealthChecker, acts cluster.ActionCatalog,
 	c client.Client, namespace string) (api.Inspector, error) {
 	decls, err := children.New(&children.TemporalApps{Client: c, Namespace: namespace}, sets)
 	if err != nil {
 		return nil, err
 	}
 	opts := []cluster.Option{cluster.WithDeclarations(decls)}
-	if hopts.CustomizationsDir != "" {
-		hc, err := health.New(hopts)
-		if err != nil {
-			return nil, err
-		}
-		acts, err := actions.New(actions.Options{CustomizationsDir: hopts.CustomizationsDir, Sandbox: hc})
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, cluster.WithHealthChecker(hc), cluster.WithActions(acts))
+	if hc != nil {
+		opts = append(opts, cluster.WithHealthChecker(hc))
+	}
+	if acts != nil {
+		opts = append(opts, cluster.WithActions(acts))
 	}
 	clusters := kube.NewFactory(kcfg, kube.Options{Resolver: sets.ClusterConfig})
 	return api.NewInspector(render.RedisStore{Client: rdb}, clusters, log, opts...)

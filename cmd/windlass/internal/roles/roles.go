@@ -24,9 +24,8 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/api/webhook"
-	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/appspec"
-	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/secretstore"
@@ -38,9 +37,11 @@ import (
 )
 
 const (
-	msgStarting     = "starting"
-	msgReady        = "windlass is ready"
-	msgShuttingDown = "shutting down"
+	msgStarting = "starting"
+	msgReady    = "windlass is ready"
+	// msgArgoCDCMIgnored names the argocd-cm keys read without effect.
+	msgArgoCDCMIgnored = "argocd-cm keys have no effect in windlass"
+	msgShuttingDown    = "shutting down"
 )
 
 // Dev runs `windlass dev`, configured by the flags args and the
@@ -132,7 +133,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 		return err
 	}
 	watchProjects(ctx, store, sets, log)
-	stopWorker, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig, sets)
+	stopWorker, lib, err := startWorker(ctx, log, c, cfg.workerSettings, redisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,15 @@ func runDev(ctx context.Context, cfg devConfig) error {
 		return err
 	}
 	cleanup = append(cleanup, func() { _ = rdb.Close() })
-	insp, err := newInspector(kcfg, rdb, sets, log, cfg.healthOptions(), c, cfg.Namespace)
+	// The API's health and actions are the worker's (its scripts, reloaded).
+	var (
+		checker cluster.HealthChecker
+		acts    cluster.ActionCatalog
+	)
+	if lib != nil {
+		checker, acts = lib, lib.Actions()
+	}
+	insp, err := newInspector(kcfg, rdb, sets, log, checker, acts, c, cfg.Namespace)
 	if err != nil {
 		return err
 	}
@@ -235,7 +244,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	defer rdb.Close()
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
-	insp, err := newInspector(kcfg, rdb, sets, log, health.Options{}, c, cfg.Namespace)
+	insp, err := newInspector(kcfg, rdb, sets, log, nil, nil, c, cfg.Namespace)
 	if err != nil {
 		return err
 	}
@@ -291,7 +300,7 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 		return err
 	}
 	watchProjects(ctx, store, sets, log)
-	stop, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig, sets)
+	stop, _, err := startWorker(ctx, log, c, cfg.workerSettings, cfg.RedisAddr, cfg.Kubeconfig, sets)
 	if err != nil {
 		return err
 	}
@@ -312,75 +321,74 @@ func watchProjects(ctx context.Context, store secretstore.Store, sets *settings.
 	}
 }
 
-func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string, sets *settings.Store) (func(), error) {
+// startWorker starts the worker role's Temporal worker. It returns how to
+// stop it and the health checks it uses, when they have scripts (nil: the
+// built-in checks).
+func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w workerSettings, redisAddr, kubeconfig string, sets *settings.Store) (func(), *customizations.Library, error) {
 	kcfg, err := kube.LoadConfig(kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	creds, err := w.credentials()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	plugins, err := loadPlugins(w.PluginsFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var checker cluster.HealthChecker
-	var acts cluster.ActionCatalog
-	if w.ResourceCustomizations != "" {
-		hc, err := health.New(w.healthOptions())
-		if err != nil {
-			return nil, err
-		}
-		if acts, err = actions.New(actions.Options{CustomizationsDir: w.ResourceCustomizations, Sandbox: hc}); err != nil {
-			return nil, err
-		}
-		checker = hc
+	custom, ignored, err := w.customizations()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ignored) > 0 {
+		log.Warn(msgArgoCDCMIgnored, "file", w.ArgoCDCM, "keys", ignored)
 	}
 	var sandbox *render.Sandbox
 	if w.RenderSandbox {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("render sandbox: %w", err)
+			return nil, nil, fmt.Errorf("render sandbox: %w", err)
 		}
 		if sandbox, err = render.NewSandbox(exe, w.RenderLimits, log); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	rdb, err := w.roleProd.Redis.client(redisAddr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, fmt.Errorf("redis unreachable at %s: %w", redisAddr, err)
+		return nil, nil, fmt.Errorf("redis unreachable at %s: %w", redisAddr, err)
 	}
 	wk, err := worker.New(worker.Config{
 		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
-		Credentials: creds, Namespace: w.namespace, Settings: sets, Health: checker, Actions: acts,
+		Credentials: creds, Namespace: w.namespace, Settings: sets, Customizations: custom,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
 	})
 	if err != nil {
 		_ = rdb.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := wk.Start(); err != nil {
 		_ = rdb.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return func() {
+	stop := func() {
 		wk.Stop()
 		_ = rdb.Close()
 		if sandbox != nil {
 			sandbox.Close()
 		}
-	}, nil
+	}
+	return stop, wk.Customizations(), nil
 }
 
 func listenAPI(h http.Handler, addr string) (*http.Server, net.Listener, error) {

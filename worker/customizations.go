@@ -1,0 +1,84 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/health"
+)
+
+// CustomizationsConfig configures the resource customizations: Lua health
+// checks (and action scripts, for the resource actions) in Argo CD's
+// resource_customizations layout, from a directory or a Git repository,
+// and argocd-cm's inline scripts and system-wide ignoreDifferences.
+type CustomizationsConfig struct {
+	// Dir is a local tree. RepoURL, Revision (default HEAD) and Path (a
+	// folder of the repository) name a tree in Git, read with the
+	// worker's Git credentials. At most one of the two.
+	Dir      string
+	RepoURL  string
+	Revision string
+	Path     string
+	// Every is how often the tree is read again, and reloaded when its
+	// revision moved (default DefaultCustomizationsEvery).
+	Every time.Duration
+	// Health holds the limits of one script run and the inline health
+	// scripts, which win over the tree's.
+	Health health.Options
+	// Actions are inline action scripts by "group/Kind".
+	Actions map[string]customizations.ActionScripts
+	// IgnoreDifferences apply to every app, next to its own.
+	IgnoreDifferences []appspec.ResourceIgnoreDifferences
+}
+
+// DefaultCustomizationsEvery is how often the customizations are read
+// again by default.
+const DefaultCustomizationsEvery = 3 * time.Minute
+
+// customizationsLoadTimeout bounds the first load, when the worker starts.
+const customizationsLoadTimeout = time.Minute
+
+func (c CustomizationsConfig) scripted() bool {
+	return c.Dir != "" || c.RepoURL != "" || len(c.Health.Inline) > 0 || len(c.Actions) > 0
+}
+
+// newLibrary builds the library and loads it once. A tree in Git that does
+// not load yet is not fatal: the worker starts with the built-in checks,
+// the status says why, and the next load tries again. A directory or an
+// inline script that does not load is a configuration error.
+func newLibrary(c CustomizationsConfig, src *source.Activities, rec customizations.Recorder, log *slog.Logger) (*customizations.Library, error) {
+	if c.Dir != "" && c.RepoURL != "" {
+		return nil, errors.New("worker: resource customizations come from a directory or a repository, not both")
+	}
+	opts := []customizations.Option{customizations.WithLogger(log)}
+	if rec != nil {
+		opts = append(opts, customizations.WithRecorder(rec))
+	}
+	switch {
+	case c.Dir != "":
+		opts = append(opts, customizations.WithSource(customizations.Dir(c.Dir), c.Dir))
+	case c.RepoURL != "":
+		rev := c.Revision
+		if rev == "" {
+			rev = "HEAD"
+		}
+		tree := source.Tree{Git: src, RepoURL: c.RepoURL, Revision: rev, Path: c.Path}
+		opts = append(opts, customizations.WithSource(tree, tree.String()))
+	}
+	lib := customizations.NewLibrary(c.Health, c.Actions, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), customizationsLoadTimeout)
+	defer cancel()
+	if err := lib.Load(ctx); err != nil && c.RepoURL == "" {
+		return nil, err
+	}
+	return lib, nil
+}
+
+// Customizations returns the worker's resource customizations, or nil
+// when it has none configured.
+func (w *Worker) Customizations() *customizations.Library { return w.lib }
