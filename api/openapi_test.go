@@ -27,6 +27,7 @@ import (
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
@@ -413,6 +414,8 @@ var openAPISchemaTypes = map[string]any{
 	"RunActionRequest":          RunActionRequest{},
 	"ActionChange":              cluster.ActionChange{},
 	"RunActionView":             RunActionView{},
+	"CustomizationsView":        CustomizationsView{},
+	"CustomizationsStatus":      customizations.WorkerStatus{},
 	"Problem":                   Problem{},
 	"Application":               appspec.Application{},
 	"InfoItem":                  appspec.InfoItem{},

@@ -91,6 +91,7 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		{method: http.MethodGet, pattern: "/api/v1/session/can", path: "/api/v1/session/can?check=applications,sync,default/guestbook",
 			allow: everyone, ok: http.StatusOK},
 		{method: http.MethodGet, pattern: "/api/v1/settings/rbac", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "accounts, get, *"},
+		{method: http.MethodGet, pattern: "/api/v1/settings/resource-customizations", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
 		// The web UI: its pages and files hold no data (the API calls
 		// behind them authenticate).
 		{method: http.MethodGet, pattern: "/", public: true, ok: http.StatusOK},

@@ -63,6 +63,9 @@ type Options struct {
 	// (nil: they answer 501), and the full resource lists of apps with
 	// more resources than their status holds (nil: the bounded lists).
 	Inspector Inspector
+	// Customizations lists the workers' resource customizations statuses
+	// (nil: none are listed).
+	Customizations CustomizationsStatuses
 }
 
 // Mounted is a handler served under a path prefix of its own.
@@ -159,6 +162,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.clusterRoutes(v1)
 	s.accountRoutes(v1)
 	s.permissionRoutes(v1)
+	s.customizationsRoutes(v1)
 	uiRoutes(e, ui)
 	return s, nil
 }

@@ -3,8 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -51,13 +55,16 @@ func (c CustomizationsConfig) scripted() bool {
 // not load yet is not fatal: the worker starts with the built-in checks,
 // the status says why, and the next load tries again. A directory or an
 // inline script that does not load is a configuration error.
-func newLibrary(c CustomizationsConfig, src *source.Activities, rec customizations.Recorder, log *slog.Logger) (*customizations.Library, error) {
+func newLibrary(c CustomizationsConfig, src *source.Activities, rdb redis.UniversalClient, rec customizations.Recorder, log *slog.Logger) (*customizations.Library, error) {
 	if c.Dir != "" && c.RepoURL != "" {
 		return nil, errors.New("worker: resource customizations come from a directory or a repository, not both")
 	}
 	opts := []customizations.Option{customizations.WithLogger(log)}
 	if rec != nil {
 		opts = append(opts, customizations.WithRecorder(rec))
+	}
+	if rdb != nil {
+		opts = append(opts, customizations.WithReport(publishStatus(customizations.RedisStatuses{Client: rdb}, c.every(), log)))
 	}
 	switch {
 	case c.Dir != "":
@@ -77,6 +84,30 @@ func newLibrary(c CustomizationsConfig, src *source.Activities, rec customizatio
 		return nil, err
 	}
 	return lib, nil
+}
+
+func (c CustomizationsConfig) every() time.Duration {
+	if c.Every <= 0 {
+		return DefaultCustomizationsEvery
+	}
+	return c.Every
+}
+
+const msgStatusNotPublished = "resource customizations status not published"
+
+// publishStatus publishes each load's status under this process's identity
+// (the Temporal SDK's default), for the API; it expires after three
+// intervals without a load.
+func publishStatus(store customizations.RedisStatuses, every time.Duration, log *slog.Logger) func(context.Context, customizations.Status) {
+	host, _ := os.Hostname()
+	identity := fmt.Sprintf("%d@%s", os.Getpid(), host)
+	return func(ctx context.Context, st customizations.Status) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := store.Put(ctx, identity, st, 3*every+time.Minute); err != nil {
+			log.Warn(msgStatusNotPublished, "err", err)
+		}
+	}
 }
 
 // Customizations returns the worker's resource customizations, or nil

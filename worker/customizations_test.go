@@ -31,7 +31,7 @@ func TestNewLibrary(t *testing.T) {
 	widget := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"}}}
 	log := slog.New(slog.DiscardHandler)
 
-	lib, err := newLibrary(CustomizationsConfig{Dir: dir}, src, nil, log)
+	lib, err := newLibrary(CustomizationsConfig{Dir: dir}, src, nil, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +44,12 @@ func TestNewLibrary(t *testing.T) {
 		"broken inline":     {Health: health.Options{Inline: map[string]string{"Pod": "return {"}}},
 		"both sources":      {Dir: dir, RepoURL: "http://127.0.0.1:1/lib.git"},
 	} {
-		if _, err := newLibrary(c, src, nil, log); err == nil {
+		if _, err := newLibrary(c, src, nil, nil, log); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 
-	lib, err = newLibrary(CustomizationsConfig{RepoURL: "http://127.0.0.1:1/lib.git", Path: "resource_customizations"}, src, nil, log)
+	lib, err = newLibrary(CustomizationsConfig{RepoURL: "http://127.0.0.1:1/lib.git", Path: "resource_customizations"}, src, nil, nil, log)
 	if err != nil {
 		t.Fatalf("unreachable repository: %v", err)
 	}

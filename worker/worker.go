@@ -200,7 +200,7 @@ func New(cfg Config) (*Worker, error) {
 	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics), cluster.WithResourceLists(render.RedisStore{Client: cfg.Redis}, cfg.Cache.ManifestTTL)}
 	var lib *customizations.Library
 	if cfg.Customizations.scripted() {
-		if lib, err = newLibrary(cfg.Customizations, src, cfg.Metrics, log); err != nil {
+		if lib, err = newLibrary(cfg.Customizations, src, cfg.Redis, cfg.Metrics, log); err != nil {
 			return nil, err
 		}
 		if cfg.Health == nil {
@@ -303,12 +303,8 @@ func (w *Worker) Start() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop = cancel
 	w.wg.Go(func() { w.evictLoop(ctx) })
-	if w.lib != nil && (w.cfg.Customizations.Dir != "" || w.cfg.Customizations.RepoURL != "") {
-		every := w.cfg.Customizations.Every
-		if every <= 0 {
-			every = DefaultCustomizationsEvery
-		}
-		w.wg.Go(func() { w.lib.Run(ctx, every) })
+	if w.lib != nil {
+		w.wg.Go(func() { w.lib.Run(ctx, w.cfg.Customizations.every()) })
 	}
 	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
 	defer scancel()

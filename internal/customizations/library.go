@@ -58,6 +58,7 @@ type Library struct {
 	actions map[string]ActionScripts
 	log     *slog.Logger
 	rec     Recorder
+	report  func(context.Context, Status)
 
 	cur    atomic.Pointer[Set]
 	mu     sync.Mutex // serialises loads and guards status
@@ -76,6 +77,12 @@ func WithSource(src Source, name string) Option {
 // WithRecorder reports each load's outcome to r.
 func WithRecorder(r Recorder) Option {
 	return func(l *Library) { l.rec = r }
+}
+
+// WithReport calls report with the status after every load (to publish
+// it: RedisStatuses.Put).
+func WithReport(report func(context.Context, Status)) Option {
+	return func(l *Library) { l.report = report }
 }
 
 // WithLogger logs loads and failures to log.
@@ -104,6 +111,14 @@ const (
 // directory), builds a new Set and serves it. On failure the last good
 // Set stays, and the status and the error say why.
 func (l *Library) Load(ctx context.Context) error {
+	err := l.loadOnce(ctx)
+	if l.report != nil {
+		l.report(ctx, l.Status())
+	}
+	return err
+}
+
+func (l *Library) loadOnce(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	set, err := l.load(ctx)

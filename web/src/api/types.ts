@@ -316,6 +316,21 @@ export interface PolicyView {
   defaultRole?: string;
 }
 
+/** One worker's resource customizations (GET /settings/resource-customizations). */
+export interface CustomizationsStatus {
+  worker: string;
+  source?: string;
+  revision?: string;
+  loadedAt?: string;
+  error?: string;
+  failedAt?: string;
+  actionKinds: number;
+}
+
+export interface CustomizationsView {
+  workers: CustomizationsStatus[];
+}
+
 export interface SSOConfig {
   enabled: boolean;
   name?: string;

@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, del, get, post, put } from '../api/client';
-import type { Account, Check, ClusterView, Items, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
+import type { Account, Check, ClusterView, CustomizationsView, Items, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
 import { Button, Dialog, ErrorMessage, Field, Spinner, TabPanel, Tabs, DialogActions, THead, useAction, useAsync, useToast } from '../components/ui';
 import { dateTime } from '../lib/format';
 import { navigate } from '../router';
@@ -13,6 +13,7 @@ const sections = [
   { id: 'clusters', label: 'Clusters' },
   { id: 'accounts', label: 'Accounts' },
   { id: 'rbac', label: 'RBAC policy' },
+  { id: 'customizations', label: 'Health library' },
 ];
 
 export function Settings({ section }: { section: string }) {
@@ -27,6 +28,7 @@ export function Settings({ section }: { section: string }) {
         {active === 'clusters' && <Clusters />}
         {active === 'accounts' && <Accounts />}
         {active === 'rbac' && <RBAC />}
+        {active === 'customizations' && <Customizations />}
       </TabPanel>
     </main>
   );
@@ -522,6 +524,41 @@ function RBAC() {
           <h3>Built-in</h3>
           <pre className="code-block">{policy.data.builtin}</pre>
         </>
+      )}
+    </section>
+  );
+}
+
+function Customizations() {
+  const view = useAsync((signal) => get<CustomizationsView>('/api/v1/settings/resource-customizations', { signal }), []);
+  return (
+    <section>
+      <SectionHead title="Health library" />
+      <p className="muted">
+        The Lua health and action scripts each worker loaded: from <code>--resource-customizations</code>, <code>--resource-customizations-repo</code> or{' '}
+        <code>--argocd-cm</code>. A worker whose last load failed keeps its last good set.
+      </p>
+      <Loading loading={view.loading && !view.data} error={view.error} what="The workers' scripts" />
+      {view.data && view.data.workers.length === 0 && <p>No worker has loaded scripts recently: the built-in health checks apply.</p>}
+      {view.data && view.data.workers.length > 0 && (
+        <table className="table compact">
+          <THead cols={['Worker', 'Source', 'Revision', 'Loaded', 'Last load']} />
+          <tbody>
+            {view.data.workers.map((w) => (
+              <tr key={w.worker}>
+                <td>{w.worker}</td>
+                <td>
+                  <code>{w.source || 'argocd-cm'}</code>
+                </td>
+                <td>
+                  <code>{w.revision ? w.revision.slice(0, 7) : '—'}</code>
+                </td>
+                <td>{w.loadedAt ? dateTime(w.loadedAt) : 'never'}</td>
+                <td>{w.error ? <span className="error">failed {w.failedAt ? dateTime(w.failedAt) : ''}: {w.error}</span> : 'ok'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
     </section>
   );

@@ -500,6 +500,7 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 		SSO: ssoHandler, Dex: dex,
 		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL, TaskQueue: a.taskQueue,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
+		Customizations: customizations.RedisStatuses{Client: rdb},
 	})
 	if err != nil {
 		return nil, "", err
