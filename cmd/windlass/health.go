@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
@@ -21,10 +22,11 @@ func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("health", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("customizations", "", "directory of Lua health scripts: <group>/<Kind>/health.lua, <Kind>/health.lua for the core group")
+	argocdCM := fs.String("argocd-cm", "", "argocd-cm ConfigMap (or its data) whose resource.customizations.health keys win over the directory's scripts")
 	file := fs.String("object", "", "YAML or JSON file holding one Kubernetes object (- for stdin)")
 	timeout := fs.Duration("timeout", 0, "time limit of one Lua health script (default 1s)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: windlass health [--customizations DIR] --object FILE")
+		fmt.Fprintln(stderr, "usage: windlass health [--customizations DIR] [--argocd-cm FILE] --object FILE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,7 +53,15 @@ func runHealth(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if objs[0].GetKind() == "" || objs[0].GetAPIVersion() == "" {
 		return fmt.Errorf("health: %s: the object needs apiVersion and kind", *file)
 	}
-	checker, err := health.New(health.Options{CustomizationsDir: *dir, Timeout: *timeout})
+	opts := health.Options{CustomizationsDir: *dir, Timeout: *timeout}
+	if *argocdCM != "" {
+		cm, err := customizations.LoadConfigMap(*argocdCM)
+		if err != nil {
+			return fmt.Errorf("health: %w", err)
+		}
+		opts.Inline = cm.Health
+	}
+	checker, err := health.New(opts)
 	if err != nil {
 		return fmt.Errorf("health: %w", err)
 	}

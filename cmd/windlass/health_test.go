@@ -44,6 +44,8 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 	bad := write("bad.yaml", "apiVersion: v1\nkind: [unclosed\n")
 	noKind := write("nokind.yaml", "metadata: {name: x}\n")
 	unnamed := write("unnamed.yaml", "apiVersion: example.com/v1\nkind: Widget\nstatus: {phase: Ready}\n")
+	cm := write("argocd-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.example.com_Widget: 'return {status = \"Suspended\", message = \"from argocd-cm\"}'\n")
+	badCM := write("bad-cm.yaml", "kind: Secret\n")
 	gadget := write("gadget.yaml", "apiVersion: example.com/v1\nkind: Gadget\n")
 	unnamedPod := write("unnamed-pod.yaml", "apiVersion: v1\nkind: Pod\nstatus: {phase: Pending}\n")
 
@@ -63,6 +65,8 @@ return {status = "Degraded", message = "widget " .. obj.metadata.name .. " is no
 		{"no metadata.name", []string{"--customizations", scripts, "--object", unnamed}, "", map[string]any{"status": "Healthy", "message": "widget ready"}, ""},
 		{"no metadata at all", []string{"--object", unnamedPod}, "", map[string]any{"status": "Progressing", "message": "pod is pending"}, ""},
 		{"default message without a name", []string{"--customizations", scripts, "--object", gadget}, "", map[string]any{"status": "Degraded", "message": "Gadget is Degraded"}, ""},
+		{"argocd-cm wins", []string{"--customizations", scripts, "--argocd-cm", cm, "--object", widget}, "", map[string]any{"status": "Suspended", "message": "from argocd-cm"}, ""},
+		{"bad argocd-cm", []string{"--argocd-cm", badCM, "--object", widget}, "", nil, "want ConfigMap"},
 		{"stdin", []string{"--object", "-"}, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nstatus: {phase: Lost}\n", map[string]any{"status": "Degraded", "message": "the claim lost its volume"}, ""},
 		{"missing object flag", nil, "", nil, "usage"},
 		{"stray argument", []string{"--object", deploy, "extra"}, "", nil, "usage"},
