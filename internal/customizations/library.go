@@ -129,9 +129,14 @@ func (l *Library) loadOnce(ctx context.Context) error {
 		return err
 	}
 	if set != nil {
-		l.cur.Store(set)
+		// A directory is loaded every time: only its first load, or one
+		// after a failure, is news.
+		level := slog.LevelInfo
+		if prev := l.cur.Swap(set); prev != nil && prev.Revision == set.Revision && l.status.Error == "" {
+			level = slog.LevelDebug
+		}
 		l.status.Revision, l.status.LoadedAt, l.status.ActionKinds = set.Revision, time.Now(), len(set.Actions)
-		l.log.Info(msgLoaded, "source", l.name, "revision", set.Revision, "action_kinds", len(set.Actions))
+		l.log.Log(ctx, level, msgLoaded, "source", l.name, "revision", set.Revision, "action_kinds", len(set.Actions))
 	}
 	l.status.Error, l.status.FailedAt = "", time.Time{}
 	l.record(true)
