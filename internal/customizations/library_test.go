@@ -92,6 +92,20 @@ func TestLibraryLoads(t *testing.T) {
 	if d := cmp.Diff(wantActions, lib.Current().Actions); d != "" {
 		t.Errorf("actions (-want +got):\n%s", d)
 	}
+	for _, tt := range []struct {
+		group, kind, want string // want: an action's name, "" for none
+	}{
+		{"example.com", "Widget", "poke"},
+		{"a.example.com", "Gadget", "nudge"},
+		{"example.com", "Gadget", ""},
+		{"", "Pod", ""}, // discovery only
+		{"", "Service", ""},
+	} {
+		a, ok := lib.Current().ActionsFor(tt.group, tt.kind)
+		if _, has := a.Actions[tt.want]; (tt.want != "") != has || (tt.want != "" && !ok) {
+			t.Errorf("ActionsFor(%q, %q) = %+v, %v; want action %q", tt.group, tt.kind, a, ok, tt.want)
+		}
+	}
 
 	// The same revision is not loaded again, even though the tree changed.
 	writeTree(t, dir, map[string]string{"example.com/Widget/health.lua": `return {status = "Degraded", message = "two"}`})

@@ -3,9 +3,12 @@ package customizations
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/windlass-cd/windlass/internal/actions"
@@ -32,6 +35,33 @@ type Set struct {
 	Revision string
 	// Catalog lists and runs the built-in actions and Actions.
 	Catalog *actions.Catalog
+}
+
+// ActionsFor returns the action scripts of a group and kind: those of its
+// exact key, else of the first wildcard key (in key order) that matches.
+func (s *Set) ActionsFor(group, kind string) (ActionScripts, bool) {
+	key := kind
+	if group != "" {
+		key = group + "/" + kind
+	}
+	if a, ok := s.Actions[key]; ok {
+		return a, true
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Actions)) {
+		if !strings.Contains(k, "*") {
+			continue
+		}
+		g, kd, hasGroup := strings.Cut(k, "/")
+		if !hasGroup {
+			g, kd = "", k
+		}
+		gOK, _ := path.Match(g, group)
+		kOK, _ := path.Match(kd, kind)
+		if gOK && kOK {
+			return s.Actions[k], true
+		}
+	}
+	return ActionScripts{}, false
 }
 
 // Bounds of a tree's action scripts.
