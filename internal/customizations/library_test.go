@@ -100,6 +100,7 @@ func TestLibraryLoads(t *testing.T) {
 		{"example.com", "Gadget", ""},
 		{"", "Pod", ""}, // discovery only
 		{"", "Service", ""},
+		{"b.example.com", "x/Weird", "nudge"},
 	} {
 		a, ok := lib.Current().ActionsFor(tt.group, tt.kind)
 		if _, has := a.Actions[tt.want]; (tt.want != "") != has || (tt.want != "" && !ok) {

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -51,13 +50,10 @@ func (s *Set) ActionsFor(group, kind string) (ActionScripts, bool) {
 		if !strings.Contains(k, "*") {
 			continue
 		}
-		g, kd, hasGroup := strings.Cut(k, "/")
-		if !hasGroup {
-			g, kd = "", k
-		}
-		gOK, _ := path.Match(g, group)
-		kOK, _ := path.Match(kd, kind)
-		if gOK && kOK {
+		// "*" matches any run of characters, "/" included, as in the
+		// health scripts' keys.
+		re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(k), `\*`, ".*") + "$")
+		if re.MatchString(key) {
 			return s.Actions[k], true
 		}
 	}
