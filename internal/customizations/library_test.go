@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -183,4 +184,27 @@ func TestLibraryDirAndInline(t *testing.T) {
 	if err := gone.Load(t.Context()); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("missing directory: err = %v", err)
 	}
+}
+
+// Run reloads at its interval, so that an edit shows without a restart.
+func TestLibraryRun(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"example.com/Widget/health.lua": `return {status = "Progressing", message = "before"}`})
+	lib := NewLibrary(health.Options{}, nil, WithSource(Dir(dir), dir))
+	if err := lib.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { lib.Run(ctx, 10*time.Millisecond); close(done) }()
+	writeTree(t, dir, map[string]string{"example.com/Widget/health.lua": `return {status = "Healthy", message = "after"}`})
+	deadline := time.Now().Add(10 * time.Second)
+	for lib.Assess(widget()).Message != "after" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the edit did not show: %+v", lib.Assess(widget()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }
