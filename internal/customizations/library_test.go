@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,63 @@ func TestLibraryRun(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// The library's actions are those of its current set: built-ins before a
+// load, the tree's Lua actions after, an edited script after a reload;
+// inline scripts win and wildcard keys match.
+func TestLibraryActions(t *testing.T) {
+	names := func(lib *Library, obj *unstructured.Unstructured) []string {
+		t.Helper()
+		acts, err := lib.Actions().List(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range acts {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"example.com/Widget/actions/discovery.lua":     `return {polish = {}}`,
+		"example.com/Widget/actions/polish/action.lua": `obj.metadata.labels = {shine = "1"}; return obj`,
+		"example.com/_/actions/discovery.lua":          `return {wave = {}}`,
+		"example.com/_/actions/wave/action.lua":        `return obj`,
+	})
+	inline := map[string]ActionScripts{"example.com/Gadget": {Discovery: `return {tune = {}}`, Actions: map[string]string{"tune": `return obj`}}}
+	lib := NewLibrary(health.Options{}, inline, WithSource(Dir(dir), dir))
+	deploy := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d"},
+		"spec": map[string]any{"replicas": int64(1)}}}
+	if got := names(lib, deploy); !slices.Contains(got, "restart") {
+		t.Fatalf("before a load: %v, want the built-ins", got)
+	}
+	if err := lib.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	gadget := widget()
+	gadget.SetKind("Gadget")
+	other := widget()
+	other.SetKind("Sprocket")
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		want []string
+	}{{widget(), []string{"polish"}}, {gadget, []string{"tune"}}, {other, []string{"wave"}}} {
+		if d := cmp.Diff(tc.want, names(lib, tc.obj)); d != "" {
+			t.Errorf("%s actions (-want +got):\n%s", tc.obj.GetKind(), d)
+		}
+	}
+	ops, err := lib.Actions().Run(widget(), "polish", nil)
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("polish: %v, %v", ops, err)
+	}
+	writeTree(t, dir, map[string]string{"example.com/Widget/actions/discovery.lua": `return {buff = {}, polish = {}}`,
+		"example.com/Widget/actions/buff/action.lua": `return obj`})
+	if err := lib.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"buff", "polish"}, names(lib, widget())); d != "" {
+		t.Errorf("after the edit (-want +got):\n%s", d)
+	}
 }
