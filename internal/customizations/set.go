@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/windlass-cd/windlass/internal/actions"
 	resactions "github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/health"
 )
@@ -33,7 +32,7 @@ type Set struct {
 	// Revision is the commit the tree came from; empty for a directory.
 	Revision string
 	// Catalog lists and runs the built-in actions and Actions.
-	Catalog *actions.Catalog
+	Catalog *resactions.Catalog
 }
 
 // ActionsFor returns the action scripts of a group and kind: those of its
