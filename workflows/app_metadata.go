@@ -52,7 +52,7 @@ func (a *application) takeRefreshAnnotation(ctx workflow.Context, spec appspec.A
 	if !a.metadataOn() || !ok {
 		return spec
 	}
-	a.onRefresh(RefreshRequest{Hard: hard, Reason: "annotation " + appspec.AnnotationRefresh})
+	a.onRefresh(ctx, RefreshRequest{Hard: hard, Reason: "annotation " + appspec.AnnotationRefresh})
 	a.refreshQueued = true
 	workflow.GetLogger(ctx).Info(msgRefreshAnnotation, "hard", hard)
 	return spec.WithoutRefreshAnnotation()

@@ -329,7 +329,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 	sel.AddReceive(a.refresh, func(c workflow.ReceiveChannel, _ bool) {
 		var r RefreshRequest
 		c.Receive(ctx, &r)
-		a.onRefresh(r)
+		a.onRefresh(ctx, r)
 	})
 	sel.AddReceive(a.syncSig, func(c workflow.ReceiveChannel, _ bool) {
 		var r SyncRequest
@@ -350,7 +350,7 @@ func (a *application) waitForWork(ctx workflow.Context) {
 		if !a.refresh.ReceiveAsync(&r) {
 			break
 		}
-		a.onRefresh(r)
+		a.onRefresh(ctx, r)
 	}
 }
 
@@ -369,7 +369,7 @@ func (a *application) queuedWork(ctx workflow.Context) bool {
 		if !a.refresh.ReceiveAsync(&r) {
 			break
 		}
-		a.onRefresh(r)
+		a.onRefresh(ctx, r)
 		queued = true
 	}
 	if queued {
@@ -390,7 +390,10 @@ func (a *application) queuedWork(ctx workflow.Context) bool {
 	return false
 }
 
-func (a *application) onRefresh(r RefreshRequest) {
+func (a *application) onRefresh(ctx workflow.Context, r RefreshRequest) {
+	if e := r.Event; e != nil {
+		a.event(ctx, e.Type, e.Reason, e.Message)
+	}
 	a.st.Refreshes++
 	a.hard = a.hard || r.Hard
 	if r.Drift {
@@ -451,7 +454,7 @@ func (a *application) continueAsNew(ctx workflow.Context) error {
 		if !a.refresh.ReceiveAsync(&r) {
 			break
 		}
-		a.onRefresh(r)
+		a.onRefresh(ctx, r)
 	}
 	for {
 		var r SyncRequest

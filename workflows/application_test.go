@@ -402,6 +402,23 @@ func (s *appSuite) TestSyncSignalRefusedIsAnEvent() {
 	s.Contains(view.Status.Events[0].Message, "revision nope not found")
 }
 
+// A refresh that carries an event (the API's write to a resource)
+// records it, and the pass it starts shows the write's effect.
+func (s *appSuite) TestRefreshRecordsEvent() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	s.expectReconcile(sha1, synced) // the pass after the signal
+	ev := &Event{Type: EventNormal, Reason: "ResourceDeleted", Message: "/Pod:default/web-1 deleted by alice"}
+	s.at(time.Second, func() { s.env.SignalWorkflow(SignalRefresh, RefreshRequest{Live: true, Event: ev}) })
+	var view AppView
+	s.at(time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false)})
+	s.Require().NotEmpty(view.Status.Events)
+	got := view.Status.Events[0]
+	s.Equal([3]string{ev.Type, ev.Reason, ev.Message}, [3]string{got.Type, got.Reason, got.Message})
+	s.False(got.Time.IsZero())
+}
+
 // A sync whose revision cannot be resolved because the Kubernetes API
 // (the repository credentials) does not answer is refused as Unavailable,
 // not as a missing revision.

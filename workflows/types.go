@@ -251,6 +251,10 @@ type RefreshRequest struct {
 	// object: a pass that only drift asked for compares with
 	// CompareInput.Drift.
 	Drift bool `json:"drift,omitempty"`
+	// Event, when set, is recorded in the app's events (its Time is the
+	// workflow's): the API's writes to one of the app's resources say so
+	// with the caller, and the refresh shows their effect.
+	Event *Event `json:"event,omitempty"`
 }
 
 // SyncInput starts a SyncWorkflow.
