@@ -11,15 +11,18 @@
 // and logs. Actions are get, create, update, delete, sync, rollback,
 // override and action; a resource action is requested as
 // action/<group>/<kind>/<name>, and the policy action "action" grants all
-// of them, as action/* does. Objects are <project>/<app> for applications
-// and logs, the project name for projects, the URL for repositories and
-// clusters, and the account name for accounts.
+// of them, as action/* does. A write to one of an app's resources is
+// requested as update/<group>/<kind>/<namespace>/<name> or delete/...
+// (the core group and cluster-scoped namespaces are empty); as in Argo CD
+// 3, the plain actions update and delete do not grant them, update/* and
+// delete/* do. Objects are <project>/<app> for applications and logs, the
+// project name for projects, the URL for repositories and clusters, and
+// the account name for accounts.
 //
 // The rest of Argo CD's vocabulary is accepted but not enforced: the
 // resources applicationsets, certificates, gpgkeys, exec and extensions,
-// the action invoke, and the sub-resource actions
-// update/<group>/<kind>/<namespace>/<name> and delete/.... No endpoint
-// asks for them, so such a rule grants nothing; New logs each at Warn.
+// and the action invoke. No endpoint asks for them, so such a rule grants
+// nothing; New logs each at Warn.
 //
 // Resources, actions and objects in policies are globs: * matches any run
 // of characters, slashes included (so * matches every application and

@@ -80,7 +80,7 @@ var (
 	actions = append(slices.Clone(servedActions), actInvoke)
 	// subresourcePrefixes start Argo CD's fine-grained actions on an
 	// application's resources, update/<group>/<kind>/<namespace>/<name> and
-	// delete/..., which Windlass does not serve yet.
+	// delete/..., asked for by PATCH and DELETE .../resource.
 	subresourcePrefixes = []string{ActionUpdate + "/", ActionDelete + "/"}
 	// appScoped are the resources whose objects are <project>/<name>.
 	appScoped = []string{ResourceApplications, ResourceLogs, resApplicationSets, resExec}
@@ -197,7 +197,8 @@ func unenforcedRule(fields []string) (unenforced, bool) {
 	}
 	res, act := fields[2], fields[3]
 	served := slices.ContainsFunc(servedResources, func(r string) bool { return glob(res, r) }) &&
-		(strings.HasPrefix(act, actionPrefix) || slices.ContainsFunc(servedActions, func(a string) bool { return glob(act, a) }))
+		(slices.ContainsFunc(append([]string{actionPrefix}, subresourcePrefixes...), func(p string) bool { return strings.HasPrefix(act, p) }) ||
+			slices.ContainsFunc(servedActions, func(a string) bool { return glob(act, a) }))
 	return unenforced{res: res, act: act}, !served
 }
 

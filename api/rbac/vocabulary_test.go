@@ -20,8 +20,6 @@ p, u, certificates, *, *, allow
 p, u, gpgkeys, *, *, allow
 p, u, exec, create, */*, allow
 p, u, extensions, invoke, *, allow
-p, u, applications, update/*, */*, allow
-p, u, applications, delete/*/Pod/*/*, */*, allow
 p, u, *, invoke, *, allow
 p, u, applications, get, team-a/web, allow
 `
@@ -77,11 +75,41 @@ func TestUnservedRulesGrantNothing(t *testing.T) {
 	want := []map[string]any{
 		warn(2, "applicationsets", "*", "*/*"), warn(3, "certificates", "*", "*"), warn(4, "gpgkeys", "*", "*"),
 		warn(5, "exec", "create", "*/*"), warn(6, "extensions", "invoke", "*"),
-		warn(7, "applications", "update/*", "*/*"), warn(8, "applications", "delete/*/Pod/*/*", "*/*"),
-		warn(9, "*", "invoke", "*"),
+		warn(7, "*", "invoke", "*"),
 	}
 	if diff := cmp.Diff(want, logged()); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func TestSubresourceActions(t *testing.T) {
+	const policy = `
+p, u, applications, update/*, team-a/*, allow
+p, u, applications, delete/*/Pod/*/*, team-a/*, allow
+p, u, applications, update/apps/Deployment/prod/db, team-a/web, deny
+p, plain, applications, update, */*, allow
+p, plain, applications, delete, */*, allow
+`
+	e := newEnforcer(t, Config{PolicyCSV: policy}, nil)
+	tests := []struct {
+		sub, act, obj string
+		want          bool
+	}{
+		{"u", "update/apps/Deployment/prod/web", "team-a/web", true},
+		{"u", "update//ConfigMap/prod/cfg", "team-a/web", true},
+		{"u", "update/apps/Deployment/prod/db", "team-a/web", false},
+		{"u", "update/apps/Deployment/prod/web", "team-b/web", false},
+		{"u", "delete//Pod/prod/web-1", "team-a/web", true},
+		{"u", "delete/apps/Deployment/prod/web", "team-a/web", false},
+		// As in Argo CD 3, the plain actions do not reach the resources.
+		{"plain", "update/apps/Deployment/prod/web", "team-a/web", false},
+		{"plain", "delete//Pod/prod/web-1", "team-a/web", false},
+		{"admin", "delete//Pod/prod/web-1", "team-a/web", true},
+	}
+	for _, tt := range tests {
+		if got := e.Enforce(Subject{Name: tt.sub}, ResourceApplications, tt.act, tt.obj); got != tt.want {
+			t.Errorf("Enforce(%s, applications, %s, %s) = %v, want %v", tt.sub, tt.act, tt.obj, got, tt.want)
+		}
 	}
 }
 
