@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -31,7 +32,10 @@ type Clients struct {
 	// server has it): a fraction of a full object's decoding.
 	Metadata metadata.Interface
 	Mapper   meta.ResettableRESTMapper
-	Host     string
+	// Core is the typed core/v1 client, for what the dynamic client cannot
+	// read, such as a pod's logs.
+	Core typedcorev1.CoreV1Interface
+	Host string
 }
 
 // Factory hands out clients per destination server: the cluster of its
@@ -166,10 +170,15 @@ func newEntry(cfg *rest.Config) (*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
+	core, err := typedcorev1.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("core client: %w", err)
+	}
 	return &entry{disc: disc, at: time.Now(), cfg: cfg, clients: &Clients{
 		Dynamic:  dyn,
 		Metadata: md,
 		Mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		Core:     core,
 		Host:     cfg.Host,
 	}}, nil
 }
