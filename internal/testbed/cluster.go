@@ -269,6 +269,11 @@ func (b *boot) run(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 
+	if err := installKwokCRDs(ctx, cfg); err != nil {
+		return nil, err
+	}
+	b.opts.Log("kwok log kinds installed", "elapsed", since(b.begin))
+
 	kcm, err := b.start(kcmName, b.kcmArgs())
 	if err != nil {
 		return nil, err
@@ -521,5 +526,6 @@ func (b *boot) kwokArgs() []string {
 		"--tls-cert-file=" + b.pkiFile("kwok.crt"), "--tls-private-key-file=" + b.pkiFile("kwok.key"),
 		"--node-lease-duration-seconds=40",
 		"--cidr=10.244.0.0/16",
+		kwokCRDFlag(),
 	}
 }

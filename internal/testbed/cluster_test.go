@@ -143,6 +143,42 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("pod logs", func(t *testing.T) {
+		dir := t.TempDir()
+		cur, prev := filepath.Join(dir, "current.log"), filepath.Join(dir, "previous.log")
+		if err := AppendCRILog(cur, "one", "two"); err != nil {
+			t.Fatal(err)
+		}
+		if err := AppendCRILog(prev, "before"); err != nil {
+			t.Fatal(err)
+		}
+		cleanup, err := SimulatePodLogs(ctx, c.Config, ns, cur, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cleanup)
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil || len(pods.Items) == 0 {
+			t.Fatalf("pods of web: %v", err)
+		}
+		pod := pods.Items[0].Name
+		read := func(ctx context.Context, o corev1.PodLogOptions) (string, error) {
+			b, err := cs.CoreV1().Pods(ns).GetLogs(pod, &o).DoRaw(ctx)
+			return string(b), err
+		}
+		// kwok picks the ClusterLogs up from its watch.
+		eventually(t, 30*time.Second, "logs of "+pod, func(ctx context.Context) (bool, error) {
+			got, err := read(ctx, corev1.PodLogOptions{})
+			return got == "one\ntwo\n", fmt.Errorf("logs %q: %v", got, err)
+		})
+		if got, err := read(ctx, corev1.PodLogOptions{TailLines: new(int64(1))}); err != nil || got != "two\n" {
+			t.Errorf("tail 1: %q, %v", got, err)
+		}
+		if got, err := read(ctx, corev1.PodLogOptions{Previous: true}); err != nil || got != "before\n" {
+			t.Errorf("previous: %q, %v", got, err)
+		}
+	})
+
 	t.Run("job completes", func(t *testing.T) {
 		job := &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: "migrate", Namespace: ns},

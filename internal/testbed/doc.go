@@ -36,7 +36,8 @@
 //   - The API server authorises with RBAC and runs with
 //     --endpoint-reconciler-type=none. Pods are scheduled onto kwok nodes
 //     and become Ready without running; pods owned by Jobs succeed at once;
-//     there are no logs, exec or probes.
+//     there is no exec and there are no probes. Logs are simulated: kwok
+//     serves a file as a pod's log (SimulatePodLogs, AppendCRILog).
 //   - LoadCluster attaches to a cluster that runs in a dir (for example one
 //     started by `go run ./hack/cluster up --dir DIR`).
 //
