@@ -3,12 +3,15 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 
 	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
@@ -22,7 +25,7 @@ import (
 // Inspector reads an app's rendered manifests and full resource list
 // (from the manifest cache; the API never renders) and its live state, for
 // the manifests, diff, tree, events and resource actions endpoints and the
-// app's resources.
+// app's resources, and reads and writes one of its resources.
 // NewInspector makes the real one.
 type Inspector interface {
 	Load(ctx context.Context, ref render.ManifestRef) ([]*unstructured.Unstructured, error)
@@ -31,6 +34,11 @@ type Inspector interface {
 	ResourceTree(ctx context.Context, in cluster.ResourceTreeInput) (cluster.ResourceTreeOutput, error)
 	Events(ctx context.Context, in cluster.ResourceTreeInput) ([]cluster.Event, error)
 	ListActions(ctx context.Context, in cluster.ActionInput) ([]actions.Action, error)
+	// One resource of an app, for .../resource and .../logs.
+	LiveObject(ctx context.Context, server string, key appspec.ResourceKey) (map[string]any, error)
+	PatchObject(ctx context.Context, server string, key appspec.ResourceKey, pt types.PatchType, patch []byte) (map[string]any, error)
+	DeleteObject(ctx context.Context, server string, key appspec.ResourceKey, o cluster.DeleteOptions) error
+	PodLogs(ctx context.Context, server, namespace, pod string, opts corev1.PodLogOptions) (io.ReadCloser, string, error)
 }
 
 type inspector struct {

@@ -417,6 +417,7 @@ var openAPISchemaTypes = map[string]any{
 	"CustomizationsView":        CustomizationsView{},
 	"CustomizationsStatus":      customizations.WorkerStatus{},
 	"Problem":                   Problem{},
+	"LogLine":                   LogLine{},
 	"Application":               appspec.Application{},
 	"InfoItem":                  appspec.InfoItem{},
 	"Source":                    appspec.Source{},

@@ -183,6 +183,33 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			matrixRoute{method: http.MethodPost, pattern: pattern, path: path, body: `{"action": "restart"}`, allow: []string{admin},
 				ok: http.StatusNotFound, perm: "applications, action/apps/Deployment/restart, " + proj + "/ghost"})
 	}
+	// One of ghost's resources: the fine-grained permission is checked
+	// before get on the app, then the missing Inspector answers 501.
+	const res = "group=apps&kind=Deployment&namespace=team-a-ghost&name=web"
+	for _, r := range []struct {
+		method, pattern, perm, body string
+		allowDefault, allowTeam     []string
+	}{
+		{http.MethodGet, "/api/v1/applications/:name/resource", "applications, get", "",
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodPatch, "/api/v1/applications/:name/resource", "applications, update/apps/Deployment/team-a-ghost/web", `{"spec":{}}`,
+			[]string{admin}, []string{admin}},
+		{http.MethodDelete, "/api/v1/applications/:name/resource", "applications, delete/apps/Deployment/team-a-ghost/web", "",
+			[]string{admin}, []string{admin}},
+		{http.MethodGet, "/api/v1/applications/:name/logs", "logs, get", "",
+			[]string{admin, readonly}, []string{admin, readonly}},
+	} {
+		for _, proj := range []struct {
+			name  string
+			allow []string
+		}{{appspec.DefaultProject, r.allowDefault}, {teamProject, r.allowTeam}} {
+			routes = append(routes, matrixRoute{
+				method: r.method, pattern: r.pattern, body: r.body,
+				path:  strings.Replace(r.pattern, ":name", "ghost", 1) + "?project=" + proj.name + "&" + res,
+				allow: proj.allow, ok: http.StatusNotImplemented, perm: r.perm + ", " + proj.name + "/ghost",
+			})
+		}
+	}
 	return append(routes,
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/projects", allow: everyone, ok: http.StatusOK},
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/projects", body: `{"name": "team-a"}`,

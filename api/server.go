@@ -113,10 +113,11 @@ func New(c client.Client, opts Options) (*Server, error) {
 	e.Use(middleware.BodyLimit(maxBodyBytes))
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
 		Timeout: opts.RequestTimeout,
-		// Operations wait up to SyncTimeout; streams run until closed.
+		// Operations wait up to SyncTimeout; streams run until closed
+		// (logs bound themselves unless they follow).
 		Skipper: func(c *echo.Context) bool {
 			p := c.Path()
-			return strings.HasSuffix(p, "/sync") || strings.HasSuffix(p, "/rollback") || strings.HasPrefix(p, "/api/v1/stream") ||
+			return strings.HasSuffix(p, "/sync") || p == "/api/v1/applications/:name/logs" || strings.HasSuffix(p, "/rollback") || strings.HasPrefix(p, "/api/v1/stream") ||
 				(c.Request().Method == http.MethodDelete && p == "/api/v1/applications/:name")
 		},
 	}))
@@ -155,6 +156,10 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/applications/:name/events", s.appEvents)
 	v1.GET("/applications/:name/resource/actions", s.listActions)
 	v1.POST("/applications/:name/resource/actions", s.runAction)
+	v1.GET("/applications/:name/resource", s.getResource)
+	v1.PATCH("/applications/:name/resource", s.patchResource)
+	v1.DELETE("/applications/:name/resource", s.deleteResource)
+	v1.GET("/applications/:name/logs", s.appLogs)
 	v1.GET("/stream/applications", s.streamApps)
 	v1.GET("/stream/applications/:name", s.streamApp)
 	s.projectRoutes(v1)

@@ -1,0 +1,245 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/api/rbac"
+)
+
+// GET .../logs streams the logs of a pod, or of a workload's pods, of the
+// app's resource tree. The pods of a workload are its descendants in the
+// tree (Deployment → ReplicaSet → Pod, Job → Pod, and so on), read at the
+// start: pods that start later are not followed. RBAC: get on the app and
+// logs get on <project>/<app>, as Argo CD.
+//
+// The answer is text/plain, a line per log line, each prefixed with
+// "<pod>: " for a workload; or, when the request accepts
+// text/event-stream, Server-Sent Events "log" whose data is a LogLine.
+
+// LogLine is one line of a log stream.
+type LogLine struct {
+	Pod  string `json:"pod"`
+	Line string `json:"line"`
+}
+
+const (
+	// maxLogPods bounds the pods whose logs one request merges.
+	maxLogPods = 32
+	// maxLogLine bounds one line; a longer one ends its pod's stream.
+	maxLogLine = 1 << 20
+	eventLog   = "log"
+)
+
+// logQuery reads the log options and the filter of a request.
+func logQuery(c *echo.Context) (corev1.PodLogOptions, logFilter, error) {
+	o := corev1.PodLogOptions{Container: c.QueryParam("container")}
+	var err error
+	for _, f := range []struct {
+		param string
+		into  *bool
+	}{{"follow", &o.Follow}, {"previous", &o.Previous}} {
+		if v := c.QueryParam(f.param); v != "" {
+			if *f.into, err = strconv.ParseBool(v); err != nil {
+				return o, logFilter{}, problem(http.StatusBadRequest, f.param+" "+strconv.Quote(v)+": want true or false")
+			}
+		}
+	}
+	for _, f := range []struct {
+		param string
+		into  **int64
+	}{{"tailLines", &o.TailLines}, {"sinceSeconds", &o.SinceSeconds}} {
+		if v := c.QueryParam(f.param); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || (n == 0 && f.param == "sinceSeconds") {
+				return o, logFilter{}, problem(http.StatusBadRequest, f.param+" "+strconv.Quote(v)+": want a positive number")
+			}
+			*f.into = &n
+		}
+	}
+	return o, newLogFilter(c.QueryParam("filter")), nil
+}
+
+// logFilter keeps the lines that hold its text, or with a leading "!"
+// those that do not; the empty filter keeps every line.
+type logFilter struct {
+	text    string
+	exclude bool
+}
+
+func newLogFilter(f string) logFilter {
+	if rest, ok := strings.CutPrefix(f, "!"); ok {
+		return logFilter{text: rest, exclude: true}
+	}
+	return logFilter{text: f}
+}
+
+func (f logFilter) keep(line string) bool {
+	return f.text == "" || strings.Contains(line, f.text) != f.exclude
+}
+
+// logPods are the pods of the resource: itself when it is a pod, else its
+// descendants in the tree, at most maxLogPods.
+func logPods(t resourceTarget) []string {
+	isPod := func(n cluster.ResourceNode) bool { return n.Group == "" && n.Kind == "Pod" }
+	if isPod(t.node) {
+		return []string{t.node.Name}
+	}
+	below := map[string]bool{t.node.UID: true}
+	var pods []string
+	// The tree lists owners before their children.
+	for _, n := range t.tree.Nodes {
+		for _, p := range n.Parents {
+			if below[p] {
+				below[n.UID] = true
+				if isPod(n) && n.Namespace == t.key.Namespace && len(pods) < maxLogPods {
+					pods = append(pods, n.Name)
+				}
+				break
+			}
+		}
+	}
+	return pods
+}
+
+// podStream is one pod's open log.
+type podStream struct {
+	pod string
+	rc  io.ReadCloser
+}
+
+func (s *Server) appLogs(c *echo.Context) error {
+	opts, filter, err := logQuery(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.appResource(c, [2]string{rbac.ResourceLogs, rbac.ActionGet})
+	if err != nil {
+		return err
+	}
+	spec := t.view.Spec
+	pods := logPods(t)
+	if len(pods) == 0 {
+		return problem(http.StatusNotFound, t.key.String()+" has no pods")
+	}
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
+	if !opts.Follow {
+		ctx, cancel = context.WithTimeout(ctx, s.opts.RequestTimeout)
+		defer cancel()
+	}
+	// Open every stream first, so that a refusal (no such container, no
+	// previous instance) is the answer's status.
+	var streams []podStream
+	defer func() {
+		for _, ps := range streams {
+			_ = ps.rc.Close()
+		}
+	}()
+	for _, pod := range pods {
+		rc, _, err := s.opts.Inspector.PodLogs(ctx, spec.Destination.Server, t.key.Namespace, pod, opts)
+		if err != nil {
+			if len(pods) == 1 {
+				return kubeError(err)
+			}
+			s.opts.Logger.Debug(msgPodLogsSkipped, "pod", pod, "error", err)
+			continue
+		}
+		streams = append(streams, podStream{pod: pod, rc: rc})
+	}
+	if len(streams) == 0 {
+		return problem(http.StatusNotFound, "none of the "+strconv.Itoa(len(pods))+" pods of "+t.key.String()+" has logs to read")
+	}
+	prefix := len(pods) > 1 || t.node.Kind != "Pod"
+	var w logWriter
+	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
+		w = sseLogWriter{newSSE(c)}
+	} else {
+		w = newTextLogWriter(c, prefix)
+	}
+	lines := make(chan LogLine)
+	var wg sync.WaitGroup
+	for _, ps := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := bufio.NewScanner(ps.rc)
+			sc.Buffer(make([]byte, 0, 64<<10), maxLogLine)
+			for sc.Scan() {
+				select {
+				case lines <- LogLine{Pod: ps.pod, Line: sc.Text()}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(lines) }()
+	for l := range lines {
+		if !filter.keep(l.Line) {
+			continue
+		}
+		if err := w.write(l); err != nil {
+			cancel() // the client went away
+		}
+	}
+	return nil
+}
+
+const msgPodLogsSkipped = "pod logs skipped"
+
+type logWriter interface {
+	write(l LogLine) error
+}
+
+// textLogWriter writes lines as text, flushed one by one.
+type textLogWriter struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	prefix bool
+}
+
+func newTextLogWriter(c *echo.Context, prefix bool) textLogWriter {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/plain; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(http.StatusOK)
+	w := textLogWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), prefix: prefix}
+	_ = w.rc.Flush()
+	return w
+}
+
+func (w textLogWriter) write(l LogLine) error {
+	var err error
+	if w.prefix {
+		_, err = fmt.Fprintf(w.w, "%s: %s\n", l.Pod, l.Line)
+	} else {
+		_, err = fmt.Fprintln(w.w, l.Line)
+	}
+	if err != nil {
+		return err
+	}
+	return w.rc.Flush()
+}
+
+type sseLogWriter struct{ s *sse }
+
+func (w sseLogWriter) write(l LogLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return w.s.send(eventLog, b)
+}
