@@ -38,7 +38,8 @@ client commands (a client of the REST API, as argocd is of Argo CD's):
   logout    revoke the session and forget its token
   app       applications: list | get | create | set | unset | patch | edit | add-source |
             remove-source | delete | sync | wait | diff | history | rollback | manifests |
-            resources | refresh | terminate-op | confirm-deletion
+            resources | get-resource | patch-resource | delete-resource | logs | refresh |
+            terminate-op | confirm-deletion
   proj      projects: list | get | create | delete | role create-token|list-tokens|delete-token
   repo      repositories: add | list | rm
   cluster   clusters: add | list | rm

@@ -95,6 +95,24 @@ func (a *apiClient) send(ctx context.Context, r call) (int, []byte, error) {
 		ctx, cancel = context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 	}
+	resp, err := a.do(ctx, r, "application/json, application/problem+json")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, b, a.problem(resp.StatusCode, b)
+	}
+	return resp.StatusCode, b, nil
+}
+
+// do sends one request that accepts accept, and prints the answer's
+// warnings.
+func (a *apiClient) do(ctx context.Context, r call, accept string) (*http.Response, error) {
 	u := a.base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -105,12 +123,12 @@ func (a *apiClient) send(ctx context.Context, r call) (int, []byte, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	if r.body != nil {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	req.Header.Set("Accept", "application/json, application/problem+json")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", "windlass-cli")
 	if a.token != "" {
 		req.Header.Set("Authorization", "Bearer "+a.token)
@@ -118,20 +136,30 @@ func (a *apiClient) send(ctx context.Context, r call) (int, []byte, error) {
 	resp, err := a.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return 0, nil, fmt.Errorf("windlass API unreachable at %s: %w", a.base, errors.Unwrap(err))
+		return nil, fmt.Errorf("windlass API unreachable at %s: %w", a.base, errors.Unwrap(err))
+	}
+	a.printWarnings(resp.Header.Values("Warning"))
+	return resp, nil
+}
+
+// stream does a GET of a text answer and copies it to w as it comes,
+// until it ends or ctx does (no request timeout).
+func (a *apiClient) stream(ctx context.Context, path string, q url.Values, w io.Writer) error {
+	resp, err := a.do(ctx, call{method: http.MethodGet, path: path, query: q}, "text/plain, application/problem+json")
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
-	a.printWarnings(resp.Header.Values("Warning"))
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("%s %s: read the answer: %w", r.method, r.path, err)
-	}
 	if resp.StatusCode >= 300 {
-		return resp.StatusCode, b, a.problem(resp.StatusCode, b)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return a.problem(resp.StatusCode, b)
 	}
-	return resp.StatusCode, b, nil
+	if _, err := io.Copy(w, resp.Body); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("GET %s: the stream broke: %w", path, err)
+	}
+	return nil
 }
 
 // printWarnings prints each Warning header ("299 - \"text\"", as the

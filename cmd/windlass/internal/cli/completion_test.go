@@ -76,7 +76,7 @@ func TestBashCompletion(t *testing.T) {
 	checkCompletion(t, "bash", `source "$1"; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _windlass; echo "${COMPREPLY[*]}"`, []completionCase{
 		{"windlass ''", "dev server login logout completion account app cluster migrate proj repo"},
 		{"windlass ap", "app"},
-		{"windlass app ge", "get"},
+		{"windlass app ge", "get get-resource"},
 		{"windlass app sync web --pr", "--project --prune"},
 		{"windlass --server http://x app get web --sh", "--show-params"},
 		{"windlass proj role l", "list-tokens"},
