@@ -1,0 +1,59 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// The app's project must permit the resource's kind and its namespace.
+func TestCheckResourceProject(t *testing.T) {
+	en := newEnv(t)
+	app := runningTeamApp // team-a: namespaces team-a-*, no cluster-scoped kinds
+	tests := []struct {
+		name string
+		key  appspec.ResourceKey
+		code int // 0: permitted
+	}{
+		{"namespaced in a permitted namespace", appspec.ResourceKey{Group: "apps", Kind: "Deployment", Namespace: "team-a-web", Name: "web"}, 0},
+		{"another namespace", appspec.ResourceKey{Kind: "Pod", Namespace: "kube-system", Name: "coredns"}, http.StatusForbidden},
+		{"a cluster-scoped kind not whitelisted", appspec.ResourceKey{Kind: "Namespace", Name: "team-a-web"}, http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := en.srv.checkResourceProject(t.Context(), app, tt.key)
+			var p *Problem
+			switch {
+			case tt.code == 0 && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.code != 0 && (!errors.As(err, &p) || p.Status != tt.code):
+				t.Fatalf("error %v, want a %d problem", err, tt.code)
+			}
+		})
+	}
+	missing := app
+	missing.Project = "nowhere"
+	if err := en.srv.checkResourceProject(t.Context(), missing, tests[0].key); err == nil {
+		t.Error("a missing project permits the resource")
+	}
+}
+
+func TestLogFilter(t *testing.T) {
+	for _, tt := range []struct {
+		filter, line string
+		keep         bool
+	}{
+		{"", "anything", true},
+		{"GET", "GET / 200", true},
+		{"GET", "POST / 200", false},
+		{"!healthz", "GET /healthz 200", false},
+		{"!healthz", "GET / 200", true},
+		{"!", "x", true},
+	} {
+		if got := newLogFilter(tt.filter).keep(tt.line); got != tt.keep {
+			t.Errorf("filter %q on %q: keep %v, want %v", tt.filter, tt.line, got, tt.keep)
+		}
+	}
+}
