@@ -104,6 +104,22 @@ func TestResourceLogsAndOperations(t *testing.T) {
 				t.Errorf("logs%s: %d %q, want %q", tc.query, code, body, tc.want)
 			}
 		}
+		// Server-sent events, for the browser.
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, bed.api.URL+base+"/logs"+podQ+"&tailLines=1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+bed.token)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sse, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := "event: log\ndata: {\"pod\":\"" + pod + "\",\"line\":\"GET / 500\"}\n\n"; string(sse) != want {
+			t.Errorf("events %q, want %q", sse, want)
+		}
 		for _, tc := range []struct {
 			query string
 			code  int
@@ -211,6 +227,31 @@ func TestResourceLogsAndOperations(t *testing.T) {
 			}
 			return false, fmt.Sprintf("%+v", ev.Events)
 		})
+	})
+
+	t.Run("cli", func(t *testing.T) {
+		if noLogs != nil {
+			t.Skip(noLogs)
+		}
+		cli := windlassCLI(t)
+		if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
+			t.Fatalf("login: exit %d: %s", code, stderr)
+		}
+		dep := []string{"--group", "apps", "--kind", "Deployment", "--namespace", ns, "--name", "guestbook-ui"}
+		run := func(args ...string) (string, string, int) { return cli("", append([]string{"app"}, args...)...) }
+		if out, stderr, code := run(append([]string{"logs", name, "--tail", "1"}, dep...)...); code != 0 || out != pod+": a new request\n" {
+			t.Errorf("app logs: exit %d, %q %s", code, out, stderr)
+		}
+		if out, stderr, code := run(append([]string{"get-resource", name}, dep...)...); code != 0 || !strings.Contains(out, "kind: Deployment") {
+			t.Errorf("app get-resource: exit %d, %q %s", code, out, stderr)
+		}
+		if out, stderr, code := run(append([]string{"patch-resource", name, "--patch", `{"spec":{"replicas":-1}}`}, dep...)...); code != 1 ||
+			!strings.Contains(stderr, "spec.replicas") {
+			t.Errorf("refused app patch-resource: exit %d, %q %s", code, out, stderr)
+		}
+		if _, stderr, code := run("delete-resource", name, "--kind", "Service", "--namespace", ns, "--name", "nope"); code != 4 {
+			t.Errorf("app delete-resource of what is not the app's: exit %d, %s", code, stderr)
+		}
 	})
 
 	t.Run("delete", func(t *testing.T) {
