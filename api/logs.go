@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -186,21 +187,31 @@ func (s *Server) appLogs(c *echo.Context) error {
 		}()
 	}
 	go func() { wg.Wait(); close(lines) }()
-	for l := range lines {
-		if !filter.keep(l.Line) {
-			continue
-		}
-		if err := w.write(l); err != nil {
-			cancel() // the client went away
+	tick := time.NewTicker(streamKeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return nil
+			}
+			if filter.keep(l.Line) && w.write(l) != nil {
+				cancel() // the client went away
+			}
+		case <-tick.C:
+			if w.keepAlive() != nil {
+				cancel()
+			}
 		}
 	}
-	return nil
 }
 
 const msgPodLogsSkipped = "pod logs skipped"
 
 type logWriter interface {
 	write(l LogLine) error
+	// keepAlive keeps an idle stream open through proxies.
+	keepAlive() error
 }
 
 // textLogWriter writes lines as text, flushed one by one.
@@ -234,7 +245,12 @@ func (w textLogWriter) write(l LogLine) error {
 	return w.rc.Flush()
 }
 
+// keepAlive writes nothing: a text line would be a log line.
+func (textLogWriter) keepAlive() error { return nil }
+
 type sseLogWriter struct{ s *sse }
+
+func (w sseLogWriter) keepAlive() error { return w.s.keepAlive() }
 
 func (w sseLogWriter) write(l LogLine) error {
 	b, err := json.Marshal(l)
