@@ -17,6 +17,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // GET .../logs streams the logs of a pod, or of a workload's pods, of the
@@ -125,7 +126,7 @@ func (s *Server) appLogs(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.appResource(c, [2]string{rbac.ResourceLogs, rbac.ActionGet})
+	t, err := s.appResource(c, func(appspec.ResourceKey) [][2]string { return [][2]string{{rbac.ResourceLogs, rbac.ActionGet}} })
 	if err != nil {
 		return err
 	}

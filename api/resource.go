@@ -21,9 +21,10 @@ import (
 )
 
 // GET, PATCH and DELETE .../resource act on one of the app's resources,
-// named by ?group=, ?kind=, ?namespace= and ?name=: an object of its
-// resource tree (a managed object or one of its descendants, such as a
-// Deployment's pods). Anything else is 404, whatever the cluster holds.
+// named by ?group=, ?kind=, ?namespace= (default: none for a
+// cluster-scoped kind, else the app's destination namespace) and ?name=:
+// an object of its resource tree (a managed object or one of its
+// descendants, such as a Deployment's pods). Anything else is 404, whatever the cluster holds.
 // Writes need RBAC's fine-grained actions update/<group>/<kind>/<ns>/<name>
 // and delete/... on the app, and the app's project must permit the
 // resource's kind and namespace; each is recorded in the app's events.
@@ -52,10 +53,14 @@ func subresourceAction(verb string, k appspec.ResourceKey) string {
 	return verb + "/" + k.Group + "/" + k.Kind + "/" + k.Namespace + "/" + k.Name
 }
 
+// permsFunc lists the permissions ({resource, action} on the app) that a
+// request needs on a resource besides get on the app.
+type permsFunc func(key appspec.ResourceKey) [][2]string
+
 // appResource authorises the request and finds the resource in the app's
-// tree. The caller needs each of perms ({resource, action}) on the app,
-// checked first, then get on the app.
-func (s *Server) appResource(c *echo.Context, perms ...[2]string) (resourceTarget, error) {
+// tree. The caller needs perms, checked first and again for the resource
+// found when the request named no namespace, and get on the app.
+func (s *Server) appResource(c *echo.Context, perms permsFunc) (resourceTarget, error) {
 	var t resourceTarget
 	key, err := resourceKey(c)
 	if err != nil {
@@ -69,35 +74,56 @@ func (s *Server) appResource(c *echo.Context, perms ...[2]string) (resourceTarge
 	if err != nil {
 		return t, err
 	}
-	for _, p := range perms {
-		if err := s.authorize(c, p[0], p[1], rbac.AppObject(proj, name)); err != nil {
-			return t, err
+	authorize := func(key appspec.ResourceKey) error {
+		if perms == nil {
+			return nil
 		}
+		for _, p := range perms(key) {
+			if err := s.authorize(c, p[0], p[1], rbac.AppObject(proj, name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := authorize(key); err != nil {
+		return t, err
 	}
 	if t.inspected, err = s.inspect(c); err != nil {
 		return t, err
 	}
 	spec := t.view.Spec
-	if err := s.checkResourceProject(c.Request().Context(), spec, key); err != nil {
-		return t, err
-	}
 	t.tree, err = s.opts.Inspector.ResourceTree(c.Request().Context(), cluster.ResourceTreeInput{Target: cluster.TargetFor(spec), Manifests: &t.ref})
 	if err != nil {
 		return t, s.inspectError(c, t.inspected, err)
 	}
-	for _, n := range t.tree.Nodes {
-		if n.ResourceKey == key {
-			t.key, t.node = key, n
-			return t, nil
+	// Without a namespace, a cluster-scoped object, else one of the
+	// app's destination namespace.
+	inDest := key
+	inDest.Namespace = spec.Destination.Namespace
+	for _, want := range []appspec.ResourceKey{key, inDest} {
+		for _, n := range t.tree.Nodes {
+			if n.ResourceKey == want {
+				t.key, t.node = want, n
+				if want != key {
+					if err := authorize(want); err != nil {
+						return t, err
+					}
+				}
+				return t, s.checkResourceProject(c.Request().Context(), spec, want)
+			}
+		}
+		if key.Namespace != "" {
+			break
 		}
 	}
 	return t, problem(http.StatusNotFound, "resource "+key.String()+" is not one of the application's resources")
 }
 
-// writePerm is the permission of verb on the request's resource.
-func writePerm(c *echo.Context, verb string) [2]string {
-	k, _ := resourceKey(c)
-	return [2]string{rbac.ResourceApplications, subresourceAction(verb, k)}
+// writePerm needs verb's sub-resource action on the resource.
+func writePerm(verb string) permsFunc {
+	return func(k appspec.ResourceKey) [][2]string {
+		return [][2]string{{rbac.ResourceApplications, subresourceAction(verb, k)}}
+	}
 }
 
 // checkResourceProject answers 403 when the app's project does not permit
@@ -155,7 +181,7 @@ const msgRecordFailed = "recording a resource write in the app's events failed"
 
 // getResource answers the live object, without managed fields.
 func (s *Server) getResource(c *echo.Context) error {
-	t, err := s.appResource(c)
+	t, err := s.appResource(c, nil)
 	if err != nil {
 		return err
 	}
@@ -192,7 +218,7 @@ func (s *Server) patchResource(c *echo.Context) error {
 	if len(body) == 0 {
 		return problem(http.StatusBadRequest, "the body holds no patch")
 	}
-	t, err := s.appResource(c, writePerm(c, rbac.ActionUpdate))
+	t, err := s.appResource(c, writePerm(rbac.ActionUpdate))
 	if err != nil {
 		return err
 	}
@@ -222,7 +248,7 @@ func (s *Server) deleteResource(c *echo.Context) error {
 			*f.into = b
 		}
 	}
-	t, err := s.appResource(c, writePerm(c, rbac.ActionDelete))
+	t, err := s.appResource(c, writePerm(rbac.ActionDelete))
 	if err != nil {
 		return err
 	}

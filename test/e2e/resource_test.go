@@ -189,6 +189,10 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		if md, _ := obj["metadata"].(map[string]any); md["managedFields"] != nil {
 			t.Error("the live object shows its managed fields")
 		}
+		// Without a namespace: the app's destination namespace.
+		if code := call(t, http.MethodGet, base+"/resource?group=apps&kind=Deployment&name=guestbook-ui", nil, &obj); code != http.StatusOK || obj["kind"] != "Deployment" {
+			t.Errorf("get without a namespace: %d %v", code, obj)
+		}
 		if code := call(t, http.MethodGet, base+"/resource?kind=ConfigMap&namespace="+ns+"&name=kube-root-ca.crt", nil, nil); code != http.StatusNotFound {
 			t.Errorf("get of an object not the app's: %d, want 404", code)
 		}
