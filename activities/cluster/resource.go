@@ -50,9 +50,13 @@ func (a *Activities) LiveObject(ctx context.Context, server string, key appspec.
 	return shown(u), nil
 }
 
+// PatchFieldManager is the field manager of the API's patches: not
+// Windlass's own, so that the drift watch sees them as another writer's.
+const PatchFieldManager = "windlass-api"
+
 // PatchObject patches one object with a patch of type pt (JSON merge,
-// strategic merge or JSON patch) under Windlass's field manager, and
-// returns the patched object. The API server's refusal is returned as it
+// strategic merge or JSON patch) under PatchFieldManager, and returns the
+// patched object. The API server's refusal is returned as it
 // came (a *apierrors.StatusError).
 func (a *Activities) PatchObject(ctx context.Context, server string, key appspec.ResourceKey, pt types.PatchType, patch []byte) (map[string]any, error) {
 	rc, err := a.resourceClient(server, key)
@@ -61,7 +65,7 @@ func (a *Activities) PatchObject(ctx context.Context, server string, key appspec
 	}
 	var u *unstructured.Unstructured
 	err = a.bounded(ctx, func() error {
-		u, err = rc.Patch(ctx, key.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		u, err = rc.Patch(ctx, key.Name, pt, patch, metav1.PatchOptions{FieldManager: PatchFieldManager})
 		return err
 	})
 	if err != nil {

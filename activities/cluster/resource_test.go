@@ -52,6 +52,13 @@ func TestObjectReadPatchDelete(t *testing.T) {
 			t.Errorf("%s: greeting %q, want %q", p.pt, v, p.want)
 		}
 	}
+	managers := map[string]bool{}
+	for _, m := range h.get(gvrConfigMaps, "guestbook-config").GetManagedFields() {
+		managers[m.Manager] = true
+	}
+	if !managers[PatchFieldManager] {
+		t.Errorf("managers %v, want %s", managers, PatchFieldManager)
+	}
 	_, err = h.a.PatchObject(ctx, server, dep, types.MergePatchType, []byte(`{"spec":{"replicas":-1}}`))
 	if !apierrors.IsInvalid(err) {
 		t.Errorf("invalid patch: %v, want the API server's Invalid", err)
