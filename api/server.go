@@ -59,8 +59,8 @@ type Options struct {
 	// Dex is the in-process Dex, served under its PathPrefix (/api/dex)
 	// before the API's routes and middleware (nil: none).
 	Dex Mounted
-	// Inspector serves the manifests, diff, tree and events endpoints
-	// (nil: they answer 501), and the full resource lists of apps with
+	// Inspector serves the manifests, diff, tree, events, resource and
+	// logs endpoints (nil: they answer 501), and the full resource lists of apps with
 	// more resources than their status holds (nil: the bounded lists).
 	Inspector Inspector
 	// Customizations lists the workers' resource customizations statuses
