@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -149,19 +150,18 @@ func (s *Server) appLogs(c *echo.Context) error {
 			_ = ps.rc.Close()
 		}
 	}()
+	var refused error // the first pod's refusal
 	for _, pod := range pods {
 		rc, _, err := s.opts.Inspector.PodLogs(ctx, spec.Destination.Server, t.key.Namespace, pod, opts)
 		if err != nil {
-			if len(pods) == 1 {
-				return kubeError(err)
-			}
+			refused = cmp.Or(refused, err)
 			s.opts.Logger.Debug(msgPodLogsSkipped, "pod", pod, "error", err)
 			continue
 		}
 		streams = append(streams, podStream{pod: pod, rc: rc})
 	}
 	if len(streams) == 0 {
-		return problem(http.StatusNotFound, "none of the "+strconv.Itoa(len(pods))+" pods of "+t.key.String()+" has logs to read")
+		return kubeError(refused)
 	}
 	prefix := len(pods) > 1 || t.node.Kind != "Pod"
 	var w logWriter
