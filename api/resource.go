@@ -227,7 +227,7 @@ func (s *Server) patchResource(c *echo.Context) error {
 	if err != nil {
 		return kubeError(err)
 	}
-	s.recordResourceEvent(ctx, t.id, "ResourcePatched", t.key.String()+" patched by "+initiator(c)+" ("+string(pt)+")")
+	s.recordResourceEvent(ctx, t.id, "ResourcePatched", t.key.Label()+" patched by "+initiator(c)+" ("+string(pt)+")")
 	manifest.MaskSecrets(obj)
 	return c.JSON(http.StatusOK, obj)
 }
@@ -256,7 +256,7 @@ func (s *Server) deleteResource(c *echo.Context) error {
 	if err := s.opts.Inspector.DeleteObject(ctx, t.view.Spec.Destination.Server, t.key, o); err != nil {
 		return kubeError(err)
 	}
-	msg := t.key.String() + " deleted by " + initiator(c)
+	msg := t.key.Label() + " deleted by " + initiator(c)
 	if o.Force {
 		msg += " (force)"
 	}

@@ -241,7 +241,7 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		if _, stderr, code := cli(bed.adminPassword+"\n", "login", "--server", bed.api.URL, "--username", "admin", "--password-stdin"); code != 0 {
 			t.Fatalf("login: exit %d: %s", code, stderr)
 		}
-		dep := []string{"--group", "apps", "--kind", "Deployment", "--namespace", ns, "--name", "guestbook-ui"}
+		dep := []string{"--group", "apps", "--kind", "Deployment", "--namespace", ns, "--resource-name", "guestbook-ui"}
 		run := func(args ...string) (string, string, int) { return cli("", append([]string{"app"}, args...)...) }
 		if out, stderr, code := run(append([]string{"logs", name, "--tail", "1"}, dep...)...); code != 0 || out != pod+": a new request\n" {
 			t.Errorf("app logs: exit %d, %q %s", code, out, stderr)
@@ -253,7 +253,7 @@ func TestResourceLogsAndOperations(t *testing.T) {
 			!strings.Contains(stderr, "spec.replicas") {
 			t.Errorf("refused app patch-resource: exit %d, %q %s", code, out, stderr)
 		}
-		if _, stderr, code := run("delete-resource", name, "--kind", "Service", "--namespace", ns, "--name", "nope"); code != 4 {
+		if _, stderr, code := run("delete-resource", name, "--kind", "Service", "--namespace", ns, "--resource-name", "nope"); code != 4 {
 			t.Errorf("app delete-resource of what is not the app's: exit %d, %s", code, stderr)
 		}
 	})
