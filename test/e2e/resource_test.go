@@ -18,19 +18,30 @@ import (
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
-// getText does a GET as admin and returns the status and the body.
-func getText(t *testing.T, path string) (int, string) {
+// openGet does a GET as admin that accepts accept ("" for any) and
+// returns the open answer; the test closes it.
+func openGet(t *testing.T, path, accept string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, bed.api.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+bed.token)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+// getText does a GET as admin and returns the status and the body.
+func getText(t *testing.T, path, accept string) (int, string) {
+	t.Helper()
+	resp := openGet(t, path, accept)
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
@@ -90,7 +101,7 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		// kwok picks the ClusterLogs up from its watch, and the tree must
 		// hold the pod.
 		eventually(t, time.Minute, "the pod's logs", func() (bool, string) {
-			code, body := getText(t, base+"/logs"+podQ)
+			code, body := getText(t, base+"/logs"+podQ, "")
 			return code == http.StatusOK && body == "starting\nGET /healthz 200\nGET / 500\n", fmt.Sprintf("%d %q", code, body)
 		})
 		for _, tc := range []struct{ query, want string }{
@@ -100,24 +111,13 @@ func TestResourceLogsAndOperations(t *testing.T) {
 			{podQ + "&filter=" + url.QueryEscape("!GET"), "starting\n"},
 			{podQ + "&previous=true&container=guestbook-ui", "crashed\n"},
 		} {
-			if code, body := getText(t, base+"/logs"+tc.query); code != http.StatusOK || body != tc.want {
+			if code, body := getText(t, base+"/logs"+tc.query, ""); code != http.StatusOK || body != tc.want {
 				t.Errorf("logs%s: %d %q, want %q", tc.query, code, body, tc.want)
 			}
 		}
 		// Server-sent events, for the browser.
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, bed.api.URL+base+"/logs"+podQ+"&tailLines=1", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+bed.token)
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sse, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if want := "event: log\ndata: {\"pod\":\"" + pod + "\",\"line\":\"GET / 500\"}\n\n"; string(sse) != want {
+		_, sse := getText(t, base+"/logs"+podQ+"&tailLines=1", "text/event-stream")
+		if want := "event: log\ndata: {\"pod\":\"" + pod + "\",\"line\":\"GET / 500\"}\n\n"; sse != want {
 			t.Errorf("events %q, want %q", sse, want)
 		}
 		for _, tc := range []struct {
@@ -130,7 +130,7 @@ func TestResourceLogsAndOperations(t *testing.T) {
 			{podQ + "&container=nope", http.StatusBadRequest},
 			{podQ + "&tailLines=x", http.StatusBadRequest},
 		} {
-			if code, body := getText(t, base+"/logs"+tc.query); code != tc.code {
+			if code, body := getText(t, base+"/logs"+tc.query, ""); code != tc.code {
 				t.Errorf("logs%s: %d %s, want %d", tc.query, code, body, tc.code)
 			}
 		}
@@ -140,16 +140,7 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		if noLogs != nil {
 			t.Skip(noLogs)
 		}
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, bed.api.URL+base+"/logs"+depQ+"&follow=true&tailLines=1", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+bed.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		resp := openGet(t, base+"/logs"+depQ+"&follow=true&tailLines=1", "")
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("follow: status %d", resp.StatusCode)
 		}
