@@ -124,6 +124,25 @@ try {
     await page.locator('.operation-done').getByTitle('Last sync: Succeeded').waitFor();
   });
 
+  await step('5b run the scale action from the resource panel', async () => {
+    await page.getByRole('tab', { name: 'Tree' }).click();
+    await tree.locator('[data-kind="Deployment"]').click();
+    const panel = page.getByRole('complementary', { name: 'guestbook-ui' });
+    await panel.getByRole('tab', { name: 'Actions' }).click();
+    const menu = panel.getByRole('menu', { name: 'Actions of guestbook-ui' });
+    await menu.getByRole('menuitem', { name: 'restart' }).waitFor();
+    await menu.getByRole('menuitem', { name: 'scale…' }).click();
+    const form = panel.getByRole('form', { name: 'Run scale' });
+    // The same count as Git's, so that the app stays Synced.
+    await form.getByLabel('replicas').fill('2');
+    await screenshot('ui-actions.png');
+    await form.getByRole('button', { name: 'Run scale' }).click();
+    await panel.getByRole('status').filter({ hasText: 'scale changed:' }).waitFor();
+    await screenshot('ui-actions-result.png');
+    await panel.getByRole('button', { name: 'Close the resource panel' }).click();
+    await panel.waitFor({ state: 'hidden' });
+  });
+
   await step('6 the history rolls back to the first sync', async () => {
     await page.getByRole('tab', { name: 'History' }).click();
     const first = page.locator(`tr[data-sync="sync/default/${app}/1"]`);

@@ -337,3 +337,29 @@ export interface SSOConfig {
   /** Starts the browser's login; add ?return=<path>. */
   loginURL?: string;
 }
+
+/** A parameter of a resource action. */
+export interface ResourceActionParam {
+  name: string;
+  type?: string;
+  default?: string;
+}
+
+/** An action available for a resource. */
+export interface ResourceAction {
+  name: string;
+  disabled?: boolean;
+  params?: ResourceActionParam[];
+  source: 'builtin' | 'lua';
+}
+
+export interface ActionsView {
+  resource: ResourceKey;
+  actions: ResourceAction[];
+}
+
+export interface RunActionView {
+  resource: ResourceKey;
+  action: string;
+  changes: { operation: 'patch' | 'create'; resource: ResourceKey }[];
+}

@@ -7,6 +7,7 @@ import type { ResourceItem } from '../lib/tree';
 import { toYAML } from '../lib/yaml';
 import { DiffView } from './DiffView';
 import { Icon } from './icons';
+import { ResourceActions } from './ResourceActions';
 import { Badge, ErrorMessage, Spinner, TabPanel, Tabs, THead } from './ui';
 
 // Responses of the per-app read endpoints, shared by the panels of one
@@ -119,6 +120,8 @@ export function ResourcePanel({
     { id: 'desired', label: 'Desired manifest' },
     { id: 'diff', label: 'Diff' },
     { id: 'events', label: 'Events' },
+    // Actions run on the resources the app manages.
+    ...(item.managed && item.health !== 'Missing' ? [{ id: 'actions', label: 'Actions' }] : []),
   ];
   const manifestTab = (obj: KubeObject | null, what: string, loaded: Loaded<unknown>) => {
     if (!item.managed) return <p className="notice">{item.kind} {item.name} is not in Git: Windlass shows it as a child of a managed resource. Its owner's manifests are in its owner's panel.</p>;
@@ -201,6 +204,11 @@ export function ResourcePanel({
           ) : (
             <EventTable events={resEvents} ofOne />
           )}
+        </TabPanel>
+      )}
+      {tab === 'actions' && (
+        <TabPanel id="actions">
+          <ResourceActions project={project} app={app} item={item} />
         </TabPanel>
       )}
     </aside>
