@@ -7,6 +7,7 @@ import type { ResourceItem } from '../lib/tree';
 import { toYAML } from '../lib/yaml';
 import { DiffView } from './DiffView';
 import { Icon } from './icons';
+import { hasLogs, LogViewer } from './LogViewer';
 import { ResourceActions } from './ResourceActions';
 import { Badge, ErrorMessage, Spinner, TabPanel, Tabs, THead } from './ui';
 
@@ -122,6 +123,7 @@ export function ResourcePanel({
     { id: 'events', label: 'Events' },
     // Actions run on the resources the app manages.
     ...(item.managed && item.health !== 'Missing' ? [{ id: 'actions', label: 'Actions' }] : []),
+    ...(hasLogs(item) && item.health !== 'Missing' ? [{ id: 'logs', label: 'Logs' }] : []),
   ];
   const manifestTab = (obj: KubeObject | null, what: string, loaded: Loaded<unknown>) => {
     if (!item.managed) return <p className="notice">{item.kind} {item.name} is not in Git: Windlass shows it as a child of a managed resource. Its owner's manifests are in its owner's panel.</p>;
@@ -209,6 +211,11 @@ export function ResourcePanel({
       {tab === 'actions' && (
         <TabPanel id="actions">
           <ResourceActions project={project} app={app} item={item} />
+        </TabPanel>
+      )}
+      {tab === 'logs' && (
+        <TabPanel id="logs">
+          <LogViewer project={project} app={app} item={item} />
         </TabPanel>
       )}
     </aside>
