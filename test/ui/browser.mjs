@@ -143,6 +143,26 @@ try {
     await panel.waitFor({ state: 'hidden' });
   });
 
+  await step('5c edit the spec as YAML: a refusal shows the problem, then a save', async () => {
+    await page.getByRole('tab', { name: 'Spec' }).click();
+    await page.getByRole('button', { name: 'Edit spec' }).click();
+    const form = page.getByRole('form', { name: 'Edit the spec' });
+    const yaml = form.getByLabel('The spec as YAML');
+    const text = await yaml.inputValue();
+    check(text.includes(`name: ${app}`), `the spec does not name the app: ${text.slice(0, 200)}`);
+    await yaml.fill(text.replace(/^name: .*$/m, 'name: another-name'));
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByRole('alert').filter({ hasText: 'The spec was not saved' }).waitFor();
+    await screenshot('ui-spec-error.png');
+    await yaml.fill(text.trimEnd() + '\nlabels:\n  team: web\n');
+    await form.getByLabel('Show the change').check();
+    await form.locator('.diff-table tr.diff-ins').first().waitFor();
+    await screenshot('ui-spec-edit.png');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'hidden' });
+    await page.locator('.app-head .label-chip', { hasText: 'team=web' }).waitFor();
+  });
+
   await step('6 the history rolls back to the first sync', async () => {
     await page.getByRole('tab', { name: 'History' }).click();
     const first = page.locator(`tr[data-sync="sync/default/${app}/1"]`);

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ApiError, formatProblem, parseProblem, query, readCookie } from './client';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiError, formatProblem, parseProblem, put, query, readCookie } from './client';
 
 describe('problems', () => {
   it('formats an RFC 9457 problem readably', () => {
@@ -28,5 +28,24 @@ describe('helpers', () => {
   it('builds queries without empty values', () => {
     expect(query({ project: 'p', sync: '', health: undefined, limit: 50, a: ['x', 'y'] })).toBe('?project=p&limit=50&a=x&a=y');
     expect(query({})).toBe('');
+  });
+});
+
+describe('request', () => {
+  it('sends a body in the given media type, and throws the problem of a refusal', async () => {
+    const seen: RequestInit[] = [];
+    vi.stubGlobal('fetch', async (_: string, init: RequestInit) => {
+      seen.push(init);
+      return new Response(JSON.stringify({ title: 'Bad Request', status: 400, detail: 'repoURL is required', field: 'source.repoURL' }), { status: 400 });
+    });
+    try {
+      const err = await put('/api/v1/applications/web', 'name: web\n', { contentType: 'application/yaml' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).message).toBe('400 Bad Request: repoURL is required (field source.repoURL)');
+      expect((seen[0].headers as Record<string, string>)['Content-Type']).toBe('application/yaml');
+      expect(seen[0].body).toBe('name: web\n');
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

@@ -83,6 +83,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Do not announce a 401 (the login request itself). */
   quiet401?: boolean;
+  /** The body's media type (default application/json). */
+  contentType?: string;
 }
 
 /**
@@ -94,7 +96,7 @@ export async function request<T>(method: string, path: string, body?: unknown, o
   const headers: Record<string, string> = { Accept: 'application/json, application/problem+json' };
   let payload: string | undefined;
   if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = opts.contentType ?? 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
   if (unsafe.has(method)) {
@@ -134,7 +136,8 @@ export function parseProblem(status: number, statusText: string, text: string): 
 
 export const get = <T>(path: string, opts?: RequestOptions) => request<T>('GET', path, undefined, opts);
 export const post = <T>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('POST', path, body, opts);
-export const put = <T>(path: string, body?: unknown) => request<T>('PUT', path, body);
+export const put = <T>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('PUT', path, body, opts);
+export const patch = <T>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('PATCH', path, body, opts);
 export const del = <T>(path: string) => request<T>('DELETE', path);
 
 /** query builds "?a=1&b=2" from the defined, non-empty values. */

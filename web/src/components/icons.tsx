@@ -24,6 +24,7 @@ const paths: Record<string, string> = {
   tree: 'M6 3v12M18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM6 21a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
   list: 'M8 6h13M8 12h13M8 18h13M3 6h.01M3 12h.01M3 18h.01',
   live: 'M12 12m-3 0a3 3 0 1 0 6 0 3 3 0 1 0-6 0',
+  edit: 'M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z',
 };
 
 export type IconName = keyof typeof paths;

@@ -6,6 +6,7 @@ import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../co
 import { HistoryTab } from '../components/HistoryTab';
 import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
+import { SpecTab } from '../components/SpecTab';
 import { cachedGet, EventTable, ResourcePanel } from '../components/ResourcePanel';
 import { ResourceList, ResourceTree } from '../components/ResourceTree';
 import { Badge, Button, CommitMessage, ErrorMessage, Spinner, TabPanel, Tabs, useToast } from '../components/ui';
@@ -20,6 +21,7 @@ const tabs = [
   { id: 'list', label: 'List', icon: 'list' as const },
   { id: 'history', label: 'History', icon: 'history' as const },
   { id: 'events', label: 'Events', icon: 'alert' as const },
+  { id: 'spec', label: 'Spec', icon: 'edit' as const },
 ];
 
 type DialogState =
@@ -40,10 +42,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
   const tab = params.get('tab') ?? 'tree';
   const selected = params.get('resource') ?? undefined;
   const obj = appObject(project, name);
-  const [canSync, canRollback, canDelete] = useCan([
+  const [canSync, canRollback, canDelete, canUpdate] = useCan([
     { resource: 'applications', action: 'sync', object: obj },
     { resource: 'applications', action: 'rollback', object: obj },
     { resource: 'applications', action: 'delete', object: obj },
+    { resource: 'applications', action: 'update', object: obj },
   ]);
 
   useEffect(() => {
@@ -283,6 +286,12 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       {tab === 'events' && (
         <TabPanel id="events">
           <AppEvents project={project} app={name} own={status.events ?? []} version={version} />
+        </TabPanel>
+      )}
+
+      {tab === 'spec' && (
+        <TabPanel id="spec">
+          <SpecTab project={project} spec={spec} canUpdate={canUpdate} onSaved={setView} />
         </TabPanel>
       )}
 
