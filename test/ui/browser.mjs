@@ -163,6 +163,22 @@ try {
     await page.locator('.app-head .label-chip', { hasText: 'team=web' }).waitFor();
   });
 
+  await step('5d set directory options in Parameters, previewing the spec change', async () => {
+    await page.getByRole('tab', { name: 'Parameters' }).click();
+    const form = page.getByRole('form', { name: 'Parameters' });
+    await form.getByLabel('Tool').selectOption('directory');
+    await form.getByLabel('Exclude').fill('README*');
+    const preview = form.getByRole('region', { name: 'The change of the spec' });
+    const added = await preview.locator('.diff-table tr.diff-ins, .diff-table tr.diff-change').allTextContents();
+    check(added.some((t) => t.includes('exclude: README*')), `the preview does not show the exclude: ${added.join(' | ')}`);
+    await screenshot('ui-params.png');
+    await form.getByRole('button', { name: 'Save' }).click();
+    // Saved, the options choose the tool: the form shows it as detected.
+    await form.getByText('Tool: Directory').waitFor();
+    check((await form.getByLabel('Exclude').inputValue()) === 'README*', 'the saved exclude is not shown');
+    await waitStatus('Synced', 'Healthy');
+  });
+
   await step('6 the history rolls back to the first sync', async () => {
     await page.getByRole('tab', { name: 'History' }).click();
     const first = page.locator(`tr[data-sync="sync/default/${app}/1"]`);

@@ -6,6 +6,7 @@ import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../co
 import { HistoryTab } from '../components/HistoryTab';
 import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
+import { ParamsTab } from '../components/ParamsTab';
 import { SpecTab } from '../components/SpecTab';
 import { cachedGet, EventTable, ResourcePanel } from '../components/ResourcePanel';
 import { ResourceList, ResourceTree } from '../components/ResourceTree';
@@ -21,6 +22,7 @@ const tabs = [
   { id: 'list', label: 'List', icon: 'list' as const },
   { id: 'history', label: 'History', icon: 'history' as const },
   { id: 'events', label: 'Events', icon: 'alert' as const },
+  { id: 'params', label: 'Parameters', icon: 'settings' as const },
   { id: 'spec', label: 'Spec', icon: 'edit' as const },
 ];
 
@@ -289,6 +291,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
         </TabPanel>
       )}
 
+      {tab === 'params' && (
+        <TabPanel id="params">
+          <ParamsTab key={JSON.stringify(spec.sources ?? spec.source)} project={project} spec={spec} canUpdate={canUpdate} onSaved={setView} />
+        </TabPanel>
+      )}
       {tab === 'spec' && (
         <TabPanel id="spec">
           <SpecTab project={project} spec={spec} canUpdate={canUpdate} onSaved={setView} />
