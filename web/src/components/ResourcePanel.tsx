@@ -8,7 +8,7 @@ import { toYAML } from '../lib/yaml';
 import { DiffView } from './DiffView';
 import { Icon } from './icons';
 import { hasLogs, LogViewer } from './LogViewer';
-import { ResourceActions } from './ResourceActions';
+import { ResourceActions, resourceParams } from './ResourceActions';
 import { Badge, ErrorMessage, Spinner, TabPanel, Tabs, THead } from './ui';
 
 // Responses of the per-app read endpoints, shared by the panels of one
@@ -97,6 +97,9 @@ export function ResourcePanel({
   const diff = useLoad<DiffResponse>(item.managed ? appPath(project, app, '/diff') : null, version);
   const diffMissing = diff.error instanceof ApiError && diff.error.notAvailable;
   const manifests = useLoad<ManifestsResponse>(item.managed && diffMissing ? appPath(project, app, '/manifests') : null, version);
+  // A child (a Pod, a ReplicaSet) is not in the diff: its live object is
+  // read on its own.
+  const liveChild = useLoad<KubeObject>(!item.managed && tab === 'live' ? appPath(project, app, '/resource', resourceParams(item)) : null, version);
   const events = useLoad<EventsResponse>(tab === 'events' ? appPath(project, app, '/events') : null, version);
 
   const entry = diff.data?.resources.find((r) => r.kind === item.kind && r.name === item.name && (r.namespace ?? '') === (item.namespace ?? '') && (r.group ?? '') === (item.group ?? ''));
@@ -126,6 +129,11 @@ export function ResourcePanel({
     ...(hasLogs(item) && item.health !== 'Missing' ? [{ id: 'logs', label: 'Logs' }] : []),
   ];
   const manifestTab = (obj: KubeObject | null, what: string, loaded: Loaded<unknown>) => {
+    if (!item.managed && what === 'Live manifest') {
+      if (liveChild.loading) return <Spinner />;
+      if (liveChild.data) return <pre className="code-block" tabIndex={0} aria-label={what}>{toYAML(liveChild.data)}</pre>;
+      if (liveChild.error && !(liveChild.error instanceof ApiError && liveChild.error.notAvailable)) return <Unavailable error={liveChild.error} what={what} />;
+    }
     if (!item.managed) return <p className="notice">{item.kind} {item.name} is not in Git: Windlass shows it as a child of a managed resource. Its owner's manifests are in its owner's panel.</p>;
     if (loaded.loading) return <Spinner />;
     if (obj) return <pre className="code-block" tabIndex={0} aria-label={what}>{toYAML(obj)}</pre>;
