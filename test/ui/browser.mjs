@@ -229,6 +229,15 @@ try {
     for (const name of ['Sync', 'Rollback', 'Delete']) {
       check((await toolbar.getByRole('button', { name, exact: true }).count()) === 0, `a read-only user sees the ${name} button`);
     }
+    // The resource's actions are listed, but not permitted.
+    await tree.locator('[data-kind="Deployment"]').click();
+    const panel = page.getByRole('complementary', { name: 'guestbook-ui' });
+    await panel.getByRole('tab', { name: 'Actions' }).click();
+    const restart = panel.getByRole('menuitem', { name: 'restart' });
+    await restart.waitFor();
+    for (const until = Date.now() + 10_000; !(await restart.isDisabled()) && Date.now() < until; ) await page.waitForTimeout(100);
+    check(((await restart.getAttribute('title')) ?? '').includes('Not permitted: applications, action/apps/Deployment/restart'), 'a read-only user may run restart');
+    await panel.getByRole('button', { name: 'Close the resource panel' }).click();
     await page.getByRole('tab', { name: 'History' }).click();
     await page.locator(`tr[data-sync="sync/default/${app}/1"]`).waitFor();
     check((await page.getByRole('button', { name: 'Rollback to this' }).count()) === 0, 'a read-only user sees Rollback to this');

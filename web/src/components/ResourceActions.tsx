@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { appPath, get, post } from '../api/client';
 import type { ActionsView, ResourceAction, ResourceKey, RunActionView } from '../api/types';
 import { resourceLabel } from '../lib/format';
+import { appObject, useCan } from '../session';
 import { ErrorMessage, Spinner, useAction, useToast } from './ui';
 
 /** resourceParams names one resource in the query of the per-resource endpoints. */
@@ -47,9 +48,12 @@ export function ResourceActions({ project, app, item }: { project: string; app: 
     };
   }, [path, tick]);
 
+  const actions = list.data?.actions ?? [];
+  const rbacAction = (a: ResourceAction) => `action/${item.group ?? ''}/${item.kind}/${a.name}`;
+  const allowed = useCan(actions.map((a) => ({ resource: 'applications', action: rbacAction(a), object: appObject(project, app) })));
+
   if (list.error) return <ErrorMessage error={list.error} what="The actions could not be listed" />;
   if (!list.data) return <Spinner />;
-  const actions = list.data.actions;
   if (actions.length === 0) return <p className="empty">{item.kind} has no actions.</p>;
   const chosen = actions.find((a) => a.name === open);
   const start = (a: ResourceAction) => {
@@ -70,14 +74,22 @@ export function ResourceActions({ project, app, item }: { project: string; app: 
   return (
     <div className="resource-actions">
       <ul className="action-list" role="menu" aria-label={`Actions of ${item.name}`}>
-        {actions.map((a) => (
+        {actions.map((a, i) => (
           <li key={a.name} role="none">
             <button
               type="button"
               role="menuitem"
               className="btn"
-              disabled={a.disabled || busy}
-              title={a.disabled ? 'It would change nothing on this resource as it is' : a.source === 'lua' ? 'A Lua action of the resource customizations' : undefined}
+              disabled={a.disabled || busy || allowed[i] === false}
+              title={
+                allowed[i] === false
+                  ? `Not permitted: applications, ${rbacAction(a)}`
+                  : a.disabled
+                    ? 'It would change nothing on this resource as it is'
+                    : a.source === 'lua'
+                      ? 'A Lua action of the resource customizations'
+                      : undefined
+              }
               onClick={() => ((a.params ?? []).length ? start(a) : submit(a))}
             >
               {a.name}
