@@ -179,6 +179,48 @@ try {
     await waitStatus('Synced', 'Healthy');
   });
 
+  await step('5e a Pod\'s live manifest, and the Deployment\'s logs: follow, search, pause, download', async () => {
+    const res = await fetch(control + '/logs', { method: 'POST', body: JSON.stringify({ Namespace: namespace, Lines: ['starting', 'GET /healthz 200', 'GET / 500'] }) });
+    const noLogs = res.status === 501 ? await res.text() : '';
+    check(res.ok || noLogs, `logs: ${res.status} ${await res.text()}`);
+    await page.getByRole('tab', { name: 'Tree' }).click();
+    await tree.locator('[data-kind="Pod"]').first().click();
+    const pod = page.getByRole('complementary').filter({ has: page.getByText('Pod', { exact: true }) });
+    await pod.getByRole('tab', { name: 'Live manifest' }).click();
+    await pod.locator('pre').filter({ hasText: 'kind: Pod' }).waitFor();
+    await pod.getByRole('button', { name: 'Close the resource panel' }).click();
+    if (noLogs) {
+      console.log(`     logs skipped: ${noLogs.trim()}`);
+      return;
+    }
+
+    await tree.locator('[data-kind="Deployment"]').click();
+    const panel = page.getByRole('complementary', { name: 'guestbook-ui' });
+    await panel.getByRole('tab', { name: 'Logs' }).click();
+    const log = panel.getByLabel('Logs of guestbook-ui');
+    await log.getByText('GET / 500').first().waitFor();
+    await panel.getByRole('status').filter({ hasText: 'following' }).waitFor();
+    // A new line arrives while following.
+    const more = await fetch(control + '/logs/append', { method: 'POST', body: JSON.stringify({ Lines: ['a new request'] }) });
+    check(more.ok, `logs/append: ${more.status}`);
+    await log.getByText('a new request').first().waitFor();
+    await panel.getByRole('button', { name: 'Pause' }).click();
+    await fetch(control + '/logs/append', { method: 'POST', body: JSON.stringify({ Lines: ['held while paused'] }) });
+    await panel.getByRole('status').filter({ hasText: /paused, [1-9]\d* new held back/ }).waitFor();
+    check((await log.getByText('held while paused').count()) === 0, 'a line shows while paused');
+    await panel.getByLabel('Search the log').fill('500');
+    await panel.getByRole('status').filter({ hasText: 'matching' }).waitFor();
+    const shown = await log.locator('.log-line').allTextContents();
+    check(shown.length > 0 && shown.every((l) => l.includes('500')), `the search shows other lines: ${shown.join(' | ')}`);
+    await screenshot('ui-logs.png');
+    await panel.getByRole('button', { name: 'Resume' }).click();
+    await panel.getByLabel('Search the log').fill('');
+    await log.getByText('held while paused').first().waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), panel.getByRole('button', { name: 'Download' }).click()]);
+    check(download.suggestedFilename() === 'guestbook-ui.log', `the download is named ${download.suggestedFilename()}`);
+    await panel.getByRole('button', { name: 'Close the resource panel' }).click();
+  });
+
   await step('6 the history rolls back to the first sync', async () => {
     await page.getByRole('tab', { name: 'History' }).click();
     const first = page.locator(`tr[data-sync="sync/default/${app}/1"]`);

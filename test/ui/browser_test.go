@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func requireBrowser(t *testing.T) {
 
 // control is what the browser script asks the test to do behind the UI's
 // back: edits of live Deployments with client-go (a scale, or a strategic
-// merge patch).
+// merge patch), and simulated pod logs.
 func control(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /scale", func(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +104,41 @@ func control(t *testing.T) *httptest.Server {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	// Simulated pod logs: /logs adds lines to a file and makes kwok serve
+	// it as the log of every pod in a namespace; /logs/append adds lines.
+	logFile := filepath.Join(t.TempDir(), "pods.log")
+	logs := func(serve bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var in struct {
+				Namespace string
+				Lines     []string
+			}
+			if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if err := testbed.AppendCRILog(logFile, in.Lines...); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			if serve {
+				cleanup, err := testbed.SimulatePodLogs(t.Context(), bed.env.Cluster.Config, in.Namespace, logFile, "")
+				switch {
+				case errors.Is(err, testbed.ErrNoPodLogs):
+					// An older test bed's cluster: the script skips the logs.
+					http.Error(w, err.Error(), http.StatusNotImplemented)
+					return
+				case err != nil:
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+				t.Cleanup(cleanup)
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}
+	mux.HandleFunc("POST /logs", logs(true))
+	mux.HandleFunc("POST /logs/append", logs(false))
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	return hs
