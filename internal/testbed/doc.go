@@ -48,6 +48,10 @@
 // recorded in <dir>/pids like the cluster, with its address in
 // <dir>/redis.addr.
 //
+// StartRedisSentinel runs a primary, a replica and three sentinels
+// (redis-server --sentinel) the same way, for failover tests: Primary asks
+// the sentinels for the primary, and Kill SIGKILLs a node.
+//
 // # Git
 //
 // StartGitServer serves bare repositories under a root directory from the
