@@ -21,16 +21,21 @@ const SentinelMaster = "windlass"
 // RedisSentinel is a Redis primary, its replica and three sentinels
 // watching them, started by StartRedisSentinel.
 type RedisSentinel struct {
-	dir       string
+	redisNodes
 	sentinels []string
-	nodes     map[string]*process // by address: the primary and the replica
+}
+
+// redisNodes are the processes of a set of Redis nodes in one dir.
+type redisNodes struct {
+	dir   string
+	nodes map[string]*process // by address
 }
 
 // SentinelAddrs are the sentinels' host:port.
 func (s *RedisSentinel) SentinelAddrs() []string { return s.sentinels }
 
 // Stop stops every process; see StopDir.
-func (s *RedisSentinel) Stop() error { return StopDir(s.dir) }
+func (s *redisNodes) Stop() error { return StopDir(s.dir) }
 
 // Primary is the address of the primary the sentinels name now.
 func (s *RedisSentinel) Primary(ctx context.Context) (string, error) {
@@ -45,7 +50,7 @@ func (s *RedisSentinel) Primary(ctx context.Context) (string, error) {
 
 // Kill sends SIGKILL to the Redis node at addr and waits until it is gone:
 // a crash, with no chance to hand over.
-func (s *RedisSentinel) Kill(addr string) error {
+func (s *redisNodes) Kill(addr string) error {
 	p, ok := s.nodes[addr]
 	if !ok {
 		return fmt.Errorf("no redis node at %s", addr)
@@ -89,7 +94,7 @@ func StartRedisSentinel(ctx context.Context, dir string) (s *RedisSentinel, err 
 	if err != nil {
 		return nil, err
 	}
-	s = &RedisSentinel{dir: dir, nodes: map[string]*process{}}
+	s = &RedisSentinel{redisNodes: redisNodes{dir: dir, nodes: map[string]*process{}}}
 	primary := host + ":" + strconv.Itoa(ports[0])
 	for i, name := range []string{"redis-primary", "redis-replica"} {
 		args := []string{"--port", strconv.Itoa(ports[i]), "--bind", host, "--save", "", "--appendonly", "no",
