@@ -70,20 +70,22 @@ func (r RedisRevocations) Revoke(ctx context.Context, jti string, until time.Tim
 	return nil
 }
 
-// Revoked implements Revocations in one round trip.
+// Revoked implements Revocations in one round trip: a pipeline of two GETs,
+// not an MGET, whose keys Redis Cluster would refuse as CROSSSLOT.
 func (r RedisRevocations) Revoked(ctx context.Context, jti, generation string) (bool, error) {
-	vals, err := r.Client.MGet(ctx, revokedGenKey, revokedKeyPrefix+jti).Result()
-	if err != nil {
+	pipe := r.Client.Pipeline()
+	gen := pipe.Get(ctx, revokedGenKey)
+	mark := pipe.Exists(ctx, revokedKeyPrefix+jti)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return false, redisErr("get revocation", err)
 	}
-	if vals[1] != nil {
+	if mark.Val() > 0 {
 		return true, nil
 	}
 	if generation == "" {
 		return false, nil
 	}
-	current, _ := vals[0].(string)
-	return current != generation, nil
+	return gen.Val() != generation, nil
 }
 
 // Generation implements Revocations.

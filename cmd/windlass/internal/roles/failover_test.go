@@ -2,9 +2,12 @@ package roles
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api/auth"
@@ -84,9 +87,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("served again %s after the kill, %d calls failed meanwhile", time.Since(killed).Round(100*time.Millisecond), failed)
-	if now, err := rs.Primary(ctx); err != nil || now == old {
-		t.Fatalf("primary after the failover %q, %v; want another than %s", now, err, old)
-	}
+	eventually(t, time.Minute, "the sentinels to name another primary", func() bool { now, err := rs.Primary(ctx); return err == nil && now != old })
 	if g, err := revs.Generation(ctx); err != nil || g != gen {
 		t.Errorf("generation after the failover %q, %v; want %q: every session would be refused", g, err, gen)
 	}
@@ -100,3 +101,112 @@ func TestRedisSentinelFailover(t *testing.T) {
 		t.Errorf("write to the new primary: %v", err)
 	}
 }
+
+// TestRedisClusterFailover: a client made from the Cluster flags spreads
+// keys over three primaries; when one is killed, its replica takes its
+// slots over, the keys of the other primaries stay served throughout, and
+// the replicated entries and revocations of the killed one are back.
+func TestRedisClusterFailover(t *testing.T) {
+	rc, err := testbed.StartRedisCluster(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Stop() })
+	addr := strings.Join(rc.Addrs(), ",")
+	conn := redisConn{Cluster: true, addr: &addr}
+	if err := conn.validate(); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := conn.client(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	cc := rdb.(*redis.ClusterClient)
+	ctx := t.Context()
+	store := render.RedisStore{Client: rdb}
+	revs := auth.RedisRevocations{Client: rdb}
+	gen, err := revs.Generation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := revs.Revoke(ctx, "logged-out", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// A manifest entry on each primary.
+	byNode := map[string]string{}
+	for i := 0; len(byNode) < 3 && i < 1000; i++ {
+		key := "windlass:manifests:v2:" + strconv.Itoa(i)
+		m, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := byNode[m.Options().Addr]; !ok {
+			byNode[m.Options().Addr] = key
+			if err := store.Set(ctx, key, []byte("[]"), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := m.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+				t.Fatalf("WAIT for the replica of %s: %d, %v", m.Options().Addr, n, err)
+			}
+		}
+	}
+	if len(byNode) != 3 {
+		t.Fatalf("keys on %d primaries, want 3", len(byNode))
+	}
+	victim, err := cc.MasterForKey(ctx, revokedKeyOf("logged-out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := victim.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT for the replica: %d, %v", n, err)
+	}
+	dead := victim.Options().Addr
+	killed := time.Now()
+	if err := rc.Kill(dead); err != nil {
+		t.Fatal(err)
+	}
+	for node, key := range byNode {
+		if node == dead {
+			continue
+		}
+		if b, err := store.Get(ctx, key); err != nil || string(b) != "[]" {
+			t.Errorf("entry of %s, still up, during the failover: %q, %v", node, b, err)
+		}
+	}
+	for {
+		begin := time.Now()
+		b, err := store.Get(ctx, byNode[dead])
+		if took := time.Since(begin); took > 15*time.Second {
+			t.Fatalf("a call during the failover took %s", took)
+		}
+		if err == nil {
+			if string(b) != "[]" {
+				t.Fatalf("entry of the killed primary %q", b)
+			}
+			break
+		}
+		if time.Since(killed) > 2*time.Minute {
+			t.Fatalf("the killed primary's slots not served 2 min later: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the killed primary's slots served again %s after the kill", time.Since(killed).Round(100*time.Millisecond))
+	for node, key := range byNode {
+		if b, err := store.Get(ctx, key); err != nil || string(b) != "[]" {
+			t.Errorf("entry of %s after the failover: %q, %v", node, b, err)
+		}
+	}
+	if revoked, err := revs.Revoked(ctx, "logged-out", gen); err != nil || !revoked {
+		t.Errorf("revoked after the failover: %v, %v; want true", revoked, err)
+	}
+	if g, err := revs.Generation(ctx); err != nil || g != gen {
+		t.Errorf("generation after the failover %q, %v; want %q", g, err, gen)
+	}
+	if err := store.Set(ctx, byNode[dead]+":after", []byte("[1]"), time.Hour); err != nil {
+		t.Errorf("write after the failover: %v", err)
+	}
+}
+
+// revokedKeyOf is the Redis key of a revoked token ID.
+func revokedKeyOf(jti string) string { return "windlass:auth:revoked:v1:" + jti }
