@@ -14,7 +14,8 @@ import (
 
 // redisConn says how a role reaches Redis beyond --redis-address, which
 // may list several host:port: the seeds of a cluster, or the sentinels.
-// Windlass's keys are single-key operations, so cluster mode is safe.
+// Windlass reads and writes one key per command (a pipeline may hold
+// several), so cluster mode is safe: TestRedisClusterFailover.
 type redisConn struct {
 	// SentinelMaster is the master name the sentinels at the addresses
 	// watch; Cluster says the addresses are Redis Cluster seeds.
