@@ -579,6 +579,7 @@ func (a argoApplication) windlass() (Application, error) {
 		app.Info = s.Info
 	}
 	app.RevisionHistoryLimit = s.RevisionHistoryLimit
+	app.Annotations, app.DependsOn = takeDependsOn(app.Annotations)
 	if ns := a.Metadata.Namespace; ns != ArgoControlNamespace {
 		app.SourceNamespace = ns // Argo CD's own namespace says nothing
 	}

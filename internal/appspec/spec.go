@@ -56,6 +56,9 @@ type Application struct {
 	// ManagedBy is set when another app's manifests declare this one (app
 	// of apps); only that app's sync sets it, the API refuses it.
 	ManagedBy *ManagedBy `json:"managedBy,omitempty"`
+	// DependsOn names the apps this one waits for before each sync:
+	// "<name>" in the app's own project, or "<project>/<name>".
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // ManagedBy records the parent app of an app declared in Git.
@@ -313,6 +316,9 @@ func (a Application) Validate() error {
 		return err
 	}
 	if err := validAnnotations(a.Annotations); err != nil {
+		return err
+	}
+	if err := a.validDependsOn(); err != nil {
 		return err
 	}
 	return validArgoTracking(a)
