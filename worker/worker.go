@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
@@ -261,6 +262,11 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An app's dependencies (spec.dependsOn) are read from their workflows.
+	deps, err := depends.New(dependencyStates{apps: &children.TemporalApps{Client: cfg.Client, Namespace: cfg.Namespace}})
+	if err != nil {
+		return nil, err
+	}
 	var ws []sdkworker.Worker
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
@@ -278,6 +284,7 @@ func New(cfg Config) (*Worker, error) {
 		rec.Register(w)
 		wat.Register(w)
 		plc.Register(w)
+		deps.Register(w)
 		ws = append(ws, w)
 	}
 	return &Worker{ws: ws, src: src, lib: lib, cache: cfg.Cache, log: log, cfg: cfg}, nil

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -118,7 +119,11 @@ func (a *application) awaitStart(ctx workflow.Context, id string) (SyncAccepted,
 	if err != nil {
 		return SyncAccepted{}, err
 	}
-	return SyncAccepted{ID: id}, nil
+	acc := SyncAccepted{ID: id}
+	if op := a.st.Status.Operation; op != nil && op.SyncID == id {
+		acc.WaitingFor = op.WaitingFor
+	}
+	return acc, nil
 }
 
 func (a *application) syncUpdate(ctx workflow.Context, req SyncRequest) (SyncAccepted, error) {
@@ -293,6 +298,23 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	childCtx, cancel := workflow.WithCancel(ctx)
 	a.cancelSync = cancel
 	defer func() { a.cancelSync = nil; cancel() }()
+	// announced: the handler that admitted the sync has its answer.
+	announced := false
+	if a.dependenciesOn() && len(spec.DependsOn) > 0 && !p.req.DryRun {
+		var waited []depends.Waiting
+		err := a.awaitDependencies(childCtx, op, func() {
+			announced, waited = true, op.WaitingFor
+			a.started[p.id] = nil
+		})
+		if err != nil {
+			return a.dependsFailed(ctx, p, res, waited, err)
+		}
+		if announced {
+			start = workflow.Now(ctx)
+			op.Phase, op.StartedAt, res.StartedAt = PhaseRunning, start, start
+			a.publish(ctx)
+		}
+	}
 	childCtx = workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
 		WorkflowID:          p.id,
 		WaitForCancellation: true,
@@ -313,12 +335,16 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	}
 	fut := workflow.ExecuteChildWorkflow(childCtx, SyncWorkflowName, in)
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		a.started[p.id] = temporal.NewApplicationError("start sync: "+errorMessage(err), ErrTypeSyncFailed)
+		if !announced {
+			a.started[p.id] = temporal.NewApplicationError("start sync: "+errorMessage(err), ErrTypeSyncFailed)
+		}
 		res.Phase, res.Message, res.FinishedAt = PhaseFailed, "start sync: "+errorMessage(err), workflow.Now(ctx)
 		a.record(res)
 		return res
 	}
-	a.started[p.id] = nil
+	if !announced {
+		a.started[p.id] = nil
+	}
 	var err error
 	for done := false; !done; {
 		sel := workflow.NewSelector(ctx)

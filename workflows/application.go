@@ -435,11 +435,7 @@ func (a *application) shouldContinueAsNew(ctx workflow.Context) bool {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
-	limit := a.cfg.HistoryThreshold
-	if limit <= 0 {
-		limit = 10000
-	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= limit
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= a.historyThreshold()
 }
 
 // continueAsNew waits for the handlers, drains the signals and carries the

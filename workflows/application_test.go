@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
@@ -96,6 +97,7 @@ func registerOtherPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
 	placeholder[cluster.RunActionInput, cluster.RunActionOutput](env, cluster.RunActionName)
+	placeholder[depends.CheckInput, depends.CheckOutput](env, depends.CheckName)
 	// No cluster has a task queue of its own unless a test says so.
 	noQueues, _ := placement.New(placement.None{})
 	noQueues.Register(env)

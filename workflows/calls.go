@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
@@ -45,6 +46,12 @@ func compareState(ctx workflow.Context, in cluster.CompareInput, local bool) (cl
 func getProject(ctx workflow.Context, name string) (appspec.Project, error) {
 	var out appspec.Project
 	err := cheap(ctx, quickOptions, project.GetName, project.GetInput{Name: name}).Get(ctx, &out)
+	return out, err
+}
+
+func checkDependencies(ctx workflow.Context, in depends.CheckInput) (depends.CheckOutput, error) {
+	var out depends.CheckOutput
+	err := cheap(ctx, quickOptions, depends.CheckName, in).Get(ctx, &out)
 	return out, err
 }
 

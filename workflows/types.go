@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -159,6 +160,9 @@ type Operation struct {
 	// AwaitingApproval lists the resources marked Prune=confirm that the
 	// sync waits to prune (approveDeletion).
 	AwaitingApproval []appspec.ResourceKey `json:"awaitingApproval,omitempty"`
+	// WaitingFor lists the dependencies (spec.dependsOn) a pending sync
+	// waits for before it starts, and why each is not ready.
+	WaitingFor []depends.Waiting `json:"waitingFor,omitempty"`
 }
 
 // Sync phases.
@@ -188,6 +192,9 @@ type SyncRequest struct {
 // SyncWorkflow that runs the operation, which has started.
 type SyncAccepted struct {
 	ID string `json:"id"`
+	// WaitingFor is set when the sync has not started: it waits for these
+	// dependencies first.
+	WaitingFor []depends.Waiting `json:"waitingFor,omitempty"`
 }
 
 // RollbackRequest is the payload of the rollback update and signal.
