@@ -169,6 +169,34 @@ func (c *Children) Check(ctx context.Context, parent cluster.Target, decls []*un
 			return err
 		}
 	}
+	return c.checkCycles(ctx, ds)
+}
+
+// checkCycles refuses declared apps whose dependencies (dependsOn) form a
+// cycle, among themselves or through saved apps; a declared app's
+// dependencies are those declared, not those saved.
+func (c *Children) checkCycles(ctx context.Context, ds []decoded) error {
+	apps := map[appspec.DependencyRef][]string{}
+	for _, d := range ds {
+		if d.app != nil {
+			apps[appspec.DependencyRef{Project: d.app.Project, Name: d.app.Name}] = d.app.DependsOn
+		}
+	}
+	lookup := func(ctx context.Context, ref appspec.DependencyRef) ([]string, bool, error) {
+		if deps, ok := apps[ref]; ok {
+			return deps, true, nil
+		}
+		v, ok, err := c.apps.View(ctx, ref.Project, ref.Name)
+		return v.Spec.DependsOn, ok, err
+	}
+	for _, d := range ds {
+		if d.app == nil {
+			continue
+		}
+		if err := appspec.CheckCycle(ctx, *d.app, lookup); err != nil {
+			return refused(cluster.KindApplication, d.app.Name, "field spec.%v", err)
+		}
+	}
 	return nil
 }
 

@@ -140,6 +140,12 @@ func appProject(name string, namespaces ...string) *unstructured.Unstructured {
 	}}
 }
 
+// dependent sets the depends-on annotation of a declared app.
+func dependent(u *unstructured.Unstructured, deps string) *unstructured.Unstructured {
+	u.SetAnnotations(map[string]string{appspec.AnnotationDependsOn: deps})
+	return u
+}
+
 func view(project, name, parent string) workflows.AppView {
 	v := workflows.AppView{Spec: appspec.Application{Name: name, Project: project}}
 	if parent != "" {
@@ -155,6 +161,7 @@ func fixture() (*Children, *fakeApps, *fakeProjects) {
 		"default/loose":  view("default", "loose", ""),
 		"default/owned":  view("default", "owned", "default/other-parent"),
 		"team/elsewhere": view("team", "elsewhere", ""),
+		"default/api":    {Spec: appspec.Application{Name: "api", Project: "default", DependsOn: []string{"web"}}},
 	}}
 	projects := &fakeProjects{projects: map[string]appspec.Project{
 		"default": appspec.DefaultProjectSpec(),
@@ -195,6 +202,11 @@ func TestCheck(t *testing.T) {
 			"not permitted by project narrow of parent"},
 		{"name taken in another project", mid, []*unstructured.Unstructured{app("elsewhere", "default", "x")}, "taken by application team/elsewhere"},
 		{"name owned by another parent", mid, []*unstructured.Unstructured{app("owned", "default", "x")}, "managed by application default/other-parent"},
+		{"dependencies without a cycle", mid, []*unstructured.Unstructured{dependent(app("web", "default", "x"), "db"), app("db", "default", "y")}, ""},
+		{"dependency cycle among declared apps", mid, []*unstructured.Unstructured{dependent(app("web", "default", "x"), "db"), dependent(app("db", "default", "y"), "web")},
+			"Application web: field spec.dependsOn: cycle: web -> db -> web"},
+		{"dependency cycle through a saved app", mid, []*unstructured.Unstructured{dependent(app("web", "default", "x"), "api")},
+			"Application web: field spec.dependsOn: cycle: web -> api -> web"},
 		{"declared twice", mid, []*unstructured.Unstructured{app("leaf", "default", "x"), app("leaf", "default", "y")}, "declared twice"},
 		{"project from the projects file", mid, []*unstructured.Unstructured{appProject("fixed", "*")}, "projects file"},
 		{"project of another parent", mid, []*unstructured.Unstructured{appProject("theirs", "*")}, "managed by application default/other-parent"},
