@@ -210,6 +210,9 @@ func (s *Server) patchApp(c *echo.Context) error {
 
 // upsert does the Update-With-Start of setSpec.
 func (s *Server) upsert(ctx context.Context, spec appspec.Application) (workflows.AppView, error) {
+	if err := s.checkCycle(ctx, spec); err != nil {
+		return workflows.AppView{}, err
+	}
 	id := workflows.AppWorkflowID(spec.Project, spec.Name)
 	start := s.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       id,
@@ -378,6 +381,19 @@ func (s *Server) runOperation(c *echo.Context, id, update string, arg any) error
 	}
 	if c.QueryParam("wait") == "false" {
 		return c.JSON(http.StatusAccepted, acc)
+	}
+	if len(acc.WaitingFor) > 0 {
+		started, err := s.awaitSyncStart(ctx, id, acc.ID)
+		if err != nil {
+			return err
+		}
+		if !started {
+			res, err := s.recordedSync(ctx, id, acc.ID)
+			if err != nil {
+				return err
+			}
+			return c.JSON(http.StatusConflict, res)
+		}
 	}
 	res, ok, err := WaitSync(ctx, s.c, acc.ID)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/windlass-cd/windlass/activities/depends"
+
 	"go.temporal.io/sdk/client"
 	"golang.org/x/crypto/bcrypt"
 
@@ -445,6 +447,8 @@ var openAPISchemaTypes = map[string]any{
 	"HistoryView":               workflows.HistoryView{},
 	"SyncRequest":               workflows.SyncRequest{},
 	"SyncAccepted":              workflows.SyncAccepted{},
+	"DependencyWait":            depends.Waiting{},
+	"DependencyRef":             appspec.DependencyRef{},
 	"RollbackRequest":           workflows.RollbackRequest{},
 	"DeleteResult":              workflows.DeleteResult{},
 	"ApprovedDeletion":          ApprovedDeletion{},
