@@ -249,6 +249,7 @@ func printApp(w io.Writer, v workflows.AppView) {
 		pairs = append(pairs, label, sourceLine(src))
 	}
 	pairs = append(pairs,
+		"Depends On", strings.Join(spec.DependsOn, ", "),
 		"Sync Policy", policy,
 		"Sync Options", strings.Join(syncOpts, ","),
 		"Sync Status", strings.TrimSpace(string(st.Sync)+" to "+revision(st.Revision, st.SHA)),

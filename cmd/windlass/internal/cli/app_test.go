@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -198,6 +199,21 @@ func TestCLIApp(t *testing.T) {
 			args:   "app get web",
 			routes: map[string][]reply{"GET " + webPath: ok(webApp(appspec.SyncOutOfSync, appspec.HealthProgressing, running))},
 			want:   []string{"GET /api/v1/applications/web"},
+		},
+		{
+			name: "app get waiting for dependencies",
+			args: "app get web",
+			routes: map[string][]reply{"GET " + webPath: ok(func() workflows.AppView {
+				op := operation(workflows.PhasePending, nil, 0)
+				op.WaitingFor = []depends.Waiting{
+					{App: appspec.DependencyRef{Project: "default", Name: "db"}, Reason: "is Synced and Progressing; waits for Synced and Healthy"},
+					{App: appspec.DependencyRef{Project: "infra", Name: "net"}, Reason: "does not exist"},
+				}
+				v := webApp(appspec.SyncOutOfSync, appspec.HealthMissing, op)
+				v.Spec.DependsOn = []string{"db", "infra/net"}
+				return v
+			}())},
+			want: []string{"GET /api/v1/applications/web"},
 		},
 		{
 			name:   "app get json with project",

@@ -54,6 +54,13 @@ func (p *progress) end() {
 // 1/4 resources".
 func operationLine(op *workflows.Operation) string {
 	s := op.Phase
+	if len(op.WaitingFor) > 0 {
+		waits := make([]string, 0, len(op.WaitingFor))
+		for _, w := range op.WaitingFor {
+			waits = append(waits, w.App.String()+" ("+w.Reason+")")
+		}
+		s += ": waiting for " + strings.Join(waits, ", ")
+	}
 	if st := op.Step; st != nil {
 		done := 0
 		for _, r := range op.Resources {
@@ -85,7 +92,13 @@ func (c *cli) operate(ctx context.Context, f *flags, s *session, name, action st
 		if err != nil {
 			return err
 		}
-		return f.print(raw, func(w io.Writer) { fmt.Fprintf(w, "%s %s started\n", action, acc.ID) })
+		return f.print(raw, func(w io.Writer) {
+			if len(acc.WaitingFor) > 0 {
+				fmt.Fprintf(w, "%s %s %s\n", action, acc.ID, operationLine(&workflows.Operation{Phase: "accepted", WaitingFor: acc.WaitingFor}))
+				return
+			}
+			fmt.Fprintf(w, "%s %s started\n", action, acc.ID)
+		})
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
