@@ -301,6 +301,44 @@ try {
     await screenshot('ui-settings-rbac.png');
   });
 
+  await step('7b an app that depends on it draws the graph, and its sync waits', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    await login('admin', adminPassword);
+    await page.getByRole('heading', { name: 'Applications', exact: true }).waitFor();
+    const { token } = await api('POST', '/api/v1/session', undefined, { username: 'admin', password: adminPassword });
+    const dependent = `${app}-web`;
+    const missing = `${app}-db`;
+    await api('POST', '/api/v1/applications', token, {
+      name: dependent,
+      project: 'default',
+      source: { repoURL: repo, path: 'guestbook', targetRevision: 'main' },
+      destination: { namespace: `${namespace}-web` },
+      syncPolicy: { syncOptions: ['CreateNamespace=true'] },
+      dependsOn: [app, missing],
+    });
+    await page.goto(`/applications/default/${dependent}`);
+    const graph = page.getByRole('group', { name: 'Dependency graph' });
+    await graph.locator(`[data-app="default/${app}"]`).getByTitle('Health: Healthy').waitFor({ timeout: 30_000 });
+    await graph.locator(`[data-app="default/${missing}"]`).filter({ hasText: 'does not exist' }).waitFor();
+    const edges = await page.locator('.depgraph-edges > path').count();
+    check(edges === 2, `${edges} edges for an app with two dependencies`);
+    // Its sync waits for the dependency that does not exist, and says so.
+    await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Sync', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: `Sync ${dependent}` });
+    await dialog.getByRole('button', { name: 'Synchronize' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.locator('.dep-waits').filter({ hasText: `${missing} does not exist` }).waitFor({ timeout: 30_000 });
+    await graph.locator(`[data-app="default/${missing}"].dep-waited`).waitFor();
+    const waits = await page.locator('.dep-waits li').count();
+    check(waits === 1, `the sync waits for ${waits} dependencies, not only the missing one`);
+    await screenshot('ui-depends.png');
+    await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Terminate', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Terminate the sync' }).getByRole('button', { name: 'Terminate', exact: true }).click();
+    await page.locator('.operation-done').filter({ hasText: 'terminated while waiting for dependencies' }).waitFor({ timeout: 30_000 });
+    await api('DELETE', `/api/v1/applications/${dependent}?cascade=orphan`, token);
+  });
+
   await step('8 delete the app (background cascade), and it leaves the list', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/login/);

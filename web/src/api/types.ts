@@ -84,6 +84,14 @@ export interface Application {
   annotations?: Record<string, string>;
   /** Free-form information about the app, shown to its users (Argo CD's spec.info). */
   info?: { name: string; value: string }[];
+  /** Apps each sync waits for: "<name>" in the app's project or "<project>/<name>". */
+  dependsOn?: string[];
+}
+
+/** A dependency a pending sync waits for, and why. */
+export interface DependencyWait {
+  app: { project: string; name: string };
+  reason: string;
 }
 
 export interface ResourceStatus extends ResourceKey {
@@ -121,6 +129,8 @@ export interface Operation {
   steps?: number;
   resources?: ResourceResult[];
   awaitingApproval?: ResourceKey[];
+  /** The dependencies a Pending sync waits for before it starts. */
+  waitingFor?: DependencyWait[];
 }
 
 export interface AppEvent {

@@ -83,6 +83,18 @@ export function OperationPanel({
           Step {index + 1} of {steps}: {op.step.phase} wave {op.step.wave} ({op.step.resources} resource{op.step.resources === 1 ? '' : 's'})
         </p>
       )}
+      {op.waitingFor && op.waitingFor.length > 0 && (
+        <div className="notice dep-waits" role="status">
+          Waiting for dependencies before the sync starts:
+          <ul>
+            {op.waitingFor.map((w) => (
+              <li key={`${w.app.project}/${w.app.name}`}>
+                <strong>{w.app.project === project ? w.app.name : `${w.app.project}/${w.app.name}`}</strong> {w.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <progress max={100} value={pct} aria-label="Sync progress">
         {pct}%
       </progress>

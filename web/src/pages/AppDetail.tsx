@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, appPath, get, post } from '../api/client';
 import { useEventStream } from '../api/sse';
 import type { AppEvent, AppView, EventsResponse, Tree } from '../api/types';
+import { DependencyGraph } from '../components/DependencyGraph';
 import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../components/dialogs';
 import { HistoryTab } from '../components/HistoryTab';
 import { Icon } from '../components/icons';
@@ -266,6 +267,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       </header>
 
       <OperationPanel project={project} app={name} op={op} last={view.history?.[0]} canDelete={canDelete} />
+      <DependencyGraph project={project} view={view} version={version} />
 
       <Tabs tabs={tabs} active={tab} onChange={(t) => setParams({ tab: t === 'tree' ? undefined : t })} label="Application views" />
       {tab === 'tree' && (
