@@ -60,16 +60,16 @@ func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, ann
 		if len(waiting) == 0 {
 			return nil
 		}
-		if !sameJSON(waiting, op.WaitingFor) {
-			op.WaitingFor = waiting
-			a.publish(ctx)
-		}
+		changed := !sameJSON(waiting, op.WaitingFor)
+		op.WaitingFor = waiting
 		if !announced {
 			announced = true
 			op.Phase = PhasePending
 			a.event(ctx, EventNormal, "WaitingForDependencies", "sync "+op.SyncID+" waits for "+waitingNames(a.st.Spec.Project, waiting))
-			a.publish(ctx)
 			announce()
+		}
+		if changed {
+			a.publish(ctx)
 		}
 		if workflow.GetInfo(ctx).GetCurrentHistoryLength() >= a.historyThreshold() {
 			return errDependsHistory
