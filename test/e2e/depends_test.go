@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,4 +194,78 @@ spec:
 	if out, _, _ := cli("", "app", "get", b, "-o", "json"); strings.Contains(out, `"dependsOn"`) {
 		t.Fatalf("the refused change was saved: %s", out)
 	}
+}
+
+// kill stops dev at once (SIGKILL: its worker dies in whatever it is
+// doing) and starts it again on the same data directory and ports.
+func (d *devProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Wait()
+	cmd := exec.Command(d.bin, "dev")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.dir, d.cmd.Env, d.logs, d.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = cmd
+	eventually(t, 3*time.Minute, "windlass dev is ready again", func() (bool, string) {
+		code, err := d.ready()
+		return code == http.StatusOK, fmt.Sprint(code, err)
+	})
+}
+
+// A sync that waits for a dependency survives the death of its worker:
+// after dev is killed and started again, it still waits, and starts once
+// the dependency is Healthy.
+func TestDependsOnWaitSurvivesRestart(t *testing.T) {
+	d := startDev(t)
+	nsA, nsB := uniq("depk-a"), uniq("depk-b")
+	a, b := uniq("depk-db"), uniq("depk-web")
+	repoA, workA := newRepo(t, a)
+	push(t, workA, map[string]string{"guestbook/guestbook-ui-deployment.yaml": slowDeploymentYAML})
+	repoB, workB := newRepo(t, b)
+	push(t, workB, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	d.createApp(t, a, repoA, "path: guestbook", nsA)
+	manifest := filepath.Join(t.TempDir(), "b.yaml")
+	doc := strings.Replace(argoApp(b, repoB, "path: guestbook", nsB), "metadata: {name: "+b+"}",
+		"metadata: {name: "+b+", annotations: {windlass.dev/depends-on: "+a+"}}", 1)
+	if err := os.WriteFile(manifest, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := d.cli("", "app", "create", "-f", manifest); code != 0 {
+		t.Fatalf("create %s: exit %d: %s%s", b, code, out, stderr)
+	}
+	out, stderr, code := d.cli("", "app", "sync", b, "--async")
+	if code != 0 || !strings.Contains(out, "waiting for default/"+a) {
+		t.Fatalf("sync %s: exit %d: %s%s", b, code, out, stderr)
+	}
+	waiting := func(name string, v workflows.AppView) (bool, string) {
+		op := v.Status.Operation
+		return op != nil && op.Phase == workflows.PhasePending && len(op.WaitingFor) == 1 && op.WaitingFor[0].App.Name == a,
+			"a Pending sync waiting for " + a
+	}
+	d.waitApps(t, time.Minute, b+" waiting", []string{b}, waiting)
+	before, _, _ := d.app(b)
+
+	d.kill(t)
+	d.waitApps(t, time.Minute, b+" still waiting after the restart", []string{b}, waiting)
+	after, _, _ := d.app(b)
+	if after.Status.Operation.SyncID != before.Status.Operation.SyncID || len(after.History) != 0 {
+		t.Fatalf("after the restart: operation %s, %d syncs; before: %s", after.Status.Operation.SyncID, len(after.History), before.Status.Operation.SyncID)
+	}
+
+	if out, stderr, code := d.cli("", "app", "sync", a); code != 0 {
+		t.Fatalf("sync %s: exit %d: %s%s", a, code, out, stderr)
+	}
+	d.waitApps(t, 2*time.Minute, b+" synced", []string{b}, func(_ string, v workflows.AppView) (bool, string) {
+		return len(v.History) == 1 && v.History[0].Phase == workflows.PhaseSucceeded, "one sync, Succeeded"
+	})
+	va, _, _ := d.app(a)
+	vb, _, _ := d.app(b)
+	if vb.History[0].ID != before.Status.Operation.SyncID || !vb.History[0].StartedAt.After(va.History[0].FinishedAt) {
+		t.Fatalf("%s's sync %s started at %s; %s's sync ended at %s", b, vb.History[0].ID, vb.History[0].StartedAt, a, va.History[0].FinishedAt)
+	}
+	t.Logf("%s waited across a restart; its sync started %s after %s's ended", b, vb.History[0].StartedAt.Sub(va.History[0].FinishedAt).Round(time.Millisecond), a)
 }
