@@ -8,7 +8,7 @@ import { Badge } from './ui';
 /** maxApps bounds the apps the graph reads. */
 const maxApps = 30;
 
-const nodeW = 190;
+const nodeW = 250;
 const nodeH = 58;
 const gapX = 56;
 const gapY = 14;
@@ -104,7 +104,15 @@ export function DependencyGraph({ project, view, version }: { project: string; v
               style={{ left: at.x, top: at.y, width: nodeW, height: nodeH }}
               title={w ? `A sync waits for ${label(p.id)}: it ${w.reason}` : undefined}
             >
-              {p.id === root ? <strong>{label(p.id)}</strong> : <Link to={appURL(pp, pn)}>{label(p.id)}</Link>}
+              {p.id === root || k?.missing ? (
+                <strong className="dep-name" title={p.id}>
+                  {label(p.id)}
+                </strong>
+              ) : (
+                <Link className="dep-name" to={appURL(pp, pn)} title={p.id}>
+                  {label(p.id)}
+                </Link>
+              )}
               <span className="dep-status">
                 {k?.missing ? (
                   <span className="muted">does not exist</span>
