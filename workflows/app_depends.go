@@ -36,19 +36,20 @@ var errDependsHistory = errors.New("the wait for dependencies reached the workfl
 // It reads the spec at each look, so that an edit of dependsOn applies to
 // a waiting sync, and a spec change wakes it. announce is called once, when
 // the sync first has to wait. It ends with ctx's error when ctx is
-// cancelled (terminate, delete), or errDependsHistory.
-func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, announce func()) error {
+// cancelled (terminate, delete), or errDependsHistory, and then with what
+// it waited for last.
+func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, announce func()) ([]depends.Waiting, error) {
 	delay := dependsPollMin
 	announced := false
 	defer func() { op.WaitingFor = nil }()
 	for {
 		deps := a.st.Spec.Dependencies()
 		if len(deps) == 0 {
-			return nil
+			return nil, nil
 		}
 		out, err := checkDependencies(ctx, depends.CheckInput{Dependencies: deps})
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return op.WaitingFor, ctx.Err()
 		}
 		waiting := out.Waiting
 		if err != nil {
@@ -58,7 +59,7 @@ func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, ann
 			}
 		}
 		if len(waiting) == 0 {
-			return nil
+			return nil, nil
 		}
 		changed := !sameJSON(waiting, op.WaitingFor)
 		op.WaitingFor = waiting
@@ -72,7 +73,7 @@ func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, ann
 			a.publish(ctx)
 		}
 		if workflow.GetInfo(ctx).GetCurrentHistoryLength() >= a.historyThreshold() {
-			return errDependsHistory
+			return waiting, errDependsHistory
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)
 		sel := workflow.NewSelector(ctx)
@@ -81,7 +82,7 @@ func (a *application) awaitDependencies(ctx workflow.Context, op *Operation, ann
 		sel.Select(ctx)
 		cancel()
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return waiting, ctx.Err()
 		}
 		delay = min(2*delay, dependsPollMax)
 	}

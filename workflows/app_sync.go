@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
-	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -301,9 +300,8 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	// announced: the handler that admitted the sync has its answer.
 	announced := false
 	if a.dependenciesOn() && len(spec.DependsOn) > 0 && !p.req.DryRun {
-		var waited []depends.Waiting
-		err := a.awaitDependencies(childCtx, op, func() {
-			announced, waited = true, op.WaitingFor
+		waited, err := a.awaitDependencies(childCtx, op, func() {
+			announced = true
 			a.started[p.id] = nil
 		})
 		if err != nil {

@@ -91,19 +91,26 @@ func (s *appSuite) TestAutoSyncWaitsForDependencies() {
 }
 
 // Terminating a sync that waits for a dependency ends it as Terminated,
-// naming what it waited for; no SyncWorkflow starts.
+// naming what it waited for last; no SyncWorkflow starts.
 func (s *appSuite) TestTerminateWhileWaitingForDependencies() {
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
 	s.expectResolve(sha1, true)
-	s.expectDependencies([]appspec.DependencyRef{netRef}, -1, netMissing)
+	var calls atomic.Int32
+	s.env.OnActivity(depends.CheckName, mock.Anything, depends.CheckInput{Dependencies: []appspec.DependencyRef{dbRef, netRef}}).
+		Return(func(context.Context, depends.CheckInput) (depends.CheckOutput, error) {
+			if calls.Add(1) == 1 {
+				return depends.CheckOutput{Waiting: []depends.Waiting{dbWaiting, netMissing}}, nil
+			}
+			return depends.CheckOutput{Waiting: []depends.Waiting{netMissing}}, nil // db became ready
+		})
 	s.expectReconcile(sha1, outOfSync)
 	var term *updateOutcome
 	s.at(time.Second, func() { s.update(UpdateSync, SyncRequest{Initiator: "alice"}) })
 	s.at(time.Minute, func() { term = s.update(UpdateTerminate, TerminateRequest{Initiator: "bob"}) })
 	var view AppView
 	s.at(2*time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
-	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: dependentSpec(false, "infra/net")})
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: dependentSpec(false, "db", "infra/net")})
 	s.NoError(term.err)
 	s.Require().Len(view.History, 1)
 	s.Equal(PhaseTerminated, view.History[0].Phase)
