@@ -13,9 +13,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/api/frontdoor"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -276,4 +280,78 @@ func TestDependsOnWaitSurvivesRestart(t *testing.T) {
 		t.Fatalf("%s's sync %s started at %s; %s's sync ended at %s", b, vb.History[0].ID, vb.History[0].StartedAt, a, va.History[0].FinishedAt)
 	}
 	t.Logf("%s waited across a restart; its sync started %s after %s's ended", b, vb.History[0].StartedAt.Sub(va.History[0].FinishedAt).Round(time.Millisecond), a)
+}
+
+// A cycle is refused from an Application resource too (the front door):
+// the resource's status names it, and the app keeps its spec.
+func TestDependsOnCycleFromFrontDoor(t *testing.T) {
+	if err := testbed.InstallCRDs(t.Context(), bed.env.Cluster.Config, "deploy/crds/applications.yaml", "deploy/crds/appprojects.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(bed.env.Cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crNS, dest := uniq("fdd-apps"), uniq("fdd-dest")
+	if _, err := bed.kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: crNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a, b, project := uniq("fdd-a"), uniq("fdd-b"), uniq("fdd-team")
+	repoURL, work := newRepo(t, a)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	dev := startDev(t, "WINDLASS_WATCH_APPLICATIONS="+crNS)
+	apps := dyn.Resource(frontdoor.Applications).Namespace(crNS)
+	if _, err := dyn.Resource(frontdoor.AppProjects).Namespace(crNS).Create(t.Context(), frontDoorProject(crNS, project, repoURL, dest), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	manual := func(name, dependsOn string) *unstructured.Unstructured {
+		u := frontDoorApp(crNS, name, project, repoURL, dest)
+		unstructured.RemoveNestedField(u.Object, "spec", "syncPolicy", "automated")
+		if dependsOn != "" {
+			u.SetAnnotations(map[string]string{appspec.AnnotationDependsOn: dependsOn})
+		}
+		return u
+	}
+	for _, u := range []*unstructured.Unstructured{manual(a, b), manual(b, "")} {
+		if _, err := apps.Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Only the spec is read: a 404's problem has a numeric status.
+	type specOnly struct {
+		Spec appspec.Application `json:"spec"`
+	}
+	eventually(t, time.Minute, "both apps made, "+a+" depending on "+b, func() (bool, string) {
+		var va, vb specOnly
+		ca := dev.call(t, http.MethodGet, "/api/v1/applications/"+a+"?project="+project, nil, &va)
+		cb := dev.call(t, http.MethodGet, "/api/v1/applications/"+b+"?project="+project, nil, &vb)
+		return ca == http.StatusOK && cb == http.StatusOK && len(va.Spec.DependsOn) == 1, fmt.Sprintf("%d %d %v", ca, cb, va.Spec.DependsOn)
+	})
+	cur, err := apps.Get(t.Context(), b, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.SetAnnotations(map[string]string{appspec.AnnotationDependsOn: a})
+	if _, err := apps.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("cycle: %s -> %s -> %s", b, a, b)
+	eventually(t, time.Minute, "a condition naming the cycle", func() (bool, string) {
+		u, err := apps.Get(t.Context(), b, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if msg, _ := m["message"].(string); strings.Contains(msg, want) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(conds)
+	})
+	var vb specOnly
+	if code := dev.call(t, http.MethodGet, "/api/v1/applications/"+b+"?project="+project, nil, &vb); code != http.StatusOK || len(vb.Spec.DependsOn) != 0 {
+		t.Fatalf("%s after the refused change: status %d, dependsOn %v", b, code, vb.Spec.DependsOn)
+	}
 }
