@@ -423,6 +423,7 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	refresh := f.Int("refresh-seconds", 0, "the refresh interval of this application")
 	allowEmpty := f.Bool("allow-empty", false, "automated sync may sync no manifests at all (turns automated sync on)")
 	position := f.Int("source-position", 0, "the source to change, from 1, of a multi-source application")
+	dependsOn := f.String("depends-on", "", "the apps each sync waits for, comma-separated: NAME or PROJECT/NAME (replaces the list; \"\" clears it)")
 	params := f.withSetParams()
 	pos, q, s, err := f.appVerb(args, 1)
 	if err != nil {
@@ -472,6 +473,15 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	}
 	if f.set("refresh-seconds") {
 		patch["refreshSeconds"] = *refresh
+	}
+	if f.set("depends-on") {
+		var deps []string
+		for d := range strings.SplitSeq(*dependsOn, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				deps = append(deps, d)
+			}
+		}
+		patch["dependsOn"] = deps // nil clears the list
 	}
 	if len(dest) > 0 {
 		patch["destination"] = dest

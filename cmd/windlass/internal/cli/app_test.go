@@ -356,6 +356,25 @@ func TestCLIApp(t *testing.T) {
 			want:   []string{`PATCH /api/v1/applications/web?project=team-a {"syncPolicy":{"automated":null}}`},
 		},
 		{
+			name:   "app set depends-on",
+			args:   "app set web --depends-on db,infra/net",
+			routes: map[string][]reply{"PATCH " + webPath: ok(webApp(appspec.SyncOutOfSync, appspec.HealthHealthy, nil))},
+			want:   []string{`PATCH /api/v1/applications/web {"dependsOn":["db","infra/net"]}`},
+		},
+		{
+			name:   "app set depends-on cleared",
+			args:   "app set web --depends-on=",
+			routes: map[string][]reply{"PATCH " + webPath: ok(webApp(appspec.SyncOutOfSync, appspec.HealthHealthy, nil))},
+			want:   []string{`PATCH /api/v1/applications/web {"dependsOn":null}`},
+		},
+		{
+			name:   "app set depends-on cycle",
+			args:   "app set web --depends-on db",
+			routes: map[string][]reply{"PATCH " + webPath: {problemReply(400, "dependsOn: cycle: web -> db -> web", "dependsOn")}},
+			want:   []string{`PATCH /api/v1/applications/web {"dependsOn":["db"]}`},
+			code:   cmdline.ExitError,
+		},
+		{
 			name: "app set source position",
 			args: "app set web --source-position 2 --revision v3",
 			routes: map[string][]reply{
