@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests and `windlass dev` need (Debian):
-# redis-server (manifest cache), git (its http-backend serves test repos)
-# and chromium (the web UI's browser tests).
+# redis-server (manifest cache), git (its http-backend serves test repos),
+# postgresql (Temporal's production persistence) and chromium (the web UI's
+# browser tests).
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# The test bed runs Temporal on PostgreSQL; Debian keeps the server binaries
+# in /usr/lib/postgresql/<version>/bin, off PATH.
+command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 [[ -x "$(git --exec-path 2>/dev/null)/git-http-backend" ]] || missing+=(git)
 # The web UI's browser tests drive Debian's chromium (test/ui).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

@@ -7,11 +7,14 @@
 //	go run ./hack/cluster status     [--dir DIR]
 //	go run ./hack/cluster redis-up   [--dir DIR]
 //	go run ./hack/cluster redis-down [--dir DIR]
+//	go run ./hack/cluster postgres-up   [--dir DIR]
+//	go run ./hack/cluster postgres-down [--dir DIR]
 //
 // up prints `export KUBECONFIG=DIR/admin.kubeconfig` (and the variable that
 // makes Shared in internal/testbed use this cluster) on stdout; progress
 // goes to stderr. Redis keeps its state in DIR/redis and its address in
-// DIR/redis.addr.
+// DIR/redis.addr; PostgreSQL keeps its cluster, address and password in
+// DIR/postgres.
 package main
 
 import (
@@ -44,7 +47,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: cluster up|down|status|redis-up|redis-down [--dir DIR] [--nodes N] [--bin BINDIR]")
+	fmt.Fprintln(w, "usage: cluster up|down|status|redis-up|redis-down|postgres-up|postgres-down [--dir DIR] [--nodes N] [--bin BINDIR]")
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -91,6 +94,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			_ = os.Remove(filepath.Join(abs, "redis.addr"))
 			log.Info("redis stopped", "dir", abs)
+		}
+	case "postgres-up":
+		err = postgresUp(ctx, log, stdout, filepath.Join(abs, "postgres"))
+	case "postgres-down":
+		err = testbed.StopDir(filepath.Join(abs, "postgres"))
+		if err == nil {
+			log.Info("postgres stopped", "dir", abs)
 		}
 	default:
 		usage(stderr)
@@ -203,5 +213,27 @@ func redisUp(ctx context.Context, log *slog.Logger, stdout io.Writer, dir string
 	}
 	log.Info("redis up", "addr", r.Addr(), "dir", rdir)
 	fmt.Fprintf(stdout, "export %s=%s\n", testbed.EnvRedisAddr, r.Addr())
+	return nil
+}
+
+// postgresUp starts a new PostgreSQL in dir unless one runs there already,
+// and prints the variable that makes SharedPostgres use it.
+func postgresUp(ctx context.Context, log *slog.Logger, stdout io.Writer, dir string) error {
+	if procs, _ := testbed.Processes(dir); len(procs) > 0 {
+		if p, err := testbed.LoadPostgres(dir); err == nil {
+			log.Info("postgres already up", "addr", p.Addr())
+			fmt.Fprintf(stdout, "export %s=%s\n", testbed.EnvPostgresDir, dir)
+			return nil
+		}
+	}
+	if err := testbed.StopDir(dir); err != nil {
+		return err
+	}
+	p, err := testbed.StartPostgres(ctx, dir)
+	if err != nil {
+		return err
+	}
+	log.Info("postgres up", "addr", p.Addr(), "dir", dir)
+	fmt.Fprintf(stdout, "export %s=%s\n", testbed.EnvPostgresDir, dir)
 	return nil
 }

@@ -38,6 +38,12 @@ type process struct {
 // startProcess starts bin with args detached (Setsid) so that it outlives the
 // calling process, and appends "<exe> <pid>" to <dir>/pids.
 func startProcess(dir, name, bin string, args []string) (*process, error) {
+	return startProcessAs(dir, name, bin, args, nil)
+}
+
+// startProcessAs is startProcess with the process running as cred (nil:
+// as the caller).
+func startProcessAs(dir, name, bin string, args []string, cred *syscall.Credential) (*process, error) {
 	resolved, err := filepath.EvalSymlinks(bin)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s binary: %w", name, err)
@@ -56,7 +62,7 @@ func startProcess(dir, name, bin string, args []string) (*process, error) {
 	cmd.Dir = dir
 	cmd.Stdout = logFile // an *os.File is handed to the child as is: no copying goroutine
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -153,12 +159,18 @@ func running(name string, pid int) bool {
 }
 
 // stopPid sends SIGTERM to pid if it still runs name, waits up to stopTimeout,
-// then sends SIGKILL.
+// then sends SIGKILL. PostgreSQL gets SIGINT instead: its SIGTERM waits for
+// every client to disconnect, and a SIGKILLed postmaster leaves its
+// backends and shared memory behind.
 func stopPid(name string, pid int) error {
 	if !running(name, pid) {
 		return nil
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	sig := syscall.SIGTERM
+	if name == "postgres" {
+		sig = syscall.SIGINT
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			return nil
 		}
