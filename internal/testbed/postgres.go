@@ -157,6 +157,7 @@ func StartPostgres(ctx context.Context, dir string) (*Postgres, error) {
 	cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", PostgresUser, "--pwfile", pwfile,
 		"--auth", "scram-sha-256", "--encoding", "UTF8", "--locale", "C", "--no-sync")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	closeInheritedFDs()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb %s: %w\n%s", data, err, out)
 	}

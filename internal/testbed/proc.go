@@ -58,6 +58,7 @@ func startProcessAs(dir, name, bin string, args []string, cred *syscall.Credenti
 	}
 	defer logFile.Close()
 
+	closeInheritedFDs()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdout = logFile // an *os.File is handed to the child as is: no copying goroutine
@@ -87,6 +88,22 @@ func startProcessAs(dir, name, bin string, args []string, cred *syscall.Credenti
 		return nil, err
 	}
 	return p, nil
+}
+
+// closeInheritedFDs marks every descriptor above stderr close-on-exec.
+// Go opens its own that way, but one inherited from the caller is not: a
+// server started under `flock LOCK go test` would hold the lock for as
+// long as it runs.
+func closeInheritedFDs() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // exited reports whether the process has exited, with its wait error.
