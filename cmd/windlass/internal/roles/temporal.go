@@ -26,6 +26,8 @@ type temporalConfig struct {
 	// DebugAddress serves the process's Go profiles under /debug/pprof/
 	// (the server's own CPU, in a benchmark); empty: off.
 	DebugAddress string
+	// Postgres, when its DSN is set, replaces SQLite.
+	Postgres temporalPostgres
 }
 
 func loadTemporalConfig(args []string) (temporalConfig, error) {
@@ -37,10 +39,16 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "namespace registered at start (env WINDLASS_NAMESPACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env WINDLASS_LOG_LEVEL)")
 	fs.StringVar(&c.DebugAddress, "debug-address", env("TEMPORAL_DEBUG_ADDRESS", ""), "listen address for the Go profiles under /debug/pprof/ (default off; env WINDLASS_TEMPORAL_DEBUG_ADDRESS)")
+	bindTemporalPostgres(fs, &c.Postgres)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
 	var errs []error
+	errs = append(errs, c.Postgres.validate(func(name string) bool {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+		return set
+	})...)
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir is required"))
 	} else if err := absolute(&c.DataDir); err != nil {
@@ -91,6 +99,9 @@ func runTemporal(ctx context.Context, cfg temporalConfig, stdout io.Writer) erro
 			return fmt.Errorf("start temporal: %w", err)
 		}
 		profiles = "http://" + addr.String() + "/debug/pprof/"
+	}
+	if cfg.Postgres.DSN != "" {
+		return runTemporalCluster(ctx, cfg, log, profiles, stdout)
 	}
 	srv, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
 		DataDir: dir, Namespace: cfg.Namespace, FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress,

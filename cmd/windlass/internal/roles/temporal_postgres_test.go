@@ -1,0 +1,57 @@
+package roles
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadTemporalConfigPostgres(t *testing.T) {
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("s3cret-pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "postgres://windlass@127.0.0.1:5432/temporal?sslmode=disable"
+	tests := []struct {
+		name    string
+		args    []string
+		env     string // WINDLASS_POSTGRES_PASSWORD
+		wantErr string
+	}{
+		{name: "password from a file", args: []string{"--postgres-dsn", dsn, "--postgres-password-file", pwFile}},
+		{name: "password from the environment", args: []string{"--postgres-dsn", dsn}, env: "s3cret-pw"},
+		{name: "no password", args: []string{"--postgres-dsn", dsn}, wantErr: "no PostgreSQL password"},
+		{name: "password in the dsn", args: []string{"--postgres-dsn", "postgres://windlass:s3cret-pw@127.0.0.1/temporal"}, env: "x", wantErr: "holds a password"},
+		{name: "missing password file", args: []string{"--postgres-dsn", dsn, "--postgres-password-file", pwFile + ".missing"}, wantErr: "postgres-password-file"},
+		{name: "unknown service", args: []string{"--postgres-dsn", dsn, "--services", "frontend,scheduler"}, env: "x", wantErr: `unknown service "scheduler"`},
+		{name: "no shards", args: []string{"--postgres-dsn", dsn, "--history-shards", "0"}, env: "x", wantErr: "history-shards 0"},
+		{name: "shards without postgres", args: []string{"--history-shards", "8"}, wantErr: "history-shards needs --postgres-dsn"},
+		{name: "services without postgres", args: []string{"--services", "history"}, wantErr: "services needs --postgres-dsn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envPostgresPassword, tt.env)
+			args := append([]string{"--data-dir", t.TempDir()}, tt.args...)
+			c, err := loadTemporalConfig(args)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Postgres.password != "s3cret-pw" {
+					t.Errorf("password = %q, want the file's or the environment's", c.Postgres.password)
+				}
+				if strings.Join(c.Postgres.services, ",") != "frontend,history,matching,worker" {
+					t.Errorf("services = %v, want all", c.Postgres.services)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "s3cret-pw") {
+				t.Errorf("err = %v holds the password", err)
+			}
+		})
+	}
+}
