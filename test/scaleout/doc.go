@@ -1,8 +1,8 @@
 // Package scaleout proves that Windlass runs as separate processes sharing
-// one Temporal: a standalone `windlass temporal` (SQLite on disk), one
-// `windlass server` and two `windlass worker` processes, all on loopback
-// against the test bed (kube-apiserver with kwok nodes, Redis, a Git
-// server). Its tests kill workers with SIGKILL in the middle of syncs and
+// one Temporal: a Temporal cluster of two `windlass temporal` processes on
+// the test bed's PostgreSQL, one `windlass server` and two `windlass
+// worker` processes, all on loopback against the test bed (kube-apiserver
+// with kwok nodes, Redis, PostgreSQL, a Git server). Its tests kill workers with SIGKILL in the middle of syncs and
 // of the cluster watch, and check that no sync is lost or run twice:
 //
 //   - TestKillWorkerDuringWaitWave: a worker dies while a sync waits on a
@@ -17,6 +17,10 @@
 //     cluster activities (compare, plan, apply, wait, hooks, watch) run
 //     only by the worker polling that queue; with that worker dead, its
 //     apps wait while the others sync.
+//   - TestKillTemporalDuringSyncs: the Temporal process that no client
+//     dials is killed with SIGKILL in the middle of a fleet's syncs; its
+//     shards move to the survivor, every app converges with exactly one
+//     sync, and a new process joins the cluster again.
 //
 // The tests only read the file system of the processes they start; the
 // package itself has no non-test code.

@@ -40,12 +40,16 @@ var bed struct {
 	// mgmtNS is the management namespace server and workers share.
 	mgmtNS string
 
-	// temporalProc and server are the Temporal and API processes.
+	// temporalProc and server are the Temporal (the one clients dial) and
+	// API processes; temporalArgs start a member of that Temporal cluster.
 	temporalProc, server *harness.Proc
+	temporalArgs         []string
 
 	mu      sync.Mutex
 	workers []*harness.Proc
 	started int
+	// members are the Temporal processes beside temporalProc.
+	members []*harness.Proc
 }
 
 // EnvBinary names a prebuilt windlass binary to use instead of building
@@ -100,6 +104,7 @@ func setup(m *testing.M) (code int) {
 	var procs []*harness.Proc
 	defer func() {
 		bed.mu.Lock()
+		procs = append(procs, bed.members...)
 		procs = append(procs, bed.workers...)
 		bed.mu.Unlock()
 		for i := len(procs) - 1; i >= 0; i-- {
@@ -107,15 +112,25 @@ func setup(m *testing.M) (code int) {
 		}
 	}()
 
-	// Temporal: its own process, with its database on disk.
-	tp, err := startProc("temporal", "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
-		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn")
+	// Temporal: a cluster of two processes on PostgreSQL. Clients dial
+	// the first; the second owns its share of the shards and queues.
+	pg, pgCleanup, err := testbed.SharedPostgres(ctx, "scaleout")
+	if err != nil {
+		return fail(err)
+	}
+	defer pgCleanup()
+	bed.temporalArgs = []string{"temporal", "--postgres-dsn", pg.DSN(fmt.Sprintf("scaleout_%d", time.Now().UnixNano()%1e9)),
+		"--postgres-password-file", pg.PasswordFile(), "--ui-address", "off", "--log-level", "warn"}
+	tp, err := startProc("temporal-1", append(bed.temporalArgs, "--address", "127.0.0.1:0")...)
 	if err != nil {
 		return fail(err)
 	}
 	procs = append(procs, tp)
 	bed.temporalProc = tp
 	if bed.temporalAddr, err = tp.WaitLine(ctx, "Frontend:"); err != nil {
+		return fail(err)
+	}
+	if _, err := startTemporalMember(ctx); err != nil {
 		return fail(err)
 	}
 	if bed.temporal, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: bed.temporalAddr, Namespace: "default"}); err != nil {
@@ -149,6 +164,27 @@ func setup(m *testing.M) (code int) {
 		}
 	}
 	return m.Run()
+}
+
+// startTemporalMember starts one more Temporal process in the cluster,
+// serving every service with a frontend of its own, and waits until it
+// serves.
+func startTemporalMember(ctx context.Context) (*harness.Proc, error) {
+	bed.mu.Lock()
+	name := "temporal-" + strconv.Itoa(len(bed.members)+2)
+	bed.mu.Unlock()
+	p, err := startProc(name, append(bed.temporalArgs, "--address", "127.0.0.1:0")...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.WaitLine(ctx, "Frontend:"); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	bed.mu.Lock()
+	bed.members = append(bed.members, p)
+	bed.mu.Unlock()
+	return p, nil
 }
 
 // startWorker starts one more worker process and waits until it polls.

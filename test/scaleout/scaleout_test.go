@@ -158,7 +158,8 @@ func TestScaleOut(t *testing.T) {
 	rep.AppWorkflow, rep.SyncWorkflow = perApp(rep.AppWorkflow, n-1), perApp(rep.SyncWorkflow, n-1)
 	rep.RefreshActions = refreshActions(t, names[1])
 	bed.mu.Lock()
-	for _, p := range append([]*harness.Proc{bed.temporalProc, bed.server}, bed.workers...) {
+	procs := append([]*harness.Proc{bed.temporalProc, bed.server}, bed.members...)
+	for _, p := range append(procs, bed.workers...) {
 		rep.Usage[p.Name] = usageOf(p)
 	}
 	bed.mu.Unlock()
