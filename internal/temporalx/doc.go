@@ -36,6 +36,36 @@
 // at start: StartDevServer then returns ErrDevServerNotBuiltIn and
 // DevServerBuiltIn is false.
 //
+// # Cluster member on PostgreSQL
+//
+// StartClusterServer runs one process of a Temporal cluster whose state is
+// in PostgreSQL, for production. The contract:
+//
+//   - Both stores use the server's postgres12_pgx plugin: the default store
+//     in the DSN's database, visibility (advanced visibility: custom search
+//     attributes, no Elasticsearch) in <database>_visibility. Missing
+//     databases are created through the maintenance database "postgres".
+//   - Schemas are created and upgraded from the schema files embedded in the
+//     server module, with its schema tool library, under a PostgreSQL
+//     advisory lock: members that start together take turns. A schema newer
+//     than this server knows is refused (ErrSchemaTooNew, versions named).
+//   - The history shard count is recorded at the first start; a start with
+//     another count is refused (ErrShardCountChanged). The server alone
+//     would only log a warning and go on with the recorded count.
+//   - Unreachable PostgreSQL (ErrPostgresUnreachable) and a refused login
+//     (ErrPostgresAuth) are told apart at once; errors name the DSN without
+//     the password, and a DSN holding a password is refused.
+//   - Members find each other through ringpop, seeded from the
+//     cluster_membership table, on 127.0.0.1. Each picks its own free
+//     ports, below 32768 (the table's rpc_port is a smallint), and serves
+//     the services it is given; the ring decides which member owns which
+//     shard and queue partition. Internal clients find a frontend through
+//     membership.
+//   - The namespace (7-day retention) and the search attributes are
+//     registered at every start, as by StartDevServer.
+//   - A stopped member does not rejoin the ring when started again in the
+//     same process; run one member per process.
+//
 // # Client
 //
 // Dial connects an SDK client to any Temporal frontend, retrying until the

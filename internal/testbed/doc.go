@@ -1,6 +1,6 @@
 // Package testbed starts real servers for Windlass's tests and for
-// `make cluster-up`: a Kubernetes control plane with fake nodes, Redis, and a
-// git smart-HTTP server for fixture repositories. Nothing here is a fake of
+// `make cluster-up`: a Kubernetes control plane with fake nodes, Redis,
+// PostgreSQL, and a git smart-HTTP server for fixture repositories. Nothing here is a fake of
 // the servers' APIs; only the kubelets are simulated (by kwok).
 //
 // # Kubernetes
@@ -51,6 +51,21 @@
 // StartRedisSentinel runs a primary, a replica and three sentinels
 // (redis-server --sentinel) the same way, for failover tests: Primary asks
 // the sentinels for the primary, and Kill SIGKILLs a node.
+//
+// # PostgreSQL
+//
+// StartPostgres runs initdb in <dir>/data and then postgres (Debian package
+// postgresql; its binaries are found on PATH or in
+// /usr/lib/postgresql/<version>/bin) on a free loopback port, TCP only, with
+// scram-sha-256 logins for PostgresUser and a random password in
+// <dir>/postgres.password. As root it runs them as the user postgres (or
+// nobody). Stop is a fast shutdown and Start brings the same data back at
+// the same address, for outage tests. SharedPostgres hands a test binary
+// the server of $WINDLASS_TEST_POSTGRES_DIR (make test starts one with
+// hack/cluster postgres-up) or a private one.
+//
+// Servers started here do not inherit the caller's descriptors above
+// stderr (such as a `flock` lock).
 //
 // # Git
 //

@@ -44,6 +44,8 @@ var bed struct {
 	// API processes; temporalArgs start a member of that Temporal cluster.
 	temporalProc, server *harness.Proc
 	temporalArgs         []string
+	// pgPassword is the database password, which no log may hold.
+	pgPassword string
 
 	mu      sync.Mutex
 	workers []*harness.Proc
@@ -119,6 +121,7 @@ func setup(m *testing.M) (code int) {
 		return fail(err)
 	}
 	defer pgCleanup()
+	bed.pgPassword = pg.Password()
 	bed.temporalArgs = []string{"temporal", "--postgres-dsn", pg.DSN(fmt.Sprintf("scaleout_%d", time.Now().UnixNano()%1e9)),
 		"--postgres-password-file", pg.PasswordFile(), "--ui-address", "off", "--log-level", "warn"}
 	tp, err := startProc("temporal-1", append(bed.temporalArgs, "--address", "127.0.0.1:0")...)

@@ -2,6 +2,9 @@ package scaleout
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +65,19 @@ func TestKillTemporalDuringSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s joined the cluster", p.Name)
+
+	// The database password is read from a file and never logged.
+	logs, err := filepath.Glob(filepath.Join(bed.tmp, "logs", "*"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("process logs: %v, %v", logs, err)
+	}
+	for _, f := range logs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), bed.pgPassword) {
+			t.Errorf("%s holds the PostgreSQL password", f)
+		}
+	}
 }
