@@ -1,3 +1,5 @@
+//go:build !nodevserver
+
 package temporalx
 
 import (
