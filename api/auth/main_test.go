@@ -31,24 +31,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	redisAddr = os.Getenv(testbed.EnvRedisAddr)
-	if redisAddr == "" {
-		dir, err := os.MkdirTemp("", "windlass-auth-redis-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "create redis dir:", err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		rd, err := testbed.StartRedis(ctx, dir)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "start redis:", err)
-			return 1
-		}
-		defer func() { _ = rd.Stop() }()
-		redisAddr = rd.Addr()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	addr, stop, err := testbed.SharedRedis(ctx, "auth")
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start redis:", err)
+		return 1
 	}
+	defer stop()
+	redisAddr = addr
 	return m.Run()
 }
 

@@ -74,26 +74,38 @@ func Shared(ctx context.Context, name string) (*Env, func(), error) {
 		env.Cluster = c
 	}
 
-	if addr := os.Getenv(EnvRedisAddr); addr != "" {
-		env.RedisAddr = addr
-	} else {
-		dir, err := os.MkdirTemp("", "windlass-"+safeName(name)+"-redis-")
-		if err != nil {
-			return fail(fmt.Errorf("create redis dir: %w", err))
-		}
-		cleanups = append(cleanups, func() { _ = os.RemoveAll(dir) })
-		r, err := StartRedis(ctx, dir)
-		if err != nil {
-			return fail(err)
-		}
-		cleanups = append(cleanups, func() {
-			if err := r.Stop(); err != nil {
-				logger.Warn("stop private redis", "err", err)
-			}
-		})
-		env.RedisAddr = r.Addr()
+	addr, stop, err := SharedRedis(ctx, name)
+	if err != nil {
+		return fail(err)
 	}
+	cleanups = append(cleanups, stop)
+	env.RedisAddr = addr
 	return env, cleanup, nil
+}
+
+// SharedRedis returns the address of $WINDLASS_TEST_REDIS_ADDR's Redis, or
+// of a private one it starts in a temporary directory, for the tests of
+// one package that need Redis alone. The returned cleanup stops and
+// removes only what it started; call it once, after the tests.
+func SharedRedis(ctx context.Context, name string) (string, func(), error) {
+	if addr := os.Getenv(EnvRedisAddr); addr != "" {
+		return addr, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "windlass-"+safeName(name)+"-redis-")
+	if err != nil {
+		return "", func() {}, fmt.Errorf("create redis dir: %w", err)
+	}
+	r, err := StartRedis(ctx, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", func() {}, err
+	}
+	return r.Addr(), func() {
+		if err := r.Stop(); err != nil {
+			slog.Default().With("testbed", name).Warn("stop private redis", "err", err)
+		}
+		_ = os.RemoveAll(dir)
+	}, nil
 }
 
 // safeName keeps name usable in a temporary directory's name.
