@@ -27,6 +27,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -199,6 +200,13 @@ func New(cfg Config) (*Worker, error) {
 	// A compare's full resource list, when longer than the workflow
 	// keeps, waits in the manifests' Redis for the API.
 	clOpts := []cluster.Option{cluster.WithMetrics(cfg.Metrics), cluster.WithResourceLists(render.RedisStore{Client: cfg.Redis}, cfg.Cache.ManifestTTL)}
+	// Each compare's health changes go to the same Redis, for the API's
+	// health timeline.
+	healthLog, err := healthlog.New(cfg.Redis)
+	if err != nil {
+		return nil, err
+	}
+	clOpts = append(clOpts, cluster.WithHealthLog(healthLog))
 	var lib *customizations.Library
 	if cfg.Customizations.scripted() {
 		if lib, err = newLibrary(cfg.Customizations, src, cfg.Redis, cfg.Metrics, log); err != nil {

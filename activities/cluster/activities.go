@@ -80,6 +80,7 @@ type Activities struct {
 	decls       Declarations // nil: manifests may not declare apps
 	parents     sync.Map     // app name → manages (mayManage)
 	actions     ActionCatalog
+	healthLog   HealthRecorder // nil: no health transitions are kept
 }
 
 // Option configures Activities.

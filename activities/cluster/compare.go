@@ -24,9 +24,13 @@ import (
 // reason, never Synced. Live objects tracked for the app that are no
 // longer rendered are listed with RequiresPruning; they make the app
 // OutOfSync unless they carry compare-options IgnoreExtraneous. With
-// WithDiff each differing resource carries a unified diff.
+// WithDiff each differing resource carries a unified diff. With
+// WithHealthLog it records the health transitions it finds.
 func (a *Activities) Compare(ctx context.Context, in CompareInput) (CompareOutput, error) {
 	out, err := a.compare(ctx, in, true, nil)
+	if err == nil {
+		a.recordHealth(ctx, in.Target, out)
+	}
 	return a.boundCompare(ctx, in.Target, out), failure.Activity(err)
 }
 
