@@ -22,7 +22,9 @@ for _, e in ipairs(entries) do
     if from ~= '' then t = t .. ',"from":' .. cjson.encode(from) end
     t = t .. ',"to":' .. cjson.encode(health)
     if msg ~= '' then t = t .. ',"message":' .. cjson.encode(msg) end
-    redis.call('LPUSH', KEYS[2], t .. '}')
+    -- One record's changes share a time: past the limit they would be
+    -- trimmed at once, so they are not pushed.
+    if n < limit then redis.call('LPUSH', KEYS[2], t .. '}') end
     n = n + 1
   end
   local st = '{"health":' .. cjson.encode(health) .. ',"lastTransitionTime":' .. cjson.encode(since)
