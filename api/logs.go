@@ -22,7 +22,7 @@ import (
 )
 
 // GET .../logs streams the logs of a pod, or of a workload's pods, of the
-// app's resource tree. The pods of a workload are its descendants in the
+// app's resource tree; without a resource, of all the app's pods. The pods of a workload are its descendants in the
 // tree (Deployment → ReplicaSet → Pod, Job → Pod, and so on), read at the
 // start: pods that start later are not followed. RBAC: get on the app and
 // logs get on <project>/<app>, as Argo CD.
@@ -92,28 +92,92 @@ func (f logFilter) keep(line string) bool {
 	return f.text == "" || strings.Contains(line, f.text) != f.exclude
 }
 
+// podRef names one pod.
+type podRef struct{ namespace, name string }
+
+func isPod(n cluster.ResourceNode) bool { return n.Group == "" && n.Kind == "Pod" }
+
 // logPods are the pods of the resource: itself when it is a pod, else its
 // descendants in the tree, at most maxLogPods.
-func logPods(t resourceTarget) []string {
-	isPod := func(n cluster.ResourceNode) bool { return n.Group == "" && n.Kind == "Pod" }
+func logPods(t resourceTarget) []podRef {
 	if isPod(t.node) {
-		return []string{t.node.Name}
+		return []podRef{{t.key.Namespace, t.node.Name}}
 	}
 	below := map[string]bool{t.node.UID: true}
-	var pods []string
+	var pods []podRef
 	// The tree lists owners before their children.
 	for _, n := range t.tree.Nodes {
 		for _, p := range n.Parents {
 			if below[p] {
 				below[n.UID] = true
 				if isPod(n) && n.Namespace == t.key.Namespace && len(pods) < maxLogPods {
-					pods = append(pods, n.Name)
+					pods = append(pods, podRef{n.Namespace, n.Name})
 				}
 				break
 			}
 		}
 	}
 	return pods
+}
+
+// allPods are every pod of the app's tree, at most maxLogPods, for a
+// request that names no resource (as argocd app logs without --kind).
+func allPods(tree cluster.ResourceTreeOutput) []podRef {
+	var pods []podRef
+	for _, n := range tree.Nodes {
+		if isPod(n) && len(pods) < maxLogPods {
+			pods = append(pods, podRef{n.Namespace, n.Name})
+		}
+	}
+	return pods
+}
+
+// appInspected authorises perms on the app, then get, and inspects it.
+func (s *Server) appInspected(c *echo.Context, perms permsFunc) (inspected, error) {
+	name, err := appName(c)
+	if err != nil {
+		return inspected{}, err
+	}
+	proj, err := projectParam(c)
+	if err != nil {
+		return inspected{}, err
+	}
+	for _, p := range perms(appspec.ResourceKey{}) {
+		if err := s.authorize(c, p[0], p[1], rbac.AppObject(proj, name)); err != nil {
+			return inspected{}, err
+		}
+	}
+	return s.inspect(c)
+}
+
+// logTarget finds the pods a logs request asks for: those of the resource
+// it names, or, when it names none, all the app's.
+func (s *Server) logTarget(c *echo.Context) (spec appspec.Application, pods []podRef, prefix bool, err error) {
+	perms := func(appspec.ResourceKey) [][2]string { return [][2]string{{rbac.ResourceLogs, rbac.ActionGet}} }
+	q := c.QueryParams()
+	if q.Get("group") == "" && q.Get("kind") == "" && q.Get("namespace") == "" && q.Get("name") == "" {
+		in, err := s.appInspected(c, perms)
+		if err != nil {
+			return spec, nil, false, err
+		}
+		tree, err := s.opts.Inspector.ResourceTree(c.Request().Context(), cluster.ResourceTreeInput{Target: cluster.TargetFor(in.view.Spec), Manifests: &in.ref})
+		if err != nil {
+			return spec, nil, false, s.inspectError(c, in, err)
+		}
+		pods = allPods(tree)
+		if len(pods) == 0 {
+			return spec, nil, false, problem(http.StatusNotFound, "the application has no pods")
+		}
+		return in.view.Spec, pods, true, nil
+	}
+	t, err := s.appResource(c, perms)
+	if err != nil {
+		return spec, nil, false, err
+	}
+	if pods = logPods(t); len(pods) == 0 {
+		return spec, nil, false, problem(http.StatusNotFound, t.key.String()+" has no pods")
+	}
+	return t.view.Spec, pods, len(pods) > 1 || t.node.Kind != "Pod", nil
 }
 
 // podStream is one pod's open log.
@@ -127,14 +191,9 @@ func (s *Server) appLogs(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.appResource(c, func(appspec.ResourceKey) [][2]string { return [][2]string{{rbac.ResourceLogs, rbac.ActionGet}} })
+	spec, pods, prefix, err := s.logTarget(c)
 	if err != nil {
 		return err
-	}
-	spec := t.view.Spec
-	pods := logPods(t)
-	if len(pods) == 0 {
-		return problem(http.StatusNotFound, t.key.String()+" has no pods")
 	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
@@ -152,18 +211,17 @@ func (s *Server) appLogs(c *echo.Context) error {
 	}()
 	var refused error // the first pod's refusal
 	for _, pod := range pods {
-		rc, _, err := s.opts.Inspector.PodLogs(ctx, spec.Destination.Server, t.key.Namespace, pod, opts)
+		rc, _, err := s.opts.Inspector.PodLogs(ctx, spec.Destination.Server, pod.namespace, pod.name, opts)
 		if err != nil {
 			refused = cmp.Or(refused, err)
-			s.opts.Logger.Debug(msgPodLogsSkipped, "pod", pod, "error", err)
+			s.opts.Logger.Debug(msgPodLogsSkipped, "pod", pod.name, "namespace", pod.namespace, "error", err)
 			continue
 		}
-		streams = append(streams, podStream{pod: pod, rc: rc})
+		streams = append(streams, podStream{pod: pod.name, rc: rc})
 	}
 	if len(streams) == 0 {
 		return kubeError(refused)
 	}
-	prefix := len(pods) > 1 || t.node.Kind != "Pod"
 	var w logWriter
 	if strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream") {
 		w = sseLogWriter{newSSE(c)}

@@ -107,6 +107,8 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		for _, tc := range []struct{ query, want string }{
 			{depQ, pod + ": starting\n" + pod + ": GET /healthz 200\n" + pod + ": GET / 500\n"},
 			{podQ + "&tailLines=1", "GET / 500\n"},
+			// No resource: all the app's pods, each line prefixed.
+			{"?tailLines=1", pod + ": GET / 500\n"},
 			{podQ + "&filter=GET", "GET /healthz 200\nGET / 500\n"},
 			{podQ + "&filter=" + url.QueryEscape("!GET"), "starting\n"},
 			{podQ + "&previous=true&container=guestbook-ui", "crashed\n"},
@@ -236,6 +238,10 @@ func TestResourceLogsAndOperations(t *testing.T) {
 		run := func(args ...string) (string, string, int) { return cli("", append([]string{"app"}, args...)...) }
 		if out, stderr, code := run(append([]string{"logs", name, "--tail", "1"}, dep...)...); code != 0 || out != pod+": a new request\n" {
 			t.Errorf("app logs: exit %d, %q %s", code, out, stderr)
+		}
+		// No resource: all the app's pods, as argocd app logs NAME.
+		if out, stderr, code := run("logs", name, "--tail", "1"); code != 0 || out != pod+": a new request\n" {
+			t.Errorf("app logs without a resource: exit %d, %q %s", code, out, stderr)
 		}
 		if out, stderr, code := run(append([]string{"get-resource", name}, dep...)...); code != 0 || !strings.Contains(out, "kind: Deployment") {
 			t.Errorf("app get-resource: exit %d, %q %s", code, out, stderr)

@@ -34,11 +34,15 @@ func (c *cli) appLogs(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *r.kind == "" {
-		*r.kind = "Pod"
-	}
-	if err := r.query(f, q); err != nil {
-		return err
+	// No resource: all the app's pods, as argocd app logs does; a name
+	// alone: a pod.
+	if *r.kind != "" || *r.name != "" || *r.group != "" || *r.namespace != "" {
+		if *r.kind == "" {
+			*r.kind = "Pod"
+		}
+		if err := r.query(f, q); err != nil {
+			return err
+		}
 	}
 	for k, v := range map[string]string{"container": *container, "filter": *filter} {
 		if v != "" {

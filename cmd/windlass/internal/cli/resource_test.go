@@ -45,7 +45,13 @@ func TestCLIAppResource(t *testing.T) {
 			want:   []string{"GET /api/v1/applications/web/logs?kind=Pod&name=web-1&namespace=web"},
 			code:   cmdline.ExitUnauthorized,
 		},
-		{name: "app logs without a resource name", args: "app logs web", code: cmdline.ExitUsage},
+		{
+			name:   "app logs of all the app's pods",
+			args:   "app logs web --tail 1",
+			routes: map[string][]reply{"GET " + logsPath: {{status: http.StatusOK, body: "web-7d4-abc: GET / 200\nworker-5f-xyz: done\n"}}},
+			want:   []string{"GET /api/v1/applications/web/logs?tailLines=1"},
+		},
+		{name: "app logs with a namespace but no resource name", args: "app logs web --namespace web", code: cmdline.ExitUsage},
 		{name: "app logs help", args: "app logs -h"},
 		{
 			name:   "app get-resource",
