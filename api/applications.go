@@ -331,6 +331,7 @@ func (s *Server) getApp(c *echo.Context) error {
 		return err
 	}
 	s.fullResources(c.Request().Context(), &view, nil)
+	s.withHealthTimes(c.Request().Context(), &view, nil)
 	return c.JSON(http.StatusOK, view)
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/actions"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
@@ -434,6 +435,8 @@ var openAPISchemaTypes = map[string]any{
 	"ResourceIgnoreDifferences": appspec.ResourceIgnoreDifferences{},
 	"ResourceKey":               appspec.ResourceKey{},
 	"ResourceStatus":            appspec.ResourceStatus{},
+	"HealthHistory":             healthHistoryView{},
+	"HealthTransition":          healthlog.Transition{},
 	"ResourceResult":            cluster.ResourceResult{},
 	"Step":                      cluster.Step{},
 	"Operation":                 workflows.Operation{},

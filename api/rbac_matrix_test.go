@@ -152,6 +152,9 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/events", "get", "", http.StatusNotImplemented,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		// Nor a health log.
+		{http.MethodGet, "/api/v1/applications/:name/health-history", "get", "", http.StatusNotImplemented,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
 	} {
 		for _, proj := range []struct {
 			name  string

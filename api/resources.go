@@ -86,5 +86,6 @@ func (s *Server) appResources(c *echo.Context) error {
 		return err
 	}
 	s.fullResources(ctx, &view, nil)
+	s.withHealthTimes(ctx, &view, nil)
 	return c.JSON(http.StatusOK, view.Status.Resources)
 }

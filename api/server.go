@@ -66,6 +66,9 @@ type Options struct {
 	// Customizations lists the workers' resource customizations statuses
 	// (nil: none are listed).
 	Customizations CustomizationsStatuses
+	// HealthHistory serves .../health-history and the lastTransitionTime
+	// of app and resource health (nil: 501, and no times).
+	HealthHistory HealthHistory
 }
 
 // Mounted is a handler served under a path prefix of its own.
@@ -149,6 +152,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
 	v1.GET("/applications/:name/syncs", s.syncHistory)
 	v1.GET("/applications/:name/resources", s.appResources)
+	v1.GET("/applications/:name/health-history", s.appHealthHistory)
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))
 	v1.GET("/applications/:name/diff", s.appDiff)
 	v1.GET("/applications/:name/manifests", s.appManifests)

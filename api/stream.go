@@ -80,9 +80,11 @@ func (s *Server) streamApp(c *echo.Context) error {
 	var (
 		last []byte
 		list resourceList
+		hts  healthTimes
 	)
 	for {
 		s.fullResources(ctx, &view, &list)
+		s.withHealthTimes(ctx, &view, &hts)
 		b, err := json.Marshal(view)
 		if err != nil {
 			return err

@@ -94,11 +94,14 @@ type SelfHealState struct {
 
 // AppStatus is the observed state of an application.
 type AppStatus struct {
-	Sync      appspec.SyncStatus       `json:"sync"`
-	Health    appspec.HealthStatus     `json:"health"`
-	Revision  string                   `json:"revision,omitempty"`
-	SHA       string                   `json:"sha,omitempty"`
-	Resources []appspec.ResourceStatus `json:"resources,omitempty"`
+	Sync   appspec.SyncStatus   `json:"sync"`
+	Health appspec.HealthStatus `json:"health"`
+	// HealthLastTransitionTime is when Health last changed, as the health
+	// log recorded it; the API fills it, the workflow never does.
+	HealthLastTransitionTime *time.Time               `json:"healthLastTransitionTime,omitempty"`
+	Revision                 string                   `json:"revision,omitempty"`
+	SHA                      string                   `json:"sha,omitempty"`
+	Resources                []appspec.ResourceStatus `json:"resources,omitempty"`
 	// OmittedResources counts the resources left out of Resources (a
 	// compare keeps cluster.MaxResults); Sync and Health are of them all.
 	OmittedResources int `json:"omittedResources,omitempty"`

@@ -59,7 +59,10 @@ type ResourceStatus struct {
 	Status        SyncStatus   `json:"status"`
 	Health        HealthStatus `json:"health"`
 	HealthMessage string       `json:"healthMessage,omitempty"`
-	Message       string       `json:"message,omitempty"`
+	// HealthLastTransitionTime is when Health last changed, as the health
+	// log recorded it; the API fills it, compares do not.
+	HealthLastTransitionTime *time.Time `json:"healthLastTransitionTime,omitempty"`
+	Message                  string     `json:"message,omitempty"`
 	// RequiresPruning marks a live tracked resource that is no longer
 	// rendered.
 	RequiresPruning bool `json:"requiresPruning,omitempty"`

@@ -26,6 +26,7 @@ import (
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/secretstore"
@@ -495,12 +496,16 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	if err != nil {
 		return nil, "", fmt.Errorf("auth config: %w", err)
 	}
+	healthLog, err := healthlog.New(rdb)
+	if err != nil {
+		return nil, "", err
+	}
 	srv, err := api.New(c, api.Options{
 		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
 		SSO: ssoHandler, Dex: dex,
 		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL, TaskQueue: a.taskQueue,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
-		Customizations: customizations.RedisStatuses{Client: rdb},
+		Customizations: customizations.RedisStatuses{Client: rdb}, HealthHistory: healthLog,
 	})
 	if err != nil {
 		return nil, "", err
