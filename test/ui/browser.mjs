@@ -238,6 +238,22 @@ try {
     await screenshot('ui-history.png');
   });
 
+  await step('6b the health timeline shows the app becoming Healthy', async () => {
+    await page.getByRole('tab', { name: 'Health' }).click();
+    const rows = page.locator('table.health-timeline tbody tr');
+    // The app's own rows: first seen, then Healthy once its pods ran.
+    const appRows = rows.filter({ has: page.locator('strong', { hasText: 'Application' }) });
+    await appRows.first().waitFor();
+    await appRows.filter({ has: page.locator('td:nth-child(4) [title="Health: Healthy"]') }).first().waitFor();
+    const deploy = rows.filter({ hasText: 'guestbook-ui' }).filter({ hasText: 'Deployment' });
+    await deploy.first().waitFor();
+    check((await rows.count()) >= 2, `the timeline shows ${await rows.count()} rows`);
+    await page.getByRole('checkbox', { name: 'Application only' }).check();
+    check((await rows.filter({ hasText: 'Deployment' }).count()) === 0, 'Application only still shows resources');
+    await page.getByRole('checkbox', { name: 'Application only' }).uncheck();
+    await screenshot('ui-health.png');
+  });
+
   await step('the list, with the app Synced and Healthy', async () => {
     await page.getByRole('link', { name: 'Applications', exact: true }).first().click();
     const row = page.locator(`tr[data-app="default/${app}"]`);

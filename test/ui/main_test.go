@@ -19,6 +19,7 @@ import (
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -140,8 +141,12 @@ func setup(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
+	healthLog, err := healthlog.New(rdb)
+	if err != nil {
+		return fail(err)
+	}
 	srv, err := api.New(bed.temporal, api.Options{
-		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: sets, Inspector: insp,
+		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: sets, Inspector: insp, HealthHistory: healthLog,
 		AppConfig:     workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
 		TemporalUIURL: "http://127.0.0.1:8233",
 	})

@@ -99,6 +99,8 @@ export interface ResourceStatus extends ResourceKey {
   status: SyncStatus;
   health: HealthStatus;
   healthMessage?: string;
+  /** When health last changed, from the health log. */
+  healthLastTransitionTime?: string;
   message?: string;
   requiresPruning?: boolean;
   diff?: string;
@@ -152,6 +154,8 @@ export interface RevisionMetadata {
 export interface AppStatus {
   sync: SyncStatus;
   health: HealthStatus;
+  /** When health last changed, from the health log. */
+  healthLastTransitionTime?: string;
   revision?: string;
   sha?: string;
   revisionMetadata?: RevisionMetadata;
@@ -372,4 +376,17 @@ export interface RunActionView {
   resource: ResourceKey;
   action: string;
   changes: { operation: 'patch' | 'create'; resource: ResourceKey }[];
+}
+
+/** One change of health, of the app (no resource) or of one resource. */
+export interface HealthTransition {
+  time: string;
+  resource?: ResourceKey;
+  from?: HealthStatus;
+  to: HealthStatus;
+  message?: string;
+}
+
+export interface HealthHistory {
+  transitions: HealthTransition[];
 }

@@ -4,6 +4,7 @@ import { useEventStream } from '../api/sse';
 import type { AppEvent, AppView, EventsResponse, Tree } from '../api/types';
 import { DependencyGraph } from '../components/DependencyGraph';
 import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../components/dialogs';
+import { HealthTimeline } from '../components/HealthTimeline';
 import { HistoryTab } from '../components/HistoryTab';
 import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
@@ -22,6 +23,7 @@ const tabs = [
   { id: 'tree', label: 'Tree', icon: 'tree' as const },
   { id: 'list', label: 'List', icon: 'list' as const },
   { id: 'history', label: 'History', icon: 'history' as const },
+  { id: 'health', label: 'Health', icon: 'heart' as const },
   { id: 'events', label: 'Events', icon: 'alert' as const },
   { id: 'params', label: 'Parameters', icon: 'settings' as const },
   { id: 'spec', label: 'Spec', icon: 'edit' as const },
@@ -285,6 +287,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       {tab === 'history' && (
         <TabPanel id="history">
           <HistoryTab project={project} app={name} recent={view.history ?? []} canRollback={canRollback} onRollback={(target) => setDialog({ kind: 'rollback', target })} version={view.history?.[0]?.id ?? ''} />
+        </TabPanel>
+      )}
+      {tab === 'health' && (
+        <TabPanel id="health">
+          <HealthTimeline project={project} app={name} version={status.reconciledAt ?? ''} />
         </TabPanel>
       )}
       {tab === 'events' && (
