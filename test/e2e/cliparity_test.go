@@ -11,6 +11,7 @@ import (
 
 // The verbs argocd app has beyond create, sync and get, against the
 // test bed: an app created from flags, synced by label selector, its
+// resources listed, no operation to terminate, no deletion to confirm, its
 // parameters set and unset, patched, edited in $EDITOR, given a second
 // source and back, and deleted by selector.
 func TestCLIParityVerbs(t *testing.T) {
@@ -31,6 +32,9 @@ func TestCLIParityVerbs(t *testing.T) {
 		{[]string{"app", "sync", "-l", "tier=" + tier}, 0, "Succeeded"},
 		{[]string{"app", "wait", name, "--health", "--sync", "--timeout", "2m"}, 0, "health Healthy"},
 		{[]string{"app", "diff", name}, 0, ""},
+		{[]string{"app", "resources", name}, 0, "guestbook-ui"},
+		{[]string{"app", "terminate-op", name}, 5, ""},     // nothing running: Conflict
+		{[]string{"app", "confirm-deletion", name}, 5, ""}, // nothing waits: Conflict
 		{[]string{"app", "set", name, "--directory-recurse", "true", "--directory-exclude", "*.md"}, 0, "updated"},
 		{[]string{"app", "get", name, "--show-params"}, 0, "--directory-exclude"},
 		{[]string{"app", "unset", name, "--directory-recurse", "--directory-exclude"}, 0, "updated"},
