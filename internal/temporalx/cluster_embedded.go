@@ -61,6 +61,12 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	if cfg.HistoryShards == 0 {
 		cfg.HistoryShards = DefaultHistoryShards
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.Retention < time.Second {
+		return nil, fmt.Errorf("cluster server: retention %s is below one second", cfg.Retention)
+	}
 	if cfg.HistoryShards < 0 {
 		return nil, fmt.Errorf("history shards %d: want a positive count", cfg.HistoryShards)
 	}
@@ -114,10 +120,7 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 		temporal.WithConfig(clusterConfig(defaultStore, visStore, cfg.HistoryShards, frontIP, ports)),
 		temporal.ForServices(cfg.Services),
 		temporal.WithLogger(slogger),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			dynamicconfig.QueueReaderStuckCriticalAttempts.Key():             0,
-			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		}),
+		temporal.WithDynamicConfigClient(clusterDynamicConfig(cfg.Retention)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: create server: %w", err)
@@ -137,7 +140,8 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 		ds.frontendAddr = dialAddr
 		// Visibility's search attributes: new namespaces get them with the
 		// namespace; this adds what an older namespace lacks.
-		if err := registerSearchAttributes(ctx, dialAddr, cfg.Namespace, cfg.SearchAttributes, logger); err != nil {
+		nsCfg := DevServerConfig{Namespace: cfg.Namespace, SearchAttributes: cfg.SearchAttributes, Retention: cfg.Retention}
+		if err := setUpNamespace(ctx, dialAddr, nsCfg, logger); err != nil {
 			return nil, errors.Join(err, stopServer())
 		}
 		if cfg.UIAddr != "" && cfg.UIAddr != "off" {
@@ -270,7 +274,7 @@ func prepareCluster(ctx context.Context, t pgTarget, defaultStore, visStore *con
 	if err != nil {
 		return fmt.Errorf("temporal: namespace config: %w", err)
 	}
-	ns.Detail.Config.Retention = durationpb.New(namespaceRetention)
+	ns.Detail.Config.Retention = durationpb.New(cfg.Retention)
 	// CreateNamespaces writes through whichever SQL plugin the config names.
 	if err := sqliteschema.CreateNamespaces(defaultStore, ns); err != nil {
 		return fmt.Errorf("temporal: register namespace: %w", err)
@@ -441,4 +445,15 @@ func memberPort(ip string) (int, error) {
 		return p, nil
 	}
 	return 0, fmt.Errorf("no free port in [%d, %d] on %s", low, maxMemberPort, ip)
+}
+
+// clusterDynamicConfig is the cluster's static dynamic config; it lets the
+// namespace take a retention below the server's minimum, as in dev.
+func clusterDynamicConfig(retention time.Duration) dynamicconfig.StaticClient {
+	dc := dynamicconfig.StaticClient{
+		dynamicconfig.QueueReaderStuckCriticalAttempts.Key():             0,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+	}
+	retentionDynamicConfig(dc, retention)
+	return dc
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 )
@@ -26,6 +27,12 @@ type DevServerConfig struct {
 	// "off" disables the UI. Port 0 picks a free port; an empty host means
 	// 127.0.0.1.
 	UIAddr string
+	// Retention is how long the namespace keeps closed workflows; default
+	// DefaultRetention. It is set on every start.
+	Retention time.Duration
+	// Archival, when set, archives the history and visibility of closed
+	// workflows, readable after retention deletes them; nil: no archive.
+	Archival *ArchivalConfig
 	// SearchAttributes are custom search attributes registered at start.
 	SearchAttributes map[string]enums.IndexedValueType
 	// Logger; default slog.Default(). The server's own logs are passed on at

@@ -19,7 +19,6 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -28,15 +27,13 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
-	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 const (
-	dbFileName         = "temporal.db"
-	clusterName        = "active"
-	historyShards      = 4
-	namespaceRetention = 7 * 24 * time.Hour
-	uiReadyTimeout     = 10 * time.Second
+	dbFileName     = "temporal.db"
+	clusterName    = "active"
+	historyShards  = 4
+	uiReadyTimeout = 10 * time.Second
 )
 
 // sqliteConnectAttributes become the DSN of the SQLite file: the plugin
@@ -70,6 +67,17 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 	if cfg.FrontendAddr == "" {
 		cfg.FrontendAddr = defaultFrontendAddr
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.Retention < time.Second {
+		return nil, fmt.Errorf("dev server: retention %s is below one second", cfg.Retention)
+	}
+	if cfg.Archival != nil {
+		if err := cfg.Archival.Validate(); err != nil {
+			return nil, fmt.Errorf("dev server: archival: %w", err)
+		}
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -89,7 +97,7 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 		DatabaseName:      filepath.Join(cfg.DataDir, dbFileName),
 		ConnectAttributes: sqliteConnectAttributes(),
 	}
-	if err := prepareDatabase(sqlCfg, cfg.Namespace, cfg.SearchAttributes, logger); err != nil {
+	if err := prepareDatabase(sqlCfg, cfg, logger); err != nil {
 		return nil, err
 	}
 
@@ -111,19 +119,23 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 	}
 
 	slogger := serverLogger{l: logger, stopping: new(atomic.Bool)}
+	dc := dynamicconfig.StaticClient{
+		// Without this the history queue's "reader stuck" detector delays
+		// timers by 50-200 s under load.
+		dynamicconfig.QueueReaderStuckCriticalAttempts.Key(): 0,
+		// The UI lists workflows through visibility; the default of 10/s
+		// is easily exceeded by one browser tab.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+	}
+	retentionDynamicConfig(dc, cfg.Retention)
+	conf := serverConfig(sqlCfg, frontIP, dialAddr, svcPorts)
+	archivalServerConfig(conf, cfg.Archival)
 	opts := []temporal.ServerOption{
-		temporal.WithConfig(serverConfig(sqlCfg, frontIP, dialAddr, svcPorts)),
+		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(staticHosts(dialAddr, svcPorts)),
 		temporal.WithLogger(slogger),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// Without this the history queue's "reader stuck" detector delays
-			// timers by 50-200 s under load.
-			dynamicconfig.QueueReaderStuckCriticalAttempts.Key(): 0,
-			// The UI lists workflows through visibility; the default of 10/s
-			// is easily exceeded by one browser tab.
-			dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		}),
+		temporal.WithDynamicConfigClient(dc),
 	}
 	srv, err := temporal.NewServer(opts...)
 	if err != nil {
@@ -140,7 +152,7 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 		return nil
 	}
 
-	if err := registerSearchAttributes(ctx, dialAddr, cfg.Namespace, cfg.SearchAttributes, logger); err != nil {
+	if err := setUpNamespace(ctx, dialAddr, cfg, logger); err != nil {
 		return nil, errors.Join(err, stopServer())
 	}
 
@@ -170,7 +182,7 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 // namespace, which is a no-op when it already exists. A new namespace gets the
 // search attributes at once; an existing one gets missing ones later through
 // the operator service.
-func prepareDatabase(sqlCfg *config.SQL, namespace string, attrs map[string]enums.IndexedValueType, logger *slog.Logger) error {
+func prepareDatabase(sqlCfg *config.SQL, cfg DevServerConfig, logger *slog.Logger) error {
 	_, err := os.Stat(sqlCfg.DatabaseName)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -182,11 +194,11 @@ func prepareDatabase(sqlCfg *config.SQL, namespace string, attrs map[string]enum
 		return fmt.Errorf("dev server: stat database: %w", err)
 	}
 
-	ns, err := sqliteschema.NewNamespaceConfig(clusterName, namespace, false, attrs)
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
 	if err != nil {
 		return fmt.Errorf("dev server: namespace config: %w", err)
 	}
-	ns.Detail.Config.Retention = durationpb.New(namespaceRetention)
+	newNamespaceConfig(ns.Detail.Config, cfg.Retention, cfg.Archival)
 	if err := sqliteschema.CreateNamespaces(sqlCfg, ns); err != nil {
 		return fmt.Errorf("dev server: register namespace: %w", err)
 	}
@@ -226,10 +238,6 @@ func serverConfig(sqlCfg *config.SQL, bindIP, dialAddr string, ports map[primiti
 		}
 		conf.Services[string(svc)] = s
 	}
-	conf.Archival.History.State = "disabled"
-	conf.Archival.Visibility.State = "disabled"
-	conf.NamespaceDefaults.Archival.History.State = "disabled"
-	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	conf.PublicClient.HostPort = dialAddr
 	return conf
 }
@@ -246,17 +254,22 @@ func staticHosts(frontendAddr string, ports map[primitives.ServiceName]int) map[
 	return hosts
 }
 
-// registerSearchAttributes adds the custom search attributes the namespace
-// lacks. One that exists with another type is an error.
-func registerSearchAttributes(ctx context.Context, addr, namespace string, want map[string]enums.IndexedValueType, logger *slog.Logger) error {
-	if len(want) == 0 {
-		return nil
-	}
+// setUpNamespace brings an existing namespace's retention and archival to
+// the configured ones, and adds the custom search attributes it lacks. One
+// that exists with another type is an error.
+func setUpNamespace(ctx context.Context, addr string, cfg DevServerConfig, logger *slog.Logger) error {
+	namespace, want := cfg.Namespace, cfg.SearchAttributes
 	c, err := Dial(ctx, ClientConfig{HostPort: addr, Namespace: namespace, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("dev server: %w", err)
 	}
 	defer c.Close()
+	if err := reconcileNamespace(ctx, c.WorkflowService(), namespace, cfg.Retention, cfg.Archival, logger); err != nil {
+		return fmt.Errorf("dev server: %w", err)
+	}
+	if len(want) == 0 {
+		return nil
+	}
 
 	added, err := EnsureSearchAttributes(ctx, c, namespace, want)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 )
@@ -138,6 +139,9 @@ type ClusterServerConfig struct {
 	Namespace string
 	// SearchAttributes registered at start.
 	SearchAttributes map[string]enums.IndexedValueType
+	// Retention is how long the namespace keeps closed workflows; default
+	// DefaultRetention. It is set on every start. There is no archive yet.
+	Retention time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }

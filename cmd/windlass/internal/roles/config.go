@@ -105,6 +105,7 @@ type devConfig struct {
 	common
 	workerSettings
 	apiSettings
+	archiveSettings
 	DataDir string
 	APIAddr string
 	UIAddr  string
@@ -348,6 +349,7 @@ func loadDevConfig(args []string) (devConfig, error) {
 	bindWorker(fs, &c.workerSettings, "")
 	bindAPI(fs, &c.apiSettings)
 	bindProd(fs, &c.prod, roleDev, &c.RedisAddr)
+	bindArchive(fs, &c.archiveSettings)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -355,7 +357,7 @@ func loadDevConfig(args []string) (devConfig, error) {
 		c.CacheDir = filepath.Join(c.DataDir, "git")
 	}
 	c.sso.apiAddr = c.APIAddr
-	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false), absolute(&c.DataDir, &c.CacheDir)); err != nil {
+	if err := errors.Join(c.common.validate(), c.workerSettings.validate(false), c.archiveSettings.validate(), absolute(&c.DataDir, &c.CacheDir)); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
 	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {

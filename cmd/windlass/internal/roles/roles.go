@@ -110,10 +110,12 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	}
 
 	log.Info(msgStarting, "component", "temporal")
+	tdir := filepath.Join(dataDir, "temporal")
 	dev, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
-		DataDir: filepath.Join(dataDir, "temporal"), Namespace: cfg.Namespace,
+		DataDir: tdir, Namespace: cfg.Namespace,
 		FrontendAddr: cfg.TemporalAddr, UIAddr: cfg.UIAddr,
 		SearchAttributes: worker.SearchAttributes(), Logger: log,
+		Retention: cfg.Retention, Archival: cfg.archival(tdir),
 	})
 	if err != nil {
 		return fmt.Errorf("start embedded temporal: %w", err)

@@ -23,6 +23,7 @@ type temporalConfig struct {
 	UIAddress string
 	Namespace string
 	LogLevel  string
+	archiveSettings
 	// DebugAddress serves the process's Go profiles under /debug/pprof/
 	// (the server's own CPU, in a benchmark); empty: off.
 	DebugAddress string
@@ -40,15 +41,19 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (env WINDLASS_LOG_LEVEL)")
 	fs.StringVar(&c.DebugAddress, "debug-address", env("TEMPORAL_DEBUG_ADDRESS", ""), "listen address for the Go profiles under /debug/pprof/ (default off; env WINDLASS_TEMPORAL_DEBUG_ADDRESS)")
 	bindTemporalPostgres(fs, &c.Postgres)
+	bindArchive(fs, &c.archiveSettings)
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	var errs []error
+	errs := []error{c.archiveSettings.validate()}
 	errs = append(errs, c.Postgres.validate(func(name string) bool {
 		set := false
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 		return set
 	})...)
+	if c.Postgres.DSN != "" && c.HistoryURI != "" && c.HistoryURI != archiveOff {
+		errs = append(errs, errors.New("archive-history-uri: archival with --postgres-dsn is not implemented yet"))
+	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir is required"))
 	} else if err := absolute(&c.DataDir); err != nil {
@@ -103,15 +108,17 @@ func runTemporal(ctx context.Context, cfg temporalConfig, stdout io.Writer) erro
 	if cfg.Postgres.DSN != "" {
 		return runTemporalCluster(ctx, cfg, log, profiles, stdout)
 	}
+	arc := cfg.archival(dir)
 	srv, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
 		DataDir: dir, Namespace: cfg.Namespace, FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress,
 		SearchAttributes: worker.SearchAttributes(), Logger: log,
+		Retention: cfg.Retention, Archival: arc,
 	})
 	if err != nil {
 		return fmt.Errorf("start temporal: %w", err)
 	}
-	fmt.Fprintf(stdout, "Temporal is running.\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n  Profiles:     %s\n",
-		srv.FrontendAddr(), srv.Namespace(), orNone(srv.UIURL()), filepath.Join(dir, "temporal.db"), orNone(profiles))
+	fmt.Fprintf(stdout, "Temporal is running.\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n  Archive:      %s\n  Retention:    %s\n  Profiles:     %s\n",
+		srv.FrontendAddr(), srv.Namespace(), orNone(srv.UIURL()), filepath.Join(dir, "temporal.db"), archiveURI(arc), cfg.Retention, orNone(profiles))
 	log.Info(msgReady, "temporal", srv.FrontendAddr(), "temporal_ui", srv.UIURL())
 	<-ctx.Done()
 	log.Info(msgShuttingDown)

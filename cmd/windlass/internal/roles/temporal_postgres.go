@@ -90,7 +90,7 @@ func runTemporalCluster(ctx context.Context, cfg temporalConfig, log *slog.Logge
 	srv, err := temporalx.StartClusterServer(ctx, temporalx.ClusterServerConfig{
 		Postgres: p.config(), HistoryShards: int32(p.HistoryShards), Services: p.services,
 		FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress, Namespace: cfg.Namespace,
-		SearchAttributes: worker.SearchAttributes(), Logger: log,
+		SearchAttributes: worker.SearchAttributes(), Retention: cfg.Retention, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("start temporal: %w", err)

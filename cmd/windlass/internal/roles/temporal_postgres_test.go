@@ -27,6 +27,7 @@ func TestLoadTemporalConfigPostgres(t *testing.T) {
 		{name: "unknown service", args: []string{"--postgres-dsn", dsn, "--services", "frontend,scheduler"}, env: "x", wantErr: `unknown service "scheduler"`},
 		{name: "no shards", args: []string{"--postgres-dsn", dsn, "--history-shards", "0"}, env: "x", wantErr: "history-shards 0"},
 		{name: "shards without postgres", args: []string{"--history-shards", "8"}, wantErr: "history-shards needs --postgres-dsn"},
+		{name: "archive on postgres", args: []string{"--postgres-dsn", dsn, "--archive-history-uri", "file:///tmp/h", "--archive-visibility-uri", "file:///tmp/v"}, env: "x", wantErr: "not implemented yet"},
 		{name: "services without postgres", args: []string{"--services", "history"}, wantErr: "services needs --postgres-dsn"},
 	}
 	for _, tt := range tests {
