@@ -133,11 +133,17 @@ func (a *application) syncUpdate(ctx workflow.Context, req SyncRequest) (SyncAcc
 	return a.awaitStart(ctx, id)
 }
 
-// findSync returns a recent sync by ID.
-func (a *application) findSync(id string) (SyncSummary, bool) {
+// findSync returns a past sync by ID: a recent one, or else the one the
+// request carries, if it is one of this app's syncs.
+func (a *application) findSync(req RollbackRequest) (SyncSummary, bool) {
 	for _, s := range a.st.History {
-		if s.ID == id {
+		if s.ID == req.ID {
 			return s, true
+		}
+	}
+	if p := req.Past; p != nil && p.ID == req.ID {
+		if n, ok := ParseSyncSeq(p.ID, a.st.Spec.Project, a.st.Spec.Name); ok && n <= a.st.SyncSeq {
+			return *p, true
 		}
 	}
 	return SyncSummary{}, false
@@ -147,7 +153,7 @@ func (a *application) validateRollback(_ workflow.Context, req RollbackRequest) 
 	if err := a.busy(); err != nil {
 		return err
 	}
-	past, ok := a.findSync(req.ID)
+	past, ok := a.findSync(req)
 	switch {
 	case !ok:
 		return temporal.NewApplicationError("sync "+req.ID+" is not in the application's history", ErrTypeRollback, "id")
@@ -171,7 +177,7 @@ func (a *application) rollbackUpdate(ctx workflow.Context, req RollbackRequest) 
 // rollback of an automated app holds automated sync back until a new
 // revision arrives, or it would undo the rollback at once.
 func (a *application) admitRollback(ctx workflow.Context, req RollbackRequest) (string, error) {
-	past, _ := a.findSync(req.ID)
+	past, _ := a.findSync(req)
 	sreq := SyncRequest{Prune: req.Prune, DryRun: req.DryRun, Initiator: req.Initiator}
 	id, err := a.admit(ctx, sreq, past.Revision, past.Sources)
 	if err != nil {

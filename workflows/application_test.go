@@ -560,6 +560,54 @@ func (s *appSuite) TestRollback() {
 	s.Equal(appspec.SyncOutOfSync, view.Status.Sync)
 }
 
+// A rollback reaches a sync the app no longer keeps when the request
+// carries it (the API looks it up by ID); a carried sync of another app,
+// or one the app never ran, is refused.
+func (s *appSuite) TestRollbackBeyondKeptHistory() {
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, outOfSync)
+	s.expectSync(1, sha1, nil)
+	s.expectReconcile(sha1, synced)
+	s.expectReconcile(sha2, outOfSync)
+	s.expectSync(2, sha2, nil)
+	s.expectReconcile(sha2, synced)
+	s.expectSync(3, sha1, nil) // the rollback to sync 1, no longer kept
+	s.expectReconcile(sha2, outOfSync)
+	spec := testSpec(true)
+	spec.RevisionHistoryLimit = ptr(1)
+	id1 := SyncWorkflowID("default", "guestbook", 1)
+	var first SyncSummary
+	var forgotten, otherApp, unknown, notRun, ok *updateOutcome
+	s.at(time.Minute, func() {
+		// Sync 1 is the one the app kept before sync 2 pushed it out.
+		first = s.status().History[0]
+	})
+	s.at(4*time.Minute, func() {
+		s.Require().Equal(id1, first.ID)
+		s.Require().Len(s.status().History, 1)
+		forgotten = s.update(UpdateRollback, RollbackRequest{ID: id1, Force: true})
+		other := first
+		other.ID = SyncWorkflowID("default", "other", 1)
+		otherApp = s.update(UpdateRollback, RollbackRequest{ID: other.ID, Force: true, Past: &other})
+		unknown = s.update(UpdateRollback, RollbackRequest{ID: id1, Force: true, Past: &SyncSummary{ID: SyncWorkflowID("default", "guestbook", 2)}})
+		never := first
+		never.ID = SyncWorkflowID("default", "guestbook", 9)
+		notRun = s.update(UpdateRollback, RollbackRequest{ID: never.ID, Force: true, Past: &never})
+		ok = s.update(UpdateRollback, RollbackRequest{ID: id1, Force: true, Initiator: "alice", Past: &first})
+	})
+	var view AppView
+	s.at(5*time.Minute, func() { view = s.status(); s.env.CancelWorkflow() })
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: spec, Config: AppConfig{RefreshSeconds: 180}})
+	for name, o := range map[string]*updateOutcome{"forgotten": forgotten, "other app": otherApp, "mismatched": unknown, "never run": notRun} {
+		s.ErrorContains(o.err, "is not in the application's history", name)
+	}
+	s.Require().NoError(ok.err)
+	s.Equal(SyncAccepted{ID: SyncWorkflowID("default", "guestbook", 3)}, ok.result)
+	s.Require().Len(view.History, 1)
+	s.Equal(sha1, view.History[0].SHA)
+	s.Equal("alice", view.History[0].Initiator)
+}
+
 // Terminating a sync during a wave cancels the wait, deletes the sync's
 // hooks and records Terminated.
 func (s *appSuite) TestTerminateDuringWave() {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -126,4 +127,15 @@ func ParseAppWorkflowID(id string) (project, name string, ok bool) {
 // SyncWorkflowID is the ID of the n-th sync of an application.
 func SyncWorkflowID(project, name string, n int) string {
 	return fmt.Sprintf("sync/%s/%s/%d", project, name, n)
+}
+
+// ParseSyncSeq returns n of SyncWorkflowID(project, name, n), and false
+// for the ID of another app's sync or no sync.
+func ParseSyncSeq(id, project, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, "sync/"+project+"/"+name+"/")
+	if !ok || rest == "" || strings.HasPrefix(rest, "0") && rest != "0" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
 }

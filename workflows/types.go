@@ -209,6 +209,10 @@ type RollbackRequest struct {
 	Prune     bool   `json:"prune,omitempty"`
 	DryRun    bool   `json:"dryRun,omitempty"`
 	Initiator string `json:"initiator,omitempty"`
+	// Past is the sync ID names, looked up by the API in Temporal or its
+	// archive when the app no longer keeps it among its recent syncs. The
+	// API sets it; a caller's value is discarded.
+	Past *SyncSummary `json:"past,omitempty"`
 }
 
 // TerminateRequest is the payload of the terminateOperation update.
