@@ -55,12 +55,17 @@ func archivalServerConfig(conf *config.Config, a *ArchivalConfig) {
 	conf.NamespaceDefaults.Archival.Visibility.URI = a.VisibilityURI
 }
 
-// retentionDynamicConfig lets the namespace take a retention below the
-// server's minimum (one hour) and scales the deletion jitter to it.
-func retentionDynamicConfig(dc dynamicconfig.StaticClient, retention time.Duration) {
-	dc[dynamicconfig.NamespaceMinRetentionLocal.Key()] = min(retention, time.Hour)
-	dc[dynamicconfig.NamespaceMinRetentionGlobal.Key()] = min(retention, 24*time.Hour)
-	dc[dynamicconfig.RetentionTimerJitterDuration.Key()] = retentionJitter(retention)
+// retentionDynamicConfig lets namespaces take a retention down to a
+// second (the server's minimum is an hour; Windlass checks its own
+// setting) and sets the deletion jitter, by default scaled to the
+// configured retention.
+func retentionDynamicConfig(dc dynamicconfig.StaticClient, retention, jitter time.Duration) {
+	if jitter <= 0 {
+		jitter = retentionJitter(retention)
+	}
+	dc[dynamicconfig.NamespaceMinRetentionLocal.Key()] = time.Second
+	dc[dynamicconfig.NamespaceMinRetentionGlobal.Key()] = time.Second
+	dc[dynamicconfig.RetentionTimerJitterDuration.Key()] = jitter
 }
 
 // newNamespaceConfig sets the retention and archival of a namespace about

@@ -30,6 +30,10 @@ type DevServerConfig struct {
 	// Retention is how long the namespace keeps closed workflows; default
 	// DefaultRetention. It is set on every start.
 	Retention time.Duration
+	// RetentionJitter spreads the deletion of workflows past retention over
+	// this long, for every namespace of the server; default a tenth of
+	// Retention, at most 30 minutes.
+	RetentionJitter time.Duration
 	// Archival, when set, archives the history and visibility of closed
 	// workflows, readable after retention deletes them; nil: no archive.
 	Archival *ArchivalConfig

@@ -127,7 +127,7 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 		// is easily exceeded by one browser tab.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 	}
-	retentionDynamicConfig(dc, cfg.Retention)
+	retentionDynamicConfig(dc, cfg.Retention, cfg.RetentionJitter)
 	conf := serverConfig(sqlCfg, frontIP, dialAddr, svcPorts)
 	archivalServerConfig(conf, cfg.Archival)
 	opts := []temporal.ServerOption{

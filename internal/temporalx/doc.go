@@ -15,9 +15,17 @@
 //   - Dynamic config sets history.queueReaderStuckCriticalAttempts=0, which
 //     stops the "reader stuck" detector from delaying timers by minutes.
 //   - The namespace is registered on every start (a no-op when it exists),
-//     with a 7-day retention. Custom search attributes are registered on every
-//     start too; those already present are skipped, and one present with a
-//     different type is an error.
+//     and its retention (DefaultRetention, 30 days, unless set) and archival
+//     are brought to the configured ones. Custom search attributes are
+//     registered on every start too; those already present are skipped, and
+//     one present with a different type is an error.
+//   - With Archival set, Temporal's filestore (file://) or s3store (s3://)
+//     archiver copies each closed workflow's history and visibility record
+//     to the archive, and the frontend reads them back after retention. A
+//     file archive that cannot be written is refused before anything
+//     starts; a namespace already archiving to another URI is refused too,
+//     as Temporal never moves an archive. Namespaces may take a retention
+//     down to one second, and deletions are spread over a tenth of it.
 //   - A restart on the same DataDir keeps workflows, histories, namespaces and
 //     search attributes; running workflows carry on.
 //   - The Temporal Web UI (github.com/temporalio/ui-server) is served on
