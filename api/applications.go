@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -353,17 +352,32 @@ func (s *Server) syncApp(c *echo.Context) error {
 	return s.runOperation(c, id, workflows.UpdateSync, body)
 }
 
-// rollbackApp re-syncs a past sync's exact revision and sources.
+// rollbackBody is the rollback request a caller sends: a RollbackRequest
+// without Past, which only the API sets.
+type rollbackBody struct {
+	ID     string `json:"id"`
+	Force  bool   `json:"force,omitempty"`
+	Prune  bool   `json:"prune,omitempty"`
+	DryRun bool   `json:"dryRun,omitempty"`
+	// Initiator is ignored: the server records the caller.
+	Initiator string `json:"initiator,omitempty"`
+}
+
+// rollbackApp re-syncs a past sync's exact revision and sources: one the
+// app keeps, or any other it ran, looked up by ID (rollbackTarget).
 func (s *Server) rollbackApp(c *echo.Context) error {
-	id, err := s.appID(c, rbac.ActionRollback)
+	id, proj, name, err := s.app(c, rbac.ActionRollback)
 	if err != nil {
 		return err
 	}
-	var body workflows.RollbackRequest
-	if err := echo.BindBody(c, &body); err != nil || body.ID == "" {
+	var in rollbackBody
+	if err := echo.BindBody(c, &in); err != nil || in.ID == "" {
 		return problem(http.StatusBadRequest, "request body must name the sync to roll back to: {\"id\": \"sync/<project>/<app>/<n>\"}")
 	}
-	body.Initiator = initiator(c)
+	body := workflows.RollbackRequest{ID: in.ID, Force: in.Force, Prune: in.Prune, DryRun: in.DryRun, Initiator: initiator(c)}
+	if body.Past, err = s.rollbackTarget(c.Request().Context(), id, proj, name, body.ID); err != nil {
+		return err
+	}
 	return s.runOperation(c, id, workflows.UpdateRollback, body)
 }
 
@@ -580,69 +594,6 @@ func page(c *echo.Context) (int, []byte, error) {
 		return 0, nil, &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid", Field: "cursor"}
 	}
 	return limit, token, nil
-}
-
-// SyncRecord is one sync of the full history, read from visibility.
-type SyncRecord struct {
-	ID       string    `json:"id"`
-	Status   string    `json:"status"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished,omitzero"`
-	// TemporalURL is the sync's page in the Temporal UI.
-	TemporalURL string `json:"temporalURL,omitempty"`
-	// Initiator, Revision, SHA and RevisionMessage (the commit's subject)
-	// come from the sync's memo.
-	Initiator       string `json:"initiator,omitempty"`
-	Revision        string `json:"revision,omitempty"`
-	SHA             string `json:"sha,omitempty"`
-	RevisionMessage string `json:"revisionMessage,omitempty"`
-}
-
-// SyncList is a page of the full sync history, newest first.
-type SyncList struct {
-	Items []SyncRecord `json:"items"`
-	Next  string       `json:"next,omitempty"`
-}
-
-// syncHistory lists every SyncWorkflow of the app through visibility: the
-// full history, beyond the recent syncs the app workflow keeps.
-func (s *Server) syncHistory(c *echo.Context) error {
-	_, proj, name, err := s.app(c, rbac.ActionGet)
-	if err != nil {
-		return err
-	}
-	limit, token, err := page(c)
-	if err != nil {
-		return err
-	}
-	q := fmt.Sprintf("WorkflowType = '%s' AND %s = '%s/%s'", workflows.SyncWorkflowName, workflows.SearchAttrApp, proj, name)
-	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
-	})
-	if err != nil {
-		return err
-	}
-	out := SyncList{Items: make([]SyncRecord, 0, len(resp.Executions))}
-	for _, e := range resp.Executions {
-		r := SyncRecord{ID: e.GetExecution().GetWorkflowId(), Status: e.GetStatus().String(), Started: e.GetStartTime().AsTime()}
-		if e.GetCloseTime() != nil {
-			r.Finished = e.GetCloseTime().AsTime()
-		}
-		memo := e.GetMemo().GetFields()
-		fromPayload(memo[workflows.MemoInitiator], &r.Initiator)
-		fromPayload(memo[workflows.MemoRevision], &r.Revision)
-		fromPayload(memo[workflows.MemoSHA], &r.SHA)
-		fromPayload(memo[workflows.MemoRevisionMessage], &r.RevisionMessage)
-		if base := strings.TrimSuffix(s.opts.TemporalUIURL, "/"); base != "" {
-			r.TemporalURL = base + "/namespaces/" + url.PathEscape(s.opts.Namespace) + "/workflows/" +
-				url.PathEscape(r.ID) + "/" + url.PathEscape(e.GetExecution().GetRunId()) + "/history"
-		}
-		out.Items = append(out.Items, r)
-	}
-	if len(resp.NextPageToken) > 0 {
-		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
-	}
-	return c.JSON(http.StatusOK, out)
 }
 
 // AppSummary is one row of the application list, read from visibility.

@@ -139,6 +139,9 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/syncs", "get", "", http.StatusOK,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		// ":seq" is no sync number: 400 after the permission check.
+		{http.MethodGet, "/api/v1/applications/:name/syncs/:seq/events", "get", "", http.StatusBadRequest,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/resources", "get", "", http.StatusNotFound,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/operation", "get", "", http.StatusNotFound,

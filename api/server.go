@@ -151,6 +151,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.DELETE("/applications/:name", s.deleteApp)
 	v1.GET("/applications/:name/history", s.queryApp(workflows.QueryHistory, func() any { return &workflows.HistoryView{} }))
 	v1.GET("/applications/:name/syncs", s.syncHistory)
+	v1.GET("/applications/:name/syncs/:seq/events", s.syncEvents)
 	v1.GET("/applications/:name/resources", s.appResources)
 	v1.GET("/applications/:name/health-history", s.appHealthHistory)
 	v1.GET("/applications/:name/operation", s.queryApp(workflows.QueryOperation, func() any { return &workflows.Operation{} }))

@@ -472,6 +472,11 @@ func TestListQueries(t *testing.T) {
 		{"/api/v1/stream/applications?sort=name", http.StatusBadRequest, "sort"},
 		{"/api/v1/applications/guestbook/syncs?limit=0", http.StatusBadRequest, "limit"},
 		{"/api/v1/applications/guestbook/syncs", http.StatusOK, ""},
+		// A valid base64 cursor that is not one of the list's.
+		{"/api/v1/applications/guestbook/syncs?cursor=bm90LWEtc3luYy1jdXJzb3I", http.StatusBadRequest, "cursor"},
+		{"/api/v1/applications/guestbook/syncs/0/events", http.StatusBadRequest, "seq"},
+		{"/api/v1/applications/guestbook/syncs/-1/events", http.StatusBadRequest, "seq"},
+		{"/api/v1/applications/guestbook/syncs/99/events", http.StatusNotFound, ""},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res := en.admin(request{method: http.MethodGet, path: tc.path})

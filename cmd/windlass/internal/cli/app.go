@@ -808,12 +808,15 @@ type syncRecord struct {
 	Status      string    `json:"status"`
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished"`
+	Source      string    `json:"source"`
+	Revision    string    `json:"revision"`
+	SHA         string    `json:"sha"`
 	TemporalURL string    `json:"temporalURL"`
 }
 
 func (c *cli) appHistory(ctx context.Context, args []string) error {
 	f := c.flags("app history", "NAME").withOutput()
-	all := f.Bool("all", false, "list every sync ever run (from Temporal's visibility), not only the recent ones")
+	all := f.Bool("all", false, "list every sync ever run, retained by Temporal or archived, not only the recent ones")
 	pos, q, s, err := f.appVerb(args, 1)
 	if err != nil {
 		return err
@@ -824,8 +827,8 @@ func (c *cli) appHistory(ctx context.Context, args []string) error {
 			return err
 		}
 		return f.print(raw, func(w io.Writer) {
-			table(w, "ID\tSTATUS\tSTARTED\tFINISHED\tTEMPORAL", syncs, func(r syncRecord) []string {
-				return []string{r.ID, r.Status, fmtTime(r.Started), fmtTime(r.Finished), r.TemporalURL}
+			table(w, "ID\tSTATUS\tREVISION\tSTARTED\tFINISHED\tSOURCE\tTEMPORAL", syncs, func(r syncRecord) []string {
+				return []string{r.ID, r.Status, revision(r.Revision, r.SHA), fmtTime(r.Started), fmtTime(r.Finished), r.Source, r.TemporalURL}
 			})
 		})
 	}

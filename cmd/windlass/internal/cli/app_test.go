@@ -549,8 +549,8 @@ func TestCLIApp(t *testing.T) {
 			name: "app history all",
 			args: "app history web --all",
 			routes: map[string][]reply{"GET " + webPath + "/syncs": {
-				answer(200, map[string]any{"items": []map[string]any{{"id": "sync/default/web/4", "status": "Running", "started": t0, "temporalURL": "http://temporal/wf/4"}}, "next": "p2"}),
-				answer(200, map[string]any{"items": []map[string]any{{"id": "sync/default/web/3", "status": "Completed", "started": t0.Add(-time.Hour), "finished": t0.Add(-59 * time.Minute)}}}),
+				answer(200, map[string]any{"items": []map[string]any{{"id": "sync/default/web/4", "status": "Running", "started": t0, "source": "retained", "revision": "main", "sha": "9f8e7d6c5b4a", "temporalURL": "http://temporal/wf/4"}}, "next": "p2"}),
+				answer(200, map[string]any{"items": []map[string]any{{"id": "sync/default/web/3", "status": "Completed", "started": t0.Add(-time.Hour), "finished": t0.Add(-59 * time.Minute), "source": "archived", "revision": "v1", "sha": "1a2b3c4d5e6f"}}}),
 			}},
 			want: []string{"GET /api/v1/applications/web/syncs", "GET /api/v1/applications/web/syncs?cursor=p2"},
 		},
