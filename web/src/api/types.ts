@@ -201,8 +201,25 @@ export interface SyncRecord {
   status: string;
   started: string;
   finished?: string;
+  /** retained: Temporal still has the sync; archived: only its archive does. */
+  source?: 'retained' | 'archived';
+  runID?: string;
+  /** The sync's page in the Temporal UI (retained syncs only). */
   temporalURL?: string;
+  /** The API path of the sync's full event history. */
+  eventsURL?: string;
+  initiator?: string;
+  revision?: string;
+  sha?: string;
   revisionMessage?: string;
+}
+
+/** GET .../syncs/{seq}/events: a sync's Temporal event history. */
+export interface SyncEvents {
+  id: string;
+  runID: string;
+  source: 'retained' | 'archived';
+  events: { eventId?: string; eventTime?: string; eventType?: string; [attrs: string]: unknown }[];
 }
 
 export interface SyncList {

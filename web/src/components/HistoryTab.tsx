@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
 import { appPath, get } from '../api/client';
-import type { SyncList, SyncRecord, SyncSummary } from '../api/types';
+import type { SyncEvents, SyncList, SyncRecord, SyncSummary } from '../api/types';
 import { dateTime, duration, shortSHA, syncNumber, timeAgo } from '../lib/format';
 import type { Allowed } from '../session';
 import { Icon } from './icons';
@@ -24,9 +24,65 @@ function result(r: SyncRecord, s?: SyncSummary): string {
   }
 }
 
+/** eventName turns EVENT_TYPE_WORKFLOW_EXECUTION_STARTED into WorkflowExecutionStarted. */
+function eventName(t = ''): string {
+  return t
+    .replace(/^EVENT_TYPE_/, '')
+    .toLowerCase()
+    .replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+}
+
 /**
- * HistoryTab lists every sync of the app, newest first, a page at a time
- * (from visibility), with the details the app keeps for recent syncs.
+ * SyncEventList shows a sync's Temporal event history, read through the
+ * API: the Temporal UI cannot show a sync that only the archive keeps.
+ */
+function SyncEventList({ url }: { url: string }) {
+  const [ev, setEv] = useState<SyncEvents | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let live = true;
+    get<SyncEvents>(url).then(
+      (e) => live && setEv(e),
+      (e) => live && setError(e),
+    );
+    return () => {
+      live = false;
+    };
+  }, [url]);
+  return (
+    <div className="sync-events">
+      <ErrorMessage error={error} what="The sync's events could not be loaded" />
+      {!ev && !error && <Spinner />}
+      {ev && (
+        <ol aria-label={`Events of sync ${syncNumber(ev.id)}, read from the ${ev.source === 'archived' ? 'archive' : 'Temporal'}`}>
+          {ev.events.map((e, i) => {
+            const { eventId, eventTime, eventType, ...attrs } = e;
+            return (
+              <li key={eventId ?? i}>
+                <details>
+                  <summary>
+                    {eventId} {eventName(eventType)}{' '}
+                    {eventTime && (
+                      <time dateTime={eventTime} className="muted">
+                        {dateTime(eventTime)}
+                      </time>
+                    )}
+                  </summary>
+                  <pre>{JSON.stringify(attrs, null, 2)}</pre>
+                </details>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </div>
+  );
+}
+
+/**
+ * HistoryTab lists every sync of the app, newest first, a page at a time:
+ * those Temporal retains, then those only its archive keeps, with the
+ * details the app keeps for recent syncs.
  */
 export function HistoryTab({
   project,
@@ -46,6 +102,7 @@ export function HistoryTab({
   const [cursors, setCursors] = useState<string[]>(['']);
   const [page, setPage] = useState<SyncList | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
   useEffect(() => {
     let live = true;
@@ -83,44 +140,67 @@ export function HistoryTab({
             <tbody>
               {rows.map(({ rec, sum }) => {
                 const res = result(rec, sum);
-                const rev = sum?.sha || sum?.revision;
+                const sha = sum?.sha || rec.sha;
+                const revision = sum?.revision || rec.revision;
+                const rev = sha || revision;
+                const initiator = sum?.initiator || rec.initiator;
                 return (
-                  <tr key={rec.id} data-sync={rec.id}>
-                    <td>{syncNumber(rec.id)}</td>
-                    <td>
-                      {rev ? <code title={sum?.sha || sum?.revision}>{shortSHA(rev)}</code> : <span className="muted">—</span>}
-                      {sum?.revision && sum.sha && sum.revision !== sum.sha && <span className="muted"> ({sum.revision})</span>}
-                      <CommitMessage message={sum?.revisionMessage || rec.revisionMessage} />
-                    </td>
-                    <td>{sum?.initiator ?? <span className="muted">—</span>}</td>
-                    <td>
-                      <Badge kind="phase" value={res} />
-                      {sum?.message && <div className="msg">{sum.message}</div>}
-                    </td>
-                    <td>
-                      <time dateTime={rec.started} title={dateTime(rec.started)}>
-                        {timeAgo(rec.started)}
-                      </time>
-                    </td>
-                    <td>{duration(rec.started, rec.finished || sum?.finishedAt)}</td>
-                    <td>
-                      {rec.temporalURL ? (
-                        <a href={rec.temporalURL} target="_blank" rel="noreferrer">
-                          Workflow <Icon name="external" size={12} />
-                          <span className="sr-only"> (Temporal UI, opens in a new tab)</span>
-                        </a>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td>
-                      {res === 'Succeeded' && (
-                        <Button icon="undo" allowed={canRollback} denied="applications, rollback" hideDenied onClick={() => onRollback({ id: rec.id, revision: sum?.revision, sha: sum?.sha })}>
-                          Rollback to this
-                        </Button>
-                      )}
-                    </td>
-                  </tr>
+                  <Fragment key={rec.id}>
+                    <tr data-sync={rec.id} data-source={rec.source}>
+                      <td>
+                        {syncNumber(rec.id)}
+                        {rec.source === 'archived' && (
+                          <div className="muted" title="Temporal's retention has passed: the sync is read from its archive">
+                            archived
+                          </div>
+                        )}
+                      </td>
+                      <td>
+                        {rev ? <code title={rev}>{shortSHA(rev)}</code> : <span className="muted">—</span>}
+                        {revision && sha && revision !== sha && <span className="muted"> ({revision})</span>}
+                        <CommitMessage message={sum?.revisionMessage || rec.revisionMessage} />
+                      </td>
+                      <td>{initiator || <span className="muted">—</span>}</td>
+                      <td>
+                        <Badge kind="phase" value={res} />
+                        {sum?.message && <div className="msg">{sum.message}</div>}
+                      </td>
+                      <td>
+                        <time dateTime={rec.started} title={dateTime(rec.started)}>
+                          {timeAgo(rec.started)}
+                        </time>
+                      </td>
+                      <td>{duration(rec.started, rec.finished || sum?.finishedAt)}</td>
+                      <td>
+                        {rec.temporalURL ? (
+                          <a href={rec.temporalURL} target="_blank" rel="noreferrer">
+                            Workflow <Icon name="external" size={12} />
+                            <span className="sr-only"> (Temporal UI, opens in a new tab)</span>
+                          </a>
+                        ) : rec.eventsURL ? (
+                          <Button onClick={() => setOpen(open === rec.id ? null : rec.id)} aria-expanded={open === rec.id}>
+                            Events
+                          </Button>
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
+                      </td>
+                      <td>
+                        {res === 'Succeeded' && (
+                          <Button icon="undo" allowed={canRollback} denied="applications, rollback" hideDenied onClick={() => onRollback({ id: rec.id, revision, sha })}>
+                            Rollback to this
+                          </Button>
+                        )}
+                      </td>
+                    </tr>
+                    {open === rec.id && rec.eventsURL && (
+                      <tr className="sync-events-row">
+                        <td colSpan={8}>
+                          <SyncEventList url={rec.eventsURL} />
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
                 );
               })}
             </tbody>
