@@ -18,6 +18,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
+	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -210,16 +211,10 @@ func TestDeleteForegroundCascade(t *testing.T) {
 }
 
 // A repository credential never shows up in any workflow history of the
-// namespace, nor in the logs.
+// namespace, in the archive, nor in the logs.
 func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	ns, name := uniq("sec"), uniq("secret")
-	url, err := bed.authGit.CreateRepo(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := newAuthRepo(t, url)
-	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
-	body := appBody(name, url, "guestbook", ns)
+	work, body := privateGuestbook(t, ns, name)
 	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"prune": true}
 	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: status %d", code)
@@ -246,6 +241,11 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	if scanned < 50 {
 		t.Fatalf("scanned only %d history events: the scan is not looking at the e2e runs", scanned)
 	}
+	// And the archive, where closed runs go (TestArchivedSyncsListAndRollBack
+	// shows the scan reads it).
+	scanArchive(t, [][]byte{secret, outside}, func(i int, where string) {
+		t.Fatalf("%s is in the archive file %s", what[i], where)
+	})
 	logs, err := os.ReadFile(bed.logs.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +259,20 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	if bytes.Contains(logs, outside) {
 		t.Fatal("the file outside the checkout is in the logs")
 	}
+}
+
+// privateGuestbook pushes the guestbook at image 0.1 to a new repository
+// of the authenticated Git server, and returns its clone and the body of
+// app name deploying it to ns.
+func privateGuestbook(t *testing.T, ns, name string) (*testbed.WorkRepo, map[string]any) {
+	t.Helper()
+	url, err := bed.authGit.CreateRepo(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := newAuthRepo(t, url)
+	push(t, work, guestbookFiles("gcr.io/heptio-images/ks-guestbook-demo:0.1"))
+	return work, appBody(name, url, "guestbook", ns)
 }
 
 // createSymlinkChainApp creates an app whose YAML is a chain of symlinks

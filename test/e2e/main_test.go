@@ -40,12 +40,18 @@ var bed struct {
 	git *testbed.GitServer
 	// authGit requires basic auth with secret, which the worker reads from
 	// a file by reference.
-	authGit  *testbed.GitServer
-	secret   string
-	temporal client.Client
-	api      *httptest.Server
-	kube     kubernetes.Interface
-	logs     *os.File
+	authGit *testbed.GitServer
+	secret  string
+	// secretFile holds secret, for workers to read by reference.
+	secretFile string
+	// archive is the directory of the Temporal server's filestore archive.
+	archive string
+	// temporalAddr is the Temporal frontend's address.
+	temporalAddr string
+	temporal     client.Client
+	api          *httptest.Server
+	kube         kubernetes.Interface
+	logs         *os.File
 	// token is the admin's session; viewerToken a role:readonly user's.
 	token, viewerToken string
 	// hookSecret signs GitHub webhooks.
@@ -114,14 +120,19 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 
+	bed.secretFile, bed.archive = secretFile, filepath.Join(tmp, "archive")
 	dev, err := temporalx.StartDevServer(ctx, temporalx.DevServerConfig{
 		DataDir: filepath.Join(tmp, "temporal"), FrontendAddr: "127.0.0.1:0", UIAddr: "off",
-		SearchAttributes: worker.SearchAttributes(), Logger: log,
+		SearchAttributes: worker.SearchAttributes(), Logger: log, Archival: temporalx.FileArchival(bed.archive),
+		// The archival test's namespace has a retention of seconds; the
+		// default jitter, scaled to this namespace's 30 days, is 30 min.
+		RetentionJitter: time.Second,
 	})
 	if err != nil {
 		return fail(err)
 	}
 	defer dev.Stop()
+	bed.temporalAddr = dev.FrontendAddr()
 	bed.temporal, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: dev.FrontendAddr(), Namespace: dev.Namespace(), Logger: log})
 	if err != nil {
 		return fail(err)
