@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -116,21 +115,4 @@ func checkWritableDir(dir string) error {
 		return fmt.Errorf("archive directory %s is not writable: %w", dir, err)
 	}
 	return nil
-}
-
-// schemes lists the URI schemes in use, to configure only their archivers.
-func (a *ArchivalConfig) schemes() map[string]bool {
-	out := map[string]bool{}
-	for _, uri := range []string{a.HistoryURI, a.VisibilityURI} {
-		if i := strings.Index(uri, "://"); i > 0 {
-			out[uri[:i]] = true
-		}
-	}
-	return out
-}
-
-// retentionJitter spreads the deletion of closed workflows over a tenth of
-// the retention, at most the server's default of 30 minutes.
-func retentionJitter(retention time.Duration) time.Duration {
-	return min(30*time.Minute, retention/10)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -126,4 +127,21 @@ func reconcileNamespace(ctx context.Context, svc workflowservice.WorkflowService
 	logger.Info("temporal namespace updated", "namespace", namespace, "retention", retention,
 		"history_archive", want.GetHistoryArchivalUri(), "visibility_archive", want.GetVisibilityArchivalUri())
 	return nil
+}
+
+// schemes lists the URI schemes in use, to configure only their archivers.
+func (a *ArchivalConfig) schemes() map[string]bool {
+	out := map[string]bool{}
+	for _, uri := range []string{a.HistoryURI, a.VisibilityURI} {
+		if i := strings.Index(uri, "://"); i > 0 {
+			out[uri[:i]] = true
+		}
+	}
+	return out
+}
+
+// retentionJitter spreads the deletion of closed workflows over a tenth of
+// the retention, at most the server's default of 30 minutes.
+func retentionJitter(retention time.Duration) time.Duration {
+	return min(30*time.Minute, retention/10)
 }
