@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,30 @@ func TestArchivalRefusesBadArchive(t *testing.T) {
 				t.Errorf("database exists after a refused start: %v", err)
 			}
 		})
+	}
+}
+
+// A restart brings an existing namespace's retention and archival to the
+// configuration.
+func TestArchivalNamespaceUpdatedOnRestart(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "temporal")
+	srv := startTestServer(t, DevServerConfig{DataDir: data, UIAddr: "off", FrontendAddr: "127.0.0.1:0", Logger: testLogger(t)})
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	arc := FileArchival(filepath.Join(dir, "archive"))
+	srv = startTestServer(t, DevServerConfig{DataDir: data, Retention: time.Hour, Archival: arc, UIAddr: "off", FrontendAddr: "127.0.0.1:0", Logger: testLogger(t)})
+	c := dialTestServer(t, srv)
+	resp, err := c.WorkflowService().DescribeNamespace(t.Context(), &workflowservice.DescribeNamespaceRequest{Namespace: srv.Namespace()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := resp.GetConfig()
+	got := []any{cfg.GetWorkflowExecutionRetentionTtl().AsDuration(), cfg.GetHistoryArchivalState(), cfg.GetHistoryArchivalUri(), cfg.GetVisibilityArchivalState(), cfg.GetVisibilityArchivalUri()}
+	want := []any{time.Hour, enums.ARCHIVAL_STATE_ENABLED, arc.HistoryURI, enums.ARCHIVAL_STATE_ENABLED, arc.VisibilityURI}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("namespace retention and archival = %v, want %v", got, want)
 	}
 }
 

@@ -297,7 +297,10 @@ func TestDevServerUIOff(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DescribeNamespace: %v", err)
 	}
-	if r := resp.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); r != 7*24*time.Hour {
-		t.Errorf("retention = %s, want 168h", r)
+	if r := resp.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); r != DefaultRetention {
+		t.Errorf("retention = %s, want %s", r, DefaultRetention)
+	}
+	if st := resp.GetConfig().GetHistoryArchivalState(); st == enums.ARCHIVAL_STATE_ENABLED {
+		t.Errorf("history archival %s without an archive", st)
 	}
 }
