@@ -454,6 +454,6 @@ func clusterDynamicConfig(retention time.Duration) dynamicconfig.StaticClient {
 		dynamicconfig.QueueReaderStuckCriticalAttempts.Key():             0,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 	}
-	retentionDynamicConfig(dc, retention)
+	retentionDynamicConfig(dc, retention, 0)
 	return dc
 }
