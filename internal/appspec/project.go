@@ -46,6 +46,10 @@ type Project struct {
 	// SourceNamespaces are globs of the Kubernetes namespaces Argo CD
 	// Applications of the project may come from (see sourcens.go).
 	SourceNamespaces []string `json:"sourceNamespaces,omitempty"`
+	// ForeignRepos are the repositories registered for other projects,
+	// which this project's apps may not use. It is filled when the
+	// project is read for a check, never stored.
+	ForeignRepos []string `json:"foreignRepos,omitempty"`
 }
 
 // ProjectRole is a role scoped to one project, as in Argo CD's AppProject:
@@ -187,6 +191,13 @@ func (p Project) PermitsSource(repoURL string) bool {
 	return allowed
 }
 
+// foreign reports whether repoURL, trimmed of a trailing slash and
+// ".git", is one of ForeignRepos.
+func (p Project) foreign(repoURL string) bool {
+	u := strings.TrimSuffix(strings.TrimSuffix(repoURL, "/"), ".git")
+	return slices.Contains(p.ForeignRepos, u)
+}
+
 // PermitsDestination reports whether the project allows the destination:
 // an entry allows its server and namespace, and no entry's deny pattern
 // covers either of them.
@@ -244,6 +255,9 @@ func (p Project) CheckApp(app Application) error {
 	for _, s := range app.AllSources() {
 		if !p.PermitsSource(s.RepoURL) {
 			return &FieldError{Field: "source.repoURL", Reason: fmt.Sprintf("repository %s is not permitted in project %s", s.RepoURL, p.Name)}
+		}
+		if p.foreign(s.RepoURL) {
+			return &FieldError{Field: "source.repoURL", Reason: fmt.Sprintf("repository %s is registered for another project than %s", s.RepoURL, p.Name)}
 		}
 	}
 	if err := p.checkSourceNamespace(app); err != nil {

@@ -2,9 +2,12 @@ package settings
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,10 +15,23 @@ import (
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
-// Repository is a registered Git repository with its credential. The
-// secret fields are write-only: View drops them.
+// Repository types: a Git repository (the default) or a Helm chart
+// repository (HTTP, or an oci:// registry).
+const (
+	RepoTypeGit  = "git"
+	RepoTypeHelm = "helm"
+)
+
+// Repository is a registered repository with its credential. The secret
+// fields are write-only: View drops them. A credential template
+// (PutRepoCreds) has the same fields; its URL is a prefix that any
+// repository under it matches, and it has no project.
 type Repository struct {
-	URL     string `json:"url"`
+	URL string `json:"url"`
+	// Type is git (the default) or helm.
+	Type string `json:"type,omitempty"`
+	// Project, when set, allows only that project's apps to use the
+	// repository.
 	Project string `json:"project,omitempty"`
 	// Username and Password (or a token as the password) for HTTPS.
 	Username string `json:"username,omitempty"`
@@ -27,25 +43,52 @@ type Repository struct {
 	SSHPrivateKey         string `json:"sshPrivateKey,omitempty"`
 	SSHKnownHosts         string `json:"sshKnownHosts,omitempty"`
 	InsecureIgnoreHostKey bool   `json:"insecureIgnoreHostKey,omitempty"`
+	// TLSClientCertData and TLSClientCertKey (PEM) are a client
+	// certificate for HTTPS; the key is a secret.
+	TLSClientCertData string `json:"tlsClientCertData,omitempty"`
+	TLSClientCertKey  string `json:"tlsClientCertKey,omitempty"`
+	// CAData (PEM) is trusted for the server's certificate, besides the
+	// system roots.
+	CAData string `json:"caData,omitempty"`
+	// Insecure skips the server's certificate check: tests only.
+	Insecure bool `json:"insecure,omitempty"`
+	// Proxy is the HTTP(S) proxy URL; NoProxy lists the hosts, domains
+	// (.example.com) and CIDRs reached directly, comma-separated.
+	Proxy   string `json:"proxy,omitempty"`
+	NoProxy string `json:"noProxy,omitempty"`
+	// PassCredentials sends a Helm repository's credential also to
+	// chart URLs on other hosts than the repository's.
+	PassCredentials bool `json:"passCredentials,omitempty"`
 }
 
 // RepositoryView is what the API shows of a repository: never a secret,
 // only whether one is set.
 type RepositoryView struct {
 	URL                   string `json:"url"`
+	Type                  string `json:"type,omitempty"`
 	Project               string `json:"project,omitempty"`
 	Username              string `json:"username,omitempty"`
 	HasPassword           bool   `json:"hasPassword"`
 	HasToken              bool   `json:"hasToken"`
 	HasSSHKey             bool   `json:"hasSSHKey"`
 	InsecureIgnoreHostKey bool   `json:"insecureIgnoreHostKey,omitempty"`
+	// HasClientCert: a TLS client certificate is set. The certificate
+	// and CA are not secret, but they are long: the view only says so.
+	HasClientCert   bool   `json:"hasClientCert,omitempty"`
+	HasCA           bool   `json:"hasCA,omitempty"`
+	Insecure        bool   `json:"insecure,omitempty"`
+	Proxy           string `json:"proxy,omitempty"`
+	NoProxy         string `json:"noProxy,omitempty"`
+	PassCredentials bool   `json:"passCredentials,omitempty"`
 }
 
 // View drops the secrets, also a password in a URL stored before Validate
 // refused them.
 func (r Repository) View() RepositoryView {
-	return RepositoryView{URL: redactURL(r.URL), Project: r.Project, Username: r.Username, HasPassword: r.Password != "",
-		HasToken: r.BearerToken != "", HasSSHKey: r.SSHPrivateKey != "", InsecureIgnoreHostKey: r.InsecureIgnoreHostKey}
+	return RepositoryView{URL: redactURL(r.URL), Type: r.Type, Project: r.Project, Username: r.Username, HasPassword: r.Password != "",
+		HasToken: r.BearerToken != "", HasSSHKey: r.SSHPrivateKey != "", InsecureIgnoreHostKey: r.InsecureIgnoreHostKey,
+		HasClientCert: r.TLSClientCertData != "", HasCA: r.CAData != "", Insecure: r.Insecure,
+		Proxy: redactURL(r.Proxy), NoProxy: r.NoProxy, PassCredentials: r.PassCredentials}
 }
 
 // Validate checks the repository.
@@ -59,12 +102,40 @@ func (r Repository) Validate() error {
 		return fmt.Errorf("%w: set password or bearerToken, not both", ErrInvalid)
 	case r.SSHPrivateKey != "" && r.BearerToken != "":
 		return fmt.Errorf("%w: bearerToken is for HTTPS, not SSH", ErrInvalid)
+	case r.Type != "" && r.Type != RepoTypeGit && r.Type != RepoTypeHelm:
+		return fmt.Errorf("%w: type must be git or helm, not %q", ErrInvalid, r.Type)
+	case (r.TLSClientCertData == "") != (r.TLSClientCertKey == ""):
+		return fmt.Errorf("%w: set both tlsClientCertData and tlsClientCertKey, or neither", ErrInvalid)
 	case appspec.RepoURLHasPassword(r.URL):
 		// The URL is stored and shown as it is; the message must not echo it.
 		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
-	if err := appspec.CheckRepoTransport(r.URL); err != nil {
-		return fmt.Errorf("%w: url: %w", ErrInvalid, err)
+	if r.Type != RepoTypeHelm {
+		if err := appspec.CheckRepoTransport(r.URL); err != nil {
+			return fmt.Errorf("%w: url: %w", ErrInvalid, err)
+		}
+	} else if !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "oci://") {
+		return fmt.Errorf("%w: url: a Helm repository is http(s):// or oci://", ErrInvalid)
+	}
+	return r.validateTLS()
+}
+
+// validateTLS checks the PEM fields and the proxy, with messages that
+// never echo a key.
+func (r Repository) validateTLS() error {
+	if r.TLSClientCertData != "" {
+		if _, err := tls.X509KeyPair([]byte(r.TLSClientCertData), []byte(r.TLSClientCertKey)); err != nil {
+			return fmt.Errorf("%w: tlsClientCertData and tlsClientCertKey are not a PEM certificate and its key", ErrInvalid)
+		}
+	}
+	if r.CAData != "" && !x509.NewCertPool().AppendCertsFromPEM([]byte(r.CAData)) {
+		return fmt.Errorf("%w: caData holds no PEM certificate", ErrInvalid)
+	}
+	if r.Proxy != "" {
+		u, err := url.Parse(r.Proxy)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") {
+			return fmt.Errorf("%w: proxy must be an http://, https:// or socks5:// URL", ErrInvalid)
+		}
 	}
 	return nil
 }
@@ -91,16 +162,23 @@ func (s *Store) PutRepo(ctx context.Context, r Repository) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	data := map[string][]byte{
-		"url": []byte(r.URL), "project": []byte(r.Project), "username": []byte(r.Username),
+	if err := s.s.Put(ctx, key(prefixRepo, CanonicalRepoURL(r.URL)), r.data()); err != nil {
+		return fmt.Errorf("store repository %s: %w", redactURL(r.URL), err)
+	}
+	return nil
+}
+
+func (r Repository) data() map[string][]byte {
+	return map[string][]byte{
+		"url": []byte(r.URL), "type": []byte(r.Type), "project": []byte(r.Project), "username": []byte(r.Username),
 		"password": []byte(r.Password), "bearerToken": []byte(r.BearerToken),
 		"sshPrivateKey": []byte(r.SSHPrivateKey), "sshKnownHosts": []byte(r.SSHKnownHosts),
 		"insecureIgnoreHostKey": []byte(strconv.FormatBool(r.InsecureIgnoreHostKey)),
+		"tlsClientCertData":     []byte(r.TLSClientCertData), "tlsClientCertKey": []byte(r.TLSClientCertKey),
+		"caData": []byte(r.CAData), "insecure": []byte(strconv.FormatBool(r.Insecure)),
+		"proxy": []byte(r.Proxy), "noProxy": []byte(r.NoProxy),
+		"passCredentials": []byte(strconv.FormatBool(r.PassCredentials)),
 	}
-	if err := s.s.Put(ctx, key(prefixRepo, CanonicalRepoURL(r.URL)), data); err != nil {
-		return fmt.Errorf("store repository %s: %w", r.URL, err)
-	}
-	return nil
 }
 
 // Repo returns a registered repository.
@@ -116,15 +194,22 @@ func (s *Store) Repo(ctx context.Context, url string) (Repository, error) {
 }
 
 func repoFrom(d map[string][]byte) Repository {
-	insecure, _ := strconv.ParseBool(string(d["insecureIgnoreHostKey"]))
-	return Repository{URL: string(d["url"]), Project: string(d["project"]), Username: string(d["username"]),
+	flag := func(k string) bool { b, _ := strconv.ParseBool(string(d[k])); return b }
+	return Repository{URL: string(d["url"]), Type: string(d["type"]), Project: string(d["project"]), Username: string(d["username"]),
 		Password: string(d["password"]), BearerToken: string(d["bearerToken"]), SSHPrivateKey: string(d["sshPrivateKey"]),
-		SSHKnownHosts: string(d["sshKnownHosts"]), InsecureIgnoreHostKey: insecure}
+		SSHKnownHosts: string(d["sshKnownHosts"]), InsecureIgnoreHostKey: flag("insecureIgnoreHostKey"),
+		TLSClientCertData: string(d["tlsClientCertData"]), TLSClientCertKey: string(d["tlsClientCertKey"]),
+		CAData: string(d["caData"]), Insecure: flag("insecure"), Proxy: string(d["proxy"]), NoProxy: string(d["noProxy"]),
+		PassCredentials: flag("passCredentials")}
 }
 
 // Repos lists the registered repositories, with their secrets.
 func (s *Store) Repos(ctx context.Context) ([]Repository, error) {
-	names, err := s.s.List(ctx, prefixRepo)
+	return s.listRepos(ctx, prefixRepo)
+}
+
+func (s *Store) listRepos(ctx context.Context, prefix string) ([]Repository, error) {
+	names, err := s.s.List(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list repositories: %w", err)
 	}
@@ -149,4 +234,17 @@ func (s *Store) DeleteRepo(ctx context.Context, url string) error {
 		return fmt.Errorf("repository %s: %w", redactURL(url), ErrNotFound)
 	}
 	return err
+}
+
+// ForeignRepos are the canonical URLs of the repositories registered for
+// another project than project, sorted: its apps may not use them.
+func ForeignRepos(repos []Repository, project string) []string {
+	var out []string
+	for _, r := range repos {
+		if r.Project != "" && r.Project != project {
+			out = append(out, CanonicalRepoURL(r.URL))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -33,6 +33,7 @@ const (
 	prefixProject = "windlass-project-"
 	prefixRepo    = "windlass-repo-"
 	prefixCluster = "windlass-cluster-"
+	prefixCreds   = "windlass-repocreds-"
 )
 
 // Store reads and writes the settings.
@@ -136,6 +137,7 @@ func (s *Store) PutProject(ctx context.Context, p appspec.Project) error {
 	if s.ReadOnly(p.Name) {
 		return fmt.Errorf("project %s is defined in the projects file: %w", p.Name, ErrReadOnly)
 	}
+	p.ForeignRepos = nil // derived when read for a check
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
