@@ -30,6 +30,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
+	"github.com/windlass-cd/windlass/internal/repocred"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/worker/children"
 	"github.com/windlass-cd/windlass/workflows"
@@ -171,7 +172,16 @@ func New(cfg Config) (*Worker, error) {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}
 	var creds source.CredentialResolver = cfg.Credentials
+	// repoCreds finds chart repositories' credentials and the project
+	// scope of registered repositories.
+	var repoCreds *repocred.Resolver
+	var chartCreds render.CredentialLookup // nil, not a nil *Resolver
 	if cfg.Settings != nil {
+		var err error
+		if repoCreds, err = repocred.NewResolver(cfg.Settings, 0); err != nil {
+			return nil, err
+		}
+		chartCreds = repoCreds
 		creds = &source.RegisteredAuth{Repos: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts")}
 		if cfg.KubeOptions.Resolver == nil {
 			cfg.KubeOptions.Resolver = cfg.Settings.ClusterConfig
@@ -187,7 +197,7 @@ func New(cfg Config) (*Worker, error) {
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
 		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
-		MaxFileBytes: cfg.RenderMaxFileBytes,
+		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds,
 	})
 	if err != nil {
 		return nil, err
@@ -249,7 +259,11 @@ func New(cfg Config) (*Worker, error) {
 		}
 		cfg.Projects = store
 	}
-	proj, err := project.New(cfg.Projects)
+	var projOpts []project.Option
+	if repoCreds != nil {
+		projOpts = append(projOpts, project.WithRepos(repoCreds))
+	}
+	proj, err := project.New(cfg.Projects, projOpts...)
 	if err != nil {
 		return nil, err
 	}

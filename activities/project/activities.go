@@ -85,15 +85,34 @@ func (s *StaticStore) Names() []string {
 	return out
 }
 
+// RepoLister lists the registered repositories (settings.Store).
+type RepoLister interface {
+	Repos(ctx context.Context) ([]settings.Repository, error)
+}
+
 // Activities is the project capability.
-type Activities struct{ store Store }
+type Activities struct {
+	store Store
+	repos RepoLister
+}
+
+// Option configures New.
+type Option func(*Activities)
+
+// WithRepos makes Get fill in the repositories registered for other
+// projects (appspec.Project.ForeignRepos), so that CheckApp refuses them.
+func WithRepos(l RepoLister) Option { return func(a *Activities) { a.repos = l } }
 
 // New checks its dependencies.
-func New(store Store) (*Activities, error) {
+func New(store Store, opts ...Option) (*Activities, error) {
 	if store == nil {
 		return nil, errors.New("project: store is required")
 	}
-	return &Activities{store: store}, nil
+	a := &Activities{store: store}
+	for _, o := range opts {
+		o(a)
+	}
+	return a, nil
 }
 
 // Register registers the activities under their constant names.
@@ -110,7 +129,15 @@ type GetInput struct {
 // Get returns a project.
 func (a *Activities) Get(ctx context.Context, in GetInput) (appspec.Project, error) {
 	p, err := a.store.Project(ctx, in.Name)
-	return p, failure.Activity(err)
+	if err != nil || a.repos == nil {
+		return p, failure.Activity(err)
+	}
+	repos, err := a.repos.Repos(ctx)
+	if err != nil {
+		return p, failure.Activity(fmt.Errorf("repositories of project %s: %w", in.Name, err))
+	}
+	p.ForeignRepos = settings.ForeignRepos(repos, p.Name)
+	return p, nil
 }
 
 // WindowInput asks whether a sync may run at Now.

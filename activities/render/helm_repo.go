@@ -26,6 +26,7 @@ import (
 
 	"github.com/windlass-cd/windlass/internal/failure"
 	"github.com/windlass-cd/windlass/internal/netdeadline"
+	"github.com/windlass-cd/windlass/internal/repocred"
 )
 
 // ResolveChartName is the activity that resolves a chart version: a wire
@@ -83,7 +84,7 @@ func (a *Activities) ResolveChart(ctx context.Context, in ResolveChartInput) (Re
 // ResolveChartVersion resolves constraint (an exact version or a
 // Masterminds semver range; empty, * or HEAD means the latest version that
 // is not a pre-release) against the index of an HTTP chart repository or the tags
-// of an oci:// repository. Credentials are not supported yet.
+// of an oci:// repository, with the repository's credential.
 func (r *Renderer) ResolveChartVersion(ctx context.Context, repoURL, chartName, constraint string) (string, error) {
 	switch constraint = strings.TrimSpace(constraint); constraint {
 	case "*", "HEAD": // HEAD: appspec.Source.Revision() of an empty targetRevision
@@ -100,7 +101,7 @@ func (r *Renderer) ResolveChartVersion(ctx context.Context, repoURL, chartName, 
 		ref := ociChartRef(repoURL, chartName)
 		tags, err := c.Tags(ref)
 		if err != nil {
-			return "", helmOCIError(ref, err)
+			return "", helmOCIError(ref, err, c.cred)
 		}
 		v, err := registry.GetTagMatchingVersionOrConstraint(tags, constraint)
 		if err != nil {
@@ -215,7 +216,7 @@ func (r *Renderer) downloadHTTPChart(ctx context.Context, repoURL, chartName, ve
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrChartRepo, err)
 	}
-	data, err := r.helmGet(ctx, u, helmMaxChartBytes)
+	data, err := r.helmGet(ctx, repoURL, u, helmMaxChartBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func (r *Renderer) fetchHelmIndex(ctx context.Context, repoURL string) (*repo.In
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/index.yaml"
 	u.RawPath = ""
-	data, err := r.helmGet(ctx, u.String(), helmMaxIndexBytes)
+	data, err := r.helmGet(ctx, repoURL, u.String(), helmMaxIndexBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -265,15 +266,35 @@ func (r *Renderer) fetchHelmIndex(ctx context.Context, repoURL string) (*repo.In
 	return idx, nil
 }
 
-// helmGet fetches u. Answers that retrying will not change (4xx other than
-// 408 and 429) are permanent; network errors and other answers are not.
-func (r *Renderer) helmGet(ctx context.Context, u string, limit int64) ([]byte, error) {
+// helmGet fetches u, a file of the repository repoURL, with the
+// repository's credential. Answers that retrying will not change (4xx
+// other than 408 and 429) are permanent; network errors and other answers
+// are not.
+func (r *Renderer) helmGet(ctx context.Context, repoURL, u string, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadPath, err)
 	}
 	req.Header.Set("User-Agent", "windlass (Helm/v4)")
-	resp, err := (&http.Client{Transport: helmTransport(r.netTimeout)}).Do(req)
+	cred, err := r.helmCredential(ctx, repoURL)
+	if err != nil {
+		return nil, err
+	}
+	if sendsCredential(cred, repoURL, u) {
+		cred.Authorize(req)
+	}
+	tr, err := r.helmCredTransport(cred)
+	if err != nil {
+		return nil, err
+	}
+	// Redirects keep the credential only on the repository's host.
+	client := &http.Client{Transport: tr, CheckRedirect: func(next *http.Request, _ []*http.Request) error {
+		if !sendsCredential(cred, repoURL, next.URL.String()) {
+			next.Header.Del("Authorization")
+		}
+		return nil
+	}}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
@@ -281,7 +302,7 @@ func (r *Renderer) helmGet(ctx context.Context, u string, limit int64) ([]byte, 
 	switch s := resp.StatusCode; {
 	case s == http.StatusOK:
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: get %s: %s (repository credentials are not supported yet)", ErrChartRepo, u, resp.Status)
+		return nil, fmt.Errorf("%w: get %s: %s (%s)", ErrChartRepo, u, resp.Status, refusedHint(cred))
 	case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 		return nil, fmt.Errorf("%w: get %s: %s", ErrChartRepo, u, resp.Status)
 	default:
@@ -308,7 +329,7 @@ func (r *Renderer) pullOCIChart(ctx context.Context, repoURL, chartName, version
 	ref := ociChartRef(repoURL, chartName) + ":" + strings.ReplaceAll(version, "+", "_")
 	res, err := c.Pull(ref)
 	if err != nil {
-		return nil, helmOCIError(ref, err)
+		return nil, helmOCIError(ref, err, c.cred)
 	}
 	if res.Chart == nil || len(res.Chart.Data) == 0 {
 		return nil, fmt.Errorf("%w: %s has no chart layer", ErrChartRepo, ref)
@@ -319,41 +340,58 @@ func (r *Renderer) pullOCIChart(ctx context.Context, repoURL, chartName, version
 	return res.Chart.Data, nil
 }
 
-// helmRegistryClient makes an anonymous registry client whose requests end
-// with ctx. Registries on the loopback interface are spoken to over plain
-// HTTP, as Docker does.
-func (r *Renderer) helmRegistryClient(ctx context.Context, repoURL string) (*registry.Client, error) {
-	hc := &http.Client{Transport: ctxTransport{ctx: ctx, base: helmTransport(r.netTimeout)}}
+// registryClient is a Helm registry client and the credential it logs in
+// with.
+type registryClient struct {
+	*registry.Client
+	cred *repocred.Credential
+}
+
+// helmRegistryClient makes a registry client, logged in as `helm registry
+// login` would be with the repository's credential (anonymous without
+// one), whose requests end with ctx. Registries on the loopback interface
+// are spoken to over plain HTTP unless the credential sets TLS, as Docker
+// does.
+func (r *Renderer) helmRegistryClient(ctx context.Context, repoURL string) (registryClient, error) {
+	cred, err := r.helmCredential(ctx, repoURL)
+	if err != nil {
+		return registryClient{}, err
+	}
+	tr, err := r.helmCredTransport(cred)
+	if err != nil {
+		return registryClient{}, err
+	}
+	hc := &http.Client{Transport: ctxTransport{ctx: ctx, base: tr}}
 	credDir := r.cacheDir
 	if credDir == "" {
 		credDir = os.TempDir()
 	}
 	opts := []registry.ClientOption{
 		registry.ClientOptHTTPClient(hc),
-		registry.ClientOptAuthorizer(auth.Client{Client: hc, Cache: auth.NewCache()}),
+		registry.ClientOptAuthorizer(auth.Client{Client: hc, Cache: auth.NewCache(), Credential: registryCredential(cred, repoURL)}),
 		// Never read the worker's own Helm login.
 		registry.ClientOptCredentialsFile(filepath.Join(credDir, "helm", "registry-config.json")),
 	}
-	if u, err := url.Parse(repoURL); err == nil && isLoopbackHost(u.Hostname()) {
+	if u, err := url.Parse(repoURL); err == nil && isLoopbackHost(u.Hostname()) && (cred == nil || (cred.CAData == "" && cred.TLSClientCertData == "" && !cred.Insecure)) {
 		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
 	c, err := registry.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("registry client: %w", err)
+		return registryClient{}, fmt.Errorf("registry client: %w", err)
 	}
-	return c, nil
+	return registryClient{Client: c, cred: cred}, nil
 }
 
 // helmOCIError classifies a registry error: not found and refused requests
 // are permanent, the rest retryable.
-func helmOCIError(ref string, err error) error {
+func helmOCIError(ref string, err error, cred *repocred.Credential) error {
 	var er *errcode.ErrorResponse
 	if errors.As(err, &er) {
 		switch s := er.StatusCode; {
 		case s == http.StatusNotFound:
 			return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
-			return fmt.Errorf("%w: %s: %w (registry credentials are not supported yet)", ErrChartRepo, ref, err)
+			return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred))
 		case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 			return fmt.Errorf("%w: %s: %w", ErrChartRepo, ref, err)
 		}

@@ -66,6 +66,9 @@ type Config struct {
 	// NetTimeout bounds the silence of a chart repository or registry: the
 	// dial, the handshake and each read (0: netdeadline.DefaultTimeout).
 	NetTimeout time.Duration
+	// Credentials finds chart repositories' and registries' credentials
+	// (nil: anonymous).
+	Credentials CredentialLookup
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -83,6 +86,7 @@ type Renderer struct {
 	maxFile   int64
 	// netTimeout is Config.NetTimeout.
 	netTimeout time.Duration
+	creds      CredentialLookup
 }
 
 // NewRenderer checks its dependencies.
@@ -97,7 +101,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 		cfg.CacheTTL = CacheTTL
 	}
 	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
-		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout}, nil
+		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials}, nil
 }
 
 const (

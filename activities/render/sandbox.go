@@ -148,6 +148,14 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 	roots := map[string]string{}
 	for _, src := range req.Sources {
 		if src.Chart != "" {
+			// The sandbox holds no credentials: the worker downloads a
+			// chart from a repository and its dependencies into the
+			// shared chart cache first.
+			if r.creds != nil {
+				if _, err := r.loadRepoChart(ctx, src.RepoURL, src.Chart, src.SHA); err != nil {
+					return nil, nil, false, err
+				}
+			}
 			continue
 		}
 		root, err := r.git.Checkout(ctx, src.RepoURL, src.SHA)

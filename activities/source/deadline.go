@@ -51,10 +51,11 @@ func init() {
 }
 
 // netOptions are the proxy options that bound repoURL's connection by d:
-// none for HTTP(S), bounded through the context (netContext).
-func netOptions(repoURL string, d time.Duration) transport.ProxyOptions {
+// for HTTP(S), the repository's proxy if any, bounded through the
+// context (netContext).
+func netOptions(repoURL string, d time.Duration, httpProxy string) transport.ProxyOptions {
 	if isSSH, _, _ := sshEndpoint(repoURL); !isSSH {
-		return transport.ProxyOptions{}
+		return transport.ProxyOptions{URL: httpProxy}
 	}
 	if d <= 0 {
 		d = DefaultNetTimeout
@@ -72,8 +73,15 @@ func netContext(ctx context.Context, d time.Duration) context.Context {
 // that does not answer fails after timeout (0: DefaultNetTimeout) of
 // silence, with a *TimeoutError.
 func ListRefs(ctx context.Context, repoURL string, auth transport.AuthMethod, timeout time.Duration) ([]*plumbing.Reference, error) {
+	return ListRefsWith(ctx, repoURL, auth, TransportOptions{}, timeout)
+}
+
+// ListRefsWith is ListRefs with a repository's HTTPS settings.
+func ListRefsWith(ctx context.Context, repoURL string, auth transport.AuthMethod, o TransportOptions, timeout time.Duration) ([]*plumbing.Reference, error) {
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
-	refs, err := rem.ListContext(netContext(ctx, timeout), &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled, ProxyOptions: netOptions(repoURL, timeout)})
+	refs, err := rem.ListContext(netContext(ctx, timeout), &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled,
+		ProxyOptions: netOptions(repoURL, timeout, o.Proxy), CABundle: o.CABundle, ClientCert: o.ClientCert, ClientKey: o.ClientKey,
+		InsecureSkipTLS: o.InsecureSkipTLS})
 	if err != nil {
 		return nil, classify(repoURL, err)
 	}

@@ -150,6 +150,10 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 	if err != nil {
 		return err
 	}
+	o, err := a.transportOptions(ctx, repoURL)
+	if err != nil {
+		return err
+	}
 	err = repo.FetchContext(netContext(ctx, a.netTimeout), &git.FetchOptions{
 		RemoteName: "origin",
 		RefSpecs:   []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"},
@@ -159,7 +163,8 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 		// Progress keeps a server that prepares a large pack talking, so
 		// that the read deadline measures silence, not work.
 		Progress:     io.Discard,
-		ProxyOptions: netOptions(repoURL, a.netTimeout),
+		ProxyOptions: netOptions(repoURL, a.netTimeout, o.Proxy),
+		CABundle:     o.CABundle, ClientCert: o.ClientCert, ClientKey: o.ClientKey, InsecureSkipTLS: o.InsecureSkipTLS,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return classify(repoURL, fmt.Errorf("fetch: %w", err))

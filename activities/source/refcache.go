@@ -129,7 +129,11 @@ func (a *Activities) listRemote(ctx context.Context, repoURL string) ([]*plumbin
 	if err != nil {
 		return nil, err
 	}
-	return ListRefs(ctx, repoURL, auth, a.netTimeout)
+	o, err := a.transportOptions(ctx, repoURL)
+	if err != nil {
+		return nil, err
+	}
+	return ListRefsWith(ctx, repoURL, auth, o, a.netTimeout)
 }
 
 // encodeRefs writes refs as a JSON list of [name, target] pairs, the

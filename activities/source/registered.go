@@ -4,66 +4,49 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
+	"github.com/windlass-cd/windlass/internal/repocred"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
-// RepoLister lists the repositories registered through the API, with
-// their secrets (settings.Store).
-type RepoLister interface {
-	Repos(ctx context.Context) ([]settings.Repository, error)
-}
-
 // RegisteredAuth resolves Git credentials at run time: registered
-// repositories first (longest URL prefix), then the file-configured
-// credentials.
+// repositories and credential templates (repocred), and the
+// file-configured credentials; the longest URL prefix wins.
 type RegisteredAuth struct {
-	Repos    RepoLister
+	Repos    repocred.Lister
 	Fallback Credentials
 	// KnownHostsDir holds the known_hosts files written for registered
 	// SSH repositories.
 	KnownHostsDir string
 
-	// The registered repositories are read at most every repoAuthTTL:
-	// every fetch and ls-remote asks for a credential.
-	mu     sync.Mutex
-	repos  []settings.Repository
-	readAt time.Time
+	once     sync.Once
+	resolver *repocred.Resolver
+	err      error
 }
 
-// repoAuthTTL is how long RegisteredAuth reuses the list of registered
-// repositories; a new or changed credential is used after at most this
-// long.
-const repoAuthTTL = 10 * time.Second
+var _ TransportResolver = (*RegisteredAuth)(nil)
 
-func (a *RegisteredAuth) registered(ctx context.Context) ([]settings.Repository, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.repos != nil && time.Since(a.readAt) < repoAuthTTL {
-		return a.repos, nil
+func (a *RegisteredAuth) lookup(ctx context.Context, repoURL string) (*repocred.Credential, error) {
+	a.once.Do(func() { a.resolver, a.err = repocred.NewResolver(a.Repos, 0) })
+	if a.err != nil {
+		return nil, a.err
 	}
-	repos, err := a.Repos.Repos(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("repository credentials unavailable: %w", err)
-	}
-	a.repos, a.readAt = repos, time.Now()
-	return repos, nil
+	return a.resolver.Lookup(ctx, repoURL)
 }
 
 // Auth implements the source activities' credential lookup.
 func (a *RegisteredAuth) Auth(ctx context.Context, repoURL string) (transport.AuthMethod, error) {
-	repos, err := a.registered(ctx)
+	m, err := a.lookup(ctx, repoURL)
 	if err != nil {
 		return nil, err
 	}
 	creds := Credentials{Repos: append([]RepoCredential(nil), a.Fallback.Repos...)}
-	for _, r := range repos {
-		c := registeredCredential(r)
-		if r.SSHKnownHosts != "" {
-			f, err := knownHostsFile(a.KnownHostsDir, r.SSHKnownHosts)
+	if m != nil {
+		c := registeredCredential(m.Repository)
+		if m.SSHKnownHosts != "" {
+			f, err := knownHostsFile(a.KnownHostsDir, m.SSHKnownHosts)
 			if err != nil {
 				return nil, err
 			}
@@ -74,14 +57,61 @@ func (a *RegisteredAuth) Auth(ctx context.Context, repoURL string) (transport.Au
 	return creds.Auth(ctx, repoURL)
 }
 
+// Transport implements TransportResolver: the TLS and proxy settings of
+// the registered repository or template that matches repoURL.
+func (a *RegisteredAuth) Transport(ctx context.Context, repoURL string) (TransportOptions, error) {
+	m, err := a.lookup(ctx, repoURL)
+	if err != nil || m == nil {
+		return TransportOptions{}, err
+	}
+	o := TransportOptions{CABundle: []byte(m.CAData), InsecureSkipTLS: m.Insecure}
+	if m.TLSClientCertData != "" {
+		o.ClientCert, o.ClientKey = []byte(m.TLSClientCertData), []byte(m.TLSClientCertKey)
+	}
+	if ep, err := transport.NewEndpoint(repoURL); err == nil {
+		o.Proxy = m.ProxyFor(ep.Host)
+	}
+	return o, nil
+}
+
 // registeredCredential is r's credential, with its secrets held in
-// memory.
+// memory; r.URL is the prefix it serves.
 func registeredCredential(r settings.Repository) RepoCredential {
-	c := RepoCredential{URLPrefix: settings.CanonicalRepoURL(r.URL), Username: r.Username, Bearer: r.BearerToken != "",
+	c := RepoCredential{URLPrefix: r.URL, Username: r.Username, Bearer: r.BearerToken != "",
 		InsecureIgnoreHostKey: r.InsecureIgnoreHostKey}
 	secret := r.Password
 	if r.BearerToken != "" {
 		secret = r.BearerToken
 	}
 	return c.WithSecrets(secret, []byte(r.SSHPrivateKey))
+}
+
+// TransportOptions are a repository's HTTPS settings: a CA bundle added
+// to the system roots, a client certificate, insecure TLS, and a proxy.
+type TransportOptions struct {
+	CABundle        []byte
+	ClientCert      []byte
+	ClientKey       []byte
+	InsecureSkipTLS bool
+	Proxy           string
+}
+
+// TransportResolver is what a CredentialResolver may also do: find a
+// repository's HTTPS settings.
+type TransportResolver interface {
+	Transport(ctx context.Context, repoURL string) (TransportOptions, error)
+}
+
+// transportOptions asks a.creds for repoURL's HTTPS settings, when it
+// knows any.
+func (a *Activities) transportOptions(ctx context.Context, repoURL string) (TransportOptions, error) {
+	tr, ok := a.creds.(TransportResolver)
+	if !ok {
+		return TransportOptions{}, nil
+	}
+	o, err := tr.Transport(ctx, repoURL)
+	if err != nil {
+		return o, fmt.Errorf("transport settings of %s: %w", redactURL(repoURL), err)
+	}
+	return o, nil
 }
