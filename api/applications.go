@@ -26,6 +26,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -82,6 +83,11 @@ func (s *Server) checkProject(ctx context.Context, spec appspec.Application) err
 	if spec.Destination, err = s.resolveDestination(ctx, spec.Destination, http.StatusBadRequest); err != nil {
 		return err
 	}
+	repos, err := s.opts.Settings.Repos(ctx)
+	if err != nil {
+		return err
+	}
+	p.ForeignRepos = settings.ForeignRepos(repos, p.Name)
 	var fe *appspec.FieldError
 	if err := p.CheckApp(spec); errors.As(err, &fe) {
 		pr := problem(http.StatusForbidden, fe.Reason)

@@ -9,8 +9,10 @@ import (
 
 	"github.com/labstack/echo/v5"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/repocred"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
@@ -100,7 +102,8 @@ func (s *Server) createRepo(c *echo.Context) error {
 	return c.JSON(http.StatusCreated, r.View())
 }
 
-// lsRemote lists the repository's refs with its credential.
+// lsRemote lists a Git repository's refs, or reads a Helm repository's
+// index, with its credential.
 func (s *Server) lsRemote(r settings.Repository) error {
 	st, err := settings.New(&secretstore.Memory{})
 	if err != nil {
@@ -111,11 +114,19 @@ func (s *Server) lsRemote(r settings.Repository) error {
 	if err := st.PutRepo(ctx, r); err != nil {
 		return err
 	}
-	auth, err := (&source.RegisteredAuth{Repos: st}).Auth(ctx, r.URL)
+	if r.Type == settings.RepoTypeHelm {
+		return render.CheckChartRepo(ctx, r.URL, &repocred.Credential{Repository: r}, s.opts.GitTimeout)
+	}
+	ra := &source.RegisteredAuth{Repos: st}
+	auth, err := ra.Auth(ctx, r.URL)
 	if err != nil {
 		return err
 	}
-	if _, err := source.ListRefs(ctx, r.URL, auth, s.opts.GitTimeout); err != nil {
+	o, err := ra.Transport(ctx, r.URL)
+	if err != nil {
+		return err
+	}
+	if _, err := source.ListRefsWith(ctx, r.URL, auth, o, s.opts.GitTimeout); err != nil {
 		return fmt.Errorf("list refs: %w", err)
 	}
 	return nil

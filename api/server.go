@@ -169,6 +169,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	v1.GET("/stream/applications/:name", s.streamApp)
 	s.projectRoutes(v1)
 	s.repoRoutes(v1)
+	s.repoCredsRoutes(v1)
 	s.clusterRoutes(v1)
 	s.accountRoutes(v1)
 	s.permissionRoutes(v1)
