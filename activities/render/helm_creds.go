@@ -2,6 +2,9 @@ package render
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -98,10 +101,14 @@ func registryCredential(c *repocred.Credential, repoURL string) auth.CredentialF
 	}
 }
 
-// refusedHint says what to check when a repository refused a request.
-func refusedHint(c *repocred.Credential) string {
-	if c == nil {
+// refusedHint says what to check when a repository refused a request
+// (sent: whether the credential went with it).
+func refusedHint(c *repocred.Credential, sent bool) string {
+	switch {
+	case c == nil:
 		return "no credential is registered for it"
+	case !sent:
+		return "the credential of " + c.URL + " goes to other hosts only with passCredentials"
 	}
 	return "it refused the credential registered for " + c.URL
 }
@@ -123,4 +130,13 @@ func CheckChartRepo(ctx context.Context, repoURL string, cred *repocred.Credenti
 	r := &Renderer{creds: staticCredential{cred}, netTimeout: timeout}
 	_, err := r.fetchHelmIndex(ctx, repoURL)
 	return err
+}
+
+// certError reports whether err is a server certificate that did not
+// verify: retrying cannot fix it, a CA in the credential can.
+func certError(err error) bool {
+	var verr *tls.CertificateVerificationError
+	var uerr x509.UnknownAuthorityError
+	var herr x509.HostnameError
+	return errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr)
 }

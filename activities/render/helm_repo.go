@@ -280,7 +280,8 @@ func (r *Renderer) helmGet(ctx context.Context, repoURL, u string, limit int64) 
 	if err != nil {
 		return nil, err
 	}
-	if sendsCredential(cred, repoURL, u) {
+	sent := sendsCredential(cred, repoURL, u)
+	if sent {
 		cred.Authorize(req)
 	}
 	tr, err := r.helmCredTransport(cred)
@@ -296,13 +297,16 @@ func (r *Renderer) helmGet(ctx context.Context, repoURL, u string, limit int64) 
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
+		if certError(err) {
+			return nil, fmt.Errorf("%w: get %s: %w (check the repository's caData and client certificate)", ErrChartRepo, u, err)
+		}
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
 	defer resp.Body.Close()
 	switch s := resp.StatusCode; {
 	case s == http.StatusOK:
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: get %s: %s (%s)", ErrChartRepo, u, resp.Status, refusedHint(cred))
+		return nil, fmt.Errorf("%w: get %s: %s (%s)", ErrChartRepo, u, resp.Status, refusedHint(cred, sent))
 	case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 		return nil, fmt.Errorf("%w: get %s: %s", ErrChartRepo, u, resp.Status)
 	default:
@@ -391,10 +395,13 @@ func helmOCIError(ref string, err error, cred *repocred.Credential) error {
 		case s == http.StatusNotFound:
 			return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
-			return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred))
+			return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred, true))
 		case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 			return fmt.Errorf("%w: %s: %w", ErrChartRepo, ref, err)
 		}
+	}
+	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
+		return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred, true))
 	}
 	if errors.Is(err, errdef.ErrNotFound) {
 		return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)

@@ -3,6 +3,7 @@ package testbed
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +29,8 @@ type GitServerOptions struct {
 	// Username and Password, when Username is set, are required as HTTP
 	// basic auth on every request; others get 401 with WWW-Authenticate.
 	Username, Password string
+	// TLS, when set, serves HTTPS with it instead of HTTP.
+	TLS *tls.Config
 }
 
 // GitServer serves the bare repositories under a root directory over the
@@ -90,9 +93,13 @@ func StartGitServer(root string, opts ...GitServerOptions) (*GitServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	scheme := "http://"
+	if o.TLS != nil {
+		ln, scheme = tls.NewListener(ln, o.TLS), "https://"
+	}
 	s := &GitServer{
 		root: root,
-		base: "http://" + ln.Addr().String(),
+		base: scheme + ln.Addr().String(),
 		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan struct{}),
 	}
