@@ -1,6 +1,8 @@
 package source
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -27,6 +29,10 @@ var (
 	// ErrTransportNotAllowed is a URL of a transport other than
 	// AllowedTransports.
 	ErrTransportNotAllowed = failure.Permanent("TransportNotAllowed", "transport not allowed")
+	// ErrTLS is an HTTPS server whose certificate did not verify, or that
+	// refused our client certificate: the repository's caData or client
+	// certificate must change.
+	ErrTLS = failure.Permanent("TLSFailed", "TLS certificate check failed")
 )
 
 // classify maps go-git transport errors onto our sentinels. The URL is
@@ -40,6 +46,8 @@ func classify(repoURL string, err error) error {
 		return fmt.Errorf("%s: %w", repo, err)
 	case errors.As(err, &keyErr), errors.As(err, &revoked):
 		return fmt.Errorf("%s: %w: %w", repo, ErrHostKeyMismatch, err)
+	case tlsFailure(err):
+		return fmt.Errorf("%s: %w: %w (check the repository's caData and client certificate)", repo, ErrTLS, err)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("%s: %w", repo, ErrRepoNotFound)
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
@@ -57,4 +65,18 @@ func redactURL(raw string) string {
 		return raw
 	}
 	return u.Redacted()
+}
+
+// tlsFailure reports whether err is a server certificate that did not
+// verify or a server that refused the client certificate.
+func tlsFailure(err error) bool {
+	var verr *tls.CertificateVerificationError
+	var uerr x509.UnknownAuthorityError
+	var herr x509.HostnameError
+	if errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "x509: certificate") || strings.Contains(msg, "tls: certificate required") ||
+		strings.Contains(msg, "tls: bad certificate") || strings.Contains(msg, "tls: unknown certificate authority")
 }
