@@ -1,6 +1,7 @@
 package appspec
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,6 +43,15 @@ func TestProjectPermits(t *testing.T) {
 	app.Source.RepoURL = "https://git.example.com/team/x"
 	if err := p.CheckApp(app); err != nil {
 		t.Errorf("CheckApp() = %v", err)
+	}
+	// A repository registered for another project is refused, in any
+	// spelling.
+	p.ForeignRepos = []string{"https://git.example.com/team/x"}
+	for _, u := range []string{"https://git.example.com/team/x", "https://git.example.com/team/x.git"} {
+		app.Source.RepoURL = u
+		if err := p.CheckApp(app); err == nil || !strings.Contains(err.Error(), "registered for another project") {
+			t.Errorf("CheckApp(%s) = %v, want the foreign repository refused", u, err)
+		}
 	}
 }
 

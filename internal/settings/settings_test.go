@@ -161,3 +161,75 @@ func TestClusterFromKubeconfigServesFactory(t *testing.T) {
 		t.Fatalf("in-cluster: %v", err)
 	}
 }
+
+// Credential templates are stored apart from repositories; the TLS,
+// proxy and type fields round-trip and are validated; ForeignRepos lists
+// the repositories of other projects.
+func TestRepoCredsAndTLSFields(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	pki, err := testbed.NewTLSPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := Repository{URL: "https://charts.example/private", Type: RepoTypeHelm, Project: "team", Username: "u", Password: "p",
+		TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ClientKey, CAData: pki.CA, Proxy: "http://proxy:3128", NoProxy: ".internal",
+		PassCredentials: true}
+	if err := s.PutRepo(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Repo(ctx, full.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(full, got); d != "" {
+		t.Fatalf("round trip (-want +got):\n%s", d)
+	}
+	want := RepositoryView{URL: full.URL, Type: RepoTypeHelm, Project: "team", Username: "u", HasPassword: true, HasClientCert: true, HasCA: true,
+		Proxy: full.Proxy, NoProxy: full.NoProxy, PassCredentials: true}
+	if d := cmp.Diff(want, got.View()); d != "" {
+		t.Fatalf("view (-want +got):\n%s", d)
+	}
+
+	tmpl := Repository{URL: "https://git.example/org/", Username: "bot", Password: "tmpl-secret"}
+	if err := s.PutRepoCreds(ctx, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.RepoCreds(ctx); err != nil || len(list) != 1 || list[0].Password != "tmpl-secret" {
+		t.Fatalf("RepoCreds() = %+v, %v", list, err)
+	}
+	if repos, err := s.Repos(ctx); err != nil || len(repos) != 1 {
+		t.Fatalf("Repos() = %d repositories, %v; want the one registered", len(repos), err)
+	}
+	if err := s.DeleteRepoCreds(ctx, tmpl.URL); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRepoCreds(ctx, tmpl.URL); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete = %v, want not found", err)
+	}
+
+	for name, bad := range map[string]Repository{
+		"bad type":               {URL: "https://x/y", Type: "svn"},
+		"cert without key":       {URL: "https://x/y", TLSClientCertData: pki.ClientCert},
+		"key of another cert":    {URL: "https://x/y", TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ServerKey},
+		"CA not PEM":             {URL: "https://x/y", CAData: "not a certificate"},
+		"proxy not a URL":        {URL: "https://x/y", Proxy: "proxy:3128"},
+		"helm repo not http/oci": {URL: "ssh://x/y", Type: RepoTypeHelm},
+	} {
+		err := s.PutRepo(ctx, bad)
+		if !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("%s: PutRepo() = %v, want invalid without key material", name, err)
+		}
+	}
+	if err := s.PutRepoCreds(ctx, Repository{URL: "https://x/", Project: "team"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("template with a project: %v, want invalid", err)
+	}
+
+	repos := []Repository{{URL: "https://a/x.git", Project: "team"}, {URL: "https://a/y", Project: "other"}, {URL: "https://a/z"}}
+	if d := cmp.Diff([]string{"https://a/y"}, ForeignRepos(repos, "team")); d != "" {
+		t.Errorf("ForeignRepos(team) (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"https://a/x", "https://a/y"}, ForeignRepos(repos, "default")); d != "" {
+		t.Errorf("ForeignRepos(default) (-want +got):\n%s", d)
+	}
+}
