@@ -169,7 +169,12 @@ func TestSecurity(t *testing.T) {
 	t.Run("credentials never in a response", func(t *testing.T) {
 		const repoPassword, repoToken, clusterToken, kubeToken = "pa55-SECRET", "bearer-SECRET", "tok-SECRET", "kube-tok-SECRET"
 		const urlPassword = "url-pa55-SECRET"
-		secrets := []string{repoPassword, repoToken, clusterToken, kubeToken, urlPassword}
+		const tmplPassword, certKeyMark = "tmpl-pa55-SECRET", "PRIVATE KEY"
+		secrets := []string{repoPassword, repoToken, clusterToken, kubeToken, urlPassword, tmplPassword, certKeyMark}
+		pki, err := testbed.NewTLSPKI()
+		if err != nil {
+			t.Fatal(err)
+		}
 		repoA, repoB := "https://git.example.com/secret/a.git", "https://git.example.com/secret/b.git"
 		repoC := "https://u:" + urlPassword + "@git.example.com/secret/c.git"
 		var bodies []response
@@ -182,6 +187,12 @@ func TestSecurity(t *testing.T) {
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, settings.Cluster{Name: "secret", Server: "https://secret.example.com", BearerToken: clusterToken})},
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, ClusterRequest{Kubeconfig: testdata(t, "kubeconfig.yaml")})},
 			{method: http.MethodPost, path: "/api/v1/clusters", body: jsonBody(t, settings.Cluster{Name: "down", Server: "https://" + checkFailure, BearerToken: clusterToken})},
+			{method: http.MethodPost, path: "/api/v1/repocreds", body: jsonBody(t, settings.Repository{URL: "https://git.example.com/secret/", Username: "u", Password: tmplPassword,
+				TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ClientKey})},
+			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: "https://git.example.com/secret/d.git",
+				TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ClientKey, CAData: pki.CA})},
+			{method: http.MethodGet, path: "/api/v1/repocreds"},
+			{method: http.MethodGet, path: "/api/v1/repocreds/" + url.PathEscape("https://git.example.com/secret/")},
 			{method: http.MethodGet, path: "/api/v1/repositories"},
 			{method: http.MethodGet, path: "/api/v1/repositories/" + url.PathEscape(repoA)},
 			{method: http.MethodGet, path: "/api/v1/repositories/" + url.PathEscape(repoB)},

@@ -225,6 +225,61 @@ func TestRepositories(t *testing.T) {
 	})
 }
 
+// TestRepoCreds stores, lists, gets and deletes credential templates,
+// never showing their secrets, and refuses bad ones.
+func TestRepoCreds(t *testing.T) {
+	en := newEnv(t)
+	const prefix = "https://git.example.com/team-a/"
+	path := "/api/v1/repocreds/" + url.PathEscape(prefix)
+	view := settings.RepositoryView{URL: prefix, Username: "bot", HasPassword: true, Proxy: "http://proxy.example:3128", NoProxy: ".internal"}
+	create := jsonBody(t, settings.Repository{URL: prefix, Username: "bot", Password: "tmpl-SECRET", Proxy: "http://proxy.example:3128", NoProxy: ".internal"})
+	runSteps(t, en, []step{
+		{name: "create", req: request{method: http.MethodPost, path: "/api/v1/repocreds", body: create},
+			status: http.StatusCreated, check: wantJSON(view)},
+		{name: "duplicate", req: request{method: http.MethodPost, path: "/api/v1/repocreds", body: create},
+			status: http.StatusConflict, detail: "exists"},
+		{name: "upsert", req: request{method: http.MethodPost, path: "/api/v1/repocreds?upsert=true", body: create},
+			status: http.StatusCreated, check: wantJSON(view)},
+		{name: "with a project", req: request{method: http.MethodPost, path: "/api/v1/repocreds",
+			body: jsonBody(t, settings.Repository{URL: "https://x.example/", Project: teamProject})},
+			status: http.StatusBadRequest, detail: "has no project"},
+		{name: "half a client certificate", req: request{method: http.MethodPost, path: "/api/v1/repocreds",
+			body: jsonBody(t, settings.Repository{URL: "https://x.example/", TLSClientCertKey: "-----BEGIN EC PRIVATE KEY-----"})},
+			status: http.StatusBadRequest, detail: "set both tlsClientCertData and tlsClientCertKey"},
+		{name: "the viewer may not create", req: request{method: http.MethodPost, path: "/api/v1/repocreds", body: create, token: en.tokens[viewerAccount]},
+			status: http.StatusForbidden},
+		{name: "list", req: request{method: http.MethodGet, path: "/api/v1/repocreds"},
+			status: http.StatusOK, check: wantJSON(RepoList{Items: []settings.RepositoryView{view}})},
+		{name: "not a repository", req: request{method: http.MethodGet, path: "/api/v1/repositories"},
+			status: http.StatusOK, check: wantJSON(RepoList{Items: []settings.RepositoryView{}})},
+		{name: "get", req: request{method: http.MethodGet, path: path}, status: http.StatusOK, check: wantJSON(view)},
+		{name: "delete", req: request{method: http.MethodDelete, path: path}, status: http.StatusNoContent},
+		{name: "get deleted", req: request{method: http.MethodGet, path: path}, status: http.StatusNotFound},
+	})
+}
+
+// An app may not use a repository registered for another project.
+func TestProjectScopedRepository(t *testing.T) {
+	en := newEnv(t)
+	const repo = "https://git.example.com/team-a/scoped.git"
+	if err := en.settings.PutRepo(t.Context(), settings.Repository{URL: repo, Project: teamProject}); err != nil {
+		t.Fatal(err)
+	}
+	app := func(project string) string {
+		return `{"name": "scoped", "project": "` + project + `", "source": {"repoURL": "` + repo + `", "path": "."}, "destination": {"server": "https://kubernetes.default.svc", "namespace": "team-a"}}`
+	}
+	runSteps(t, en, []step{
+		{name: "another project", req: request{method: http.MethodPost, path: "/api/v1/applications", body: app("default")},
+			status: http.StatusForbidden, field: "source.repoURL", detail: "registered for another project than default"},
+	})
+	// Its own project passes the scope check (what follows is the
+	// workflow's business).
+	res := en.admin(request{method: http.MethodPost, path: "/api/v1/applications", body: app(teamProject)})
+	if strings.Contains(string(res.body), "registered for another project") {
+		t.Fatalf("the repository's own project was refused: %s", res.body)
+	}
+}
+
 func TestClusters(t *testing.T) {
 	en := newEnv(t)
 	waitIndexed(t, en)
