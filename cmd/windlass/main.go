@@ -42,6 +42,7 @@ client commands (a client of the REST API, as argocd is of Argo CD's):
             terminate-op | confirm-deletion
   proj      projects: list | get | create | delete | role create-token|list-tokens|delete-token
   repo      repositories: add | list | rm
+  repocreds credential templates for URL prefixes: add | list | rm
   cluster   clusters: add | list | rm
   account   accounts: list | get-user-info | update-password | generate-token | list-tokens |
             delete-token | can-i

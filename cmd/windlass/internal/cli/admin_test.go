@@ -145,6 +145,39 @@ func TestCLIRepo(t *testing.T) {
 			want:   []string{"GET /api/v1/repositories"},
 		},
 		{
+			name:  "repo add helm with client certificate",
+			args:  "repo add https://charts.acme.io --type helm --tls-client-cert-path $DIR/c.pem --tls-client-cert-key-path $DIR/k.pem --ca-path $DIR/ca.pem --proxy http://proxy:3128 --no-proxy .acme.io --pass-credentials",
+			files: map[string]string{"c.pem": "CERT\n", "k.pem": "KEY\n", "ca.pem": "CA\n"},
+			routes: map[string][]reply{"POST /api/v1/repositories": {answer(201, map[string]any{"url": "https://charts.acme.io", "type": "helm", "hasClientCert": true, "hasCA": true,
+				"proxy": "http://proxy:3128"})}},
+			want: []string{`POST /api/v1/repositories {"url":"https://charts.acme.io","type":"helm","tlsClientCertData":"CERT\n","tlsClientCertKey":"KEY\n",` +
+				`"caData":"CA\n","proxy":"http://proxy:3128","noProxy":".acme.io","passCredentials":true}`},
+		},
+		{name: "repo add cert without key", args: "repo add https://x --tls-client-cert-path c.pem", code: cmdline.ExitUsage},
+		{
+			name:   "repocreds add",
+			args:   "repocreds add https://github.com/acme/ --username bot --password-stdin",
+			stdin:  testPassword + "\n",
+			routes: map[string][]reply{"POST /api/v1/repocreds": {answer(201, map[string]any{"url": "https://github.com/acme/", "username": "bot", "hasPassword": true})}},
+			want:   []string{`POST /api/v1/repocreds {"url":"https://github.com/acme/","username":"bot","password":"` + testPassword + `"}`},
+		},
+		{name: "repocreds add has no project", args: "repocreds add https://github.com/acme/ --project team-a", code: cmdline.ExitUsage},
+		{
+			name: "repocreds list",
+			args: "repocreds list",
+			routes: map[string][]reply{"GET /api/v1/repocreds": ok(map[string]any{"items": []any{
+				map[string]any{"url": "https://github.com/acme/", "username": "bot", "hasPassword": true},
+				map[string]any{"url": "oci://registry.acme.io/", "type": "helm", "hasToken": true, "hasCA": true},
+			}})},
+			want: []string{"GET /api/v1/repocreds"},
+		},
+		{
+			name:   "repocreds rm",
+			args:   "repocreds rm https://github.com/acme/",
+			routes: map[string][]reply{"DELETE /api/v1/repocreds/https:%2F%2Fgithub.com%2Facme%2F": {{status: 204}}},
+			want:   []string{"DELETE /api/v1/repocreds/https:%2F%2Fgithub.com%2Facme%2F"},
+		},
+		{
 			name:   "repo rm",
 			args:   "repo rm https://github.com/acme/deploy.git",
 			routes: map[string][]reply{"DELETE /api/v1/repositories/https:%2F%2Fgithub.com%2Facme%2Fdeploy.git": {{status: 204}}},

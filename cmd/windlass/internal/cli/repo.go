@@ -19,6 +19,12 @@ var repoVerbs = []verb{
 	{"rm", "URL", "remove a repository", (*cli).repoRm},
 }
 
+var repoCredsVerbs = []verb{
+	{"add", "URL", "store a credential template: every repository under the URL prefix uses it", (*cli).repoCredsAdd},
+	{"list", "", "list the credential templates", (*cli).repoCredsList},
+	{"rm", "URL", "remove a credential template", (*cli).repoCredsRm},
+}
+
 var clusterVerbs = []verb{
 	{"add", "", "register a cluster: --name N --server URL [credentials], or --kubeconfig F [--context C]", (*cli).clusterAdd},
 	{"list", "", "list the clusters", (*cli).clusterList},
@@ -55,7 +61,8 @@ func (r repoView) credentials() string {
 	for _, k := range []struct {
 		set  bool
 		name string
-	}{{r.HasPassword, "password"}, {r.HasToken, "token"}, {r.HasSSHKey, "ssh key"}, {r.InsecureIgnoreHostKey, "any host key"}} {
+	}{{r.HasPassword, "password"}, {r.HasToken, "token"}, {r.HasSSHKey, "ssh key"}, {r.InsecureIgnoreHostKey, "any host key"},
+		{r.HasClientCert, "client cert"}, {r.HasCA, "CA"}, {r.Insecure, "insecure TLS"}, {r.Proxy != "", "proxy"}} {
 		if k.set {
 			c = append(c, k.name)
 		}
@@ -73,16 +80,36 @@ func fileFlag(name string) (string, error) {
 }
 
 func (c *cli) repoAdd(ctx context.Context, args []string) error {
-	f := c.flags("repo add", "URL").withOutput()
+	return c.addCredential(ctx, args, "repo add", "/api/v1/repositories", "repository")
+}
+
+func (c *cli) repoCredsAdd(ctx context.Context, args []string) error {
+	return c.addCredential(ctx, args, "repocreds add", "/api/v1/repocreds", "credential template")
+}
+
+// addCredential posts a repository, or a credential template (URL a
+// prefix, no project), with its credential flags.
+func (c *cli) addCredential(ctx context.Context, args []string, cmd, path, what string) error {
+	f := c.flags(cmd, "URL").withOutput()
 	var req settings.Repository
 	f.StringVar(&req.Username, "username", "", "user name for HTTPS (with --password-stdin)")
 	pwStdin := f.Bool("password-stdin", false, "read the password from stdin (without echo on a terminal)")
 	tokStdin := f.Bool("bearer-token-stdin", false, "read a bearer token for HTTPS from stdin")
 	keyPath := f.String("ssh-private-key-path", "", "file of the SSH private key")
 	knownHosts := f.String("known-hosts-path", "", "known_hosts file to check the SSH host key against")
-	f.StringVar(&req.Project, "project", "", "make the repository belong to a project")
+	if what == "repository" {
+		f.StringVar(&req.Project, "project", "", "only this project's apps may use the repository")
+	}
 	f.BoolVar(&req.InsecureIgnoreHostKey, "insecure-ignore-host-key", false, "accept any SSH host key")
-	upsert := f.Bool("upsert", false, "replace the repository's credentials if it is registered")
+	f.StringVar(&req.Type, "type", "", "git (default) or helm: a Helm chart repository, http(s):// or oci://")
+	certPath := f.String("tls-client-cert-path", "", "PEM file of a TLS client certificate (with --tls-client-cert-key-path)")
+	certKeyPath := f.String("tls-client-cert-key-path", "", "PEM file of the client certificate's key")
+	caPath := f.String("ca-path", "", "PEM file of CA certificates to trust for the server, besides the system's")
+	f.BoolVar(&req.Insecure, "insecure-skip-tls-verify", false, "do not verify the server's TLS certificate (tests only)")
+	f.StringVar(&req.Proxy, "proxy", "", "HTTP(S) proxy URL")
+	f.StringVar(&req.NoProxy, "no-proxy", "", "comma-separated hosts, domains and CIDRs reached without the proxy")
+	f.BoolVar(&req.PassCredentials, "pass-credentials", false, "Helm: send the credential also to chart URLs on other hosts")
+	upsert := f.Bool("upsert", false, "replace the credentials if the URL is registered")
 	pos, s, err := f.start(args, 1)
 	if err != nil {
 		return err
@@ -96,6 +123,9 @@ func (c *cli) repoAdd(ctx context.Context, args []string) error {
 	if *knownHosts != "" && *keyPath == "" {
 		return f.usageError("--known-hosts-path needs --ssh-private-key-path")
 	}
+	if (*certPath == "") != (*certKeyPath == "") {
+		return f.usageError("--tls-client-cert-path and --tls-client-cert-key-path go together")
+	}
 	req.URL = pos[0]
 	switch {
 	case *pwStdin:
@@ -106,23 +136,26 @@ func (c *cli) repoAdd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if req.SSHPrivateKey, err = fileFlag(*keyPath); err != nil {
-		return err
-	}
-	if req.SSHKnownHosts, err = fileFlag(*knownHosts); err != nil {
-		return err
+	for _, in := range []struct {
+		dst  *string
+		file string
+	}{{&req.SSHPrivateKey, *keyPath}, {&req.SSHKnownHosts, *knownHosts}, {&req.TLSClientCertData, *certPath},
+		{&req.TLSClientCertKey, *certKeyPath}, {&req.CAData, *caPath}} {
+		if *in.dst, err = fileFlag(in.file); err != nil {
+			return err
+		}
 	}
 	q := url.Values{}
 	if *upsert {
 		q.Set("upsert", "true")
 	}
 	var repo repoView
-	raw, err := s.api.json(ctx, http.MethodPost, "/api/v1/repositories", q, req, &repo)
+	raw, err := s.api.json(ctx, http.MethodPost, path, q, req, &repo)
 	if err != nil {
-		return fmt.Errorf("add repository %s: %w", req.URL, err)
+		return fmt.Errorf("add %s %s: %w", what, req.URL, err)
 	}
 	return f.print(raw, func(w io.Writer) {
-		fmt.Fprintf(w, "repository %s added%s\n", req.URL, stateSuffix(repo.ConnectionState))
+		fmt.Fprintf(w, "%s %s added%s\n", what, req.URL, stateSuffix(repo.ConnectionState))
 	})
 }
 
@@ -156,6 +189,18 @@ func (c *cli) remove(ctx context.Context, args []string, cmd, synopsis, what, do
 	}
 	fmt.Fprintf(c.stdout, "%s %s %s\n", what, pos[0], done)
 	return nil
+}
+
+func (c *cli) repoCredsList(ctx context.Context, args []string) error {
+	return listVerb(ctx, c, args, "repocreds list", "/api/v1/repocreds", "URL PREFIX\tTYPE\tCREDENTIALS", func(r repoView) []string {
+		return []string{r.URL, orDash(r.Type), r.credentials()}
+	})
+}
+
+func (c *cli) repoCredsRm(ctx context.Context, args []string) error {
+	return c.remove(ctx, args, "repocreds rm", "URL", "credential template", "removed", func(u string) string {
+		return "/api/v1/repocreds/" + url.PathEscape(u)
+	})
 }
 
 func (c *cli) repoRm(ctx context.Context, args []string) error {
