@@ -296,6 +296,13 @@ export interface RepositoryView {
   hasToken: boolean;
   hasSSHKey: boolean;
   insecureIgnoreHostKey?: boolean;
+  type?: string;
+  hasClientCert?: boolean;
+  hasCA?: boolean;
+  insecure?: boolean;
+  proxy?: string;
+  noProxy?: string;
+  passCredentials?: boolean;
 }
 
 export interface ClusterView {

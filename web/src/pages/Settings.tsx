@@ -10,6 +10,7 @@ import { clusterLabel } from './AppList';
 const sections = [
   { id: 'projects', label: 'Projects' },
   { id: 'repositories', label: 'Repositories' },
+  { id: 'repocreds', label: 'Credential templates' },
   { id: 'clusters', label: 'Clusters' },
   { id: 'accounts', label: 'Accounts' },
   { id: 'rbac', label: 'RBAC policy' },
@@ -25,6 +26,7 @@ export function Settings({ section }: { section: string }) {
       <TabPanel id={active}>
         {active === 'projects' && <Projects />}
         {active === 'repositories' && <Repositories />}
+        {active === 'repocreds' && <RepoCreds />}
         {active === 'clusters' && <Clusters />}
         {active === 'accounts' && <Accounts />}
         {active === 'rbac' && <RBAC />}
@@ -193,14 +195,15 @@ function Repositories() {
           Connect a repository
         </Button>
       </SectionHead>
-      <p className="muted">Credentials are write-only: the server keeps them in its secret store and never shows them again.</p>
+      <p className="muted">Credentials are write-only: the server keeps them in its secret store and never shows them again. A repository with a project serves only that project's apps.</p>
       <ListTable
         list={list}
         what="The repositories"
-        cols={['URL', 'Project', 'Username', 'Password', 'Token', 'SSH key']} empty="No repositories registered: public repositories need none."
+        cols={['URL', 'Type', 'Project', 'Username', 'Password', 'Token', 'SSH key', 'TLS']} empty="No repositories registered: public repositories need none."
         row={(r, i) => (
           <tr key={r.url}>
             <td className="wrap">{r.url}</td>
+            <td>{r.type || 'git'}</td>
             <td>{r.project}</td>
             <td>{r.username}</td>
             <td>
@@ -212,6 +215,7 @@ function Repositories() {
             <td>
               <Secret has={r.hasSSHKey} />
             </td>
+            <td>{tlsSummary(r)}</td>
             <td className="row-actions">
               <Button variant="danger" allowed={canDelete[i]} denied={`repositories, delete, ${r.url}`} onClick={() => remove(`repository ${r.url}`, `/api/v1/repositories/${encodeURIComponent(r.url)}`)}>
                 Delete
@@ -225,24 +229,94 @@ function Repositories() {
   );
 }
 
-function AddRepository({ onClose, onSaved }: { onClose: () => void; onSaved: () => void }) {
-  const [f, setF] = useState({ url: '', project: '', username: '', password: '', bearerToken: '', sshPrivateKey: '', sshKnownHosts: '' });
+/** tlsSummary names the TLS and proxy settings a repository has. */
+export function tlsSummary(r: RepositoryView): string {
+  const parts = [r.hasClientCert && 'client cert', r.hasCA && 'CA', r.insecure && 'insecure', r.proxy && `proxy ${r.proxy}`, r.passCredentials && 'pass credentials'];
+  return parts.filter(Boolean).join(', ') || '—';
+}
+
+function RepoCreds() {
+  const list = useAsync((signal) => get<Items<RepositoryView>>('/api/v1/repocreds', { signal }), []);
+  const [adding, setAdding] = useState(false);
+  const [canCreate] = useCan([{ resource: 'repositories', action: 'create', object: '*' }]);
+  const urls = list.data?.items.map((r) => r.url) ?? [];
+  const canDelete = useCan(urls.map((u) => ({ resource: 'repositories', action: 'delete', object: u })));
+  const remove = useRemove(list.reload);
+  return (
+    <section>
+      <SectionHead title="Credential templates">
+        <Button icon="plus" allowed={canCreate} denied="repositories, create" onClick={() => setAdding(true)}>
+          Add a credential template
+        </Button>
+      </SectionHead>
+      <p className="muted">Every repository whose URL starts with a template's prefix uses its credential, unless the repository is registered itself.</p>
+      <ListTable
+        list={list}
+        what="The credential templates"
+        cols={['URL prefix', 'Type', 'Username', 'Password', 'Token', 'SSH key', 'TLS']} empty="No credential templates."
+        row={(r, i) => (
+          <tr key={r.url}>
+            <td className="wrap">{r.url}</td>
+            <td>{r.type || 'git'}</td>
+            <td>{r.username}</td>
+            <td>
+              <Secret has={r.hasPassword} />
+            </td>
+            <td>
+              <Secret has={r.hasToken} />
+            </td>
+            <td>
+              <Secret has={r.hasSSHKey} />
+            </td>
+            <td>{tlsSummary(r)}</td>
+            <td className="row-actions">
+              <Button variant="danger" allowed={canDelete[i]} denied={`repositories, delete, ${r.url}`} onClick={() => remove(`credential template ${r.url}`, `/api/v1/repocreds/${encodeURIComponent(r.url)}`)}>
+                Delete
+              </Button>
+            </td>
+          </tr>
+        )}
+      />
+      {adding && <AddRepository template onClose={() => setAdding(false)} onSaved={list.reload} />}
+    </section>
+  );
+}
+
+/** repoRequest is the form as the API takes it: empty fields left out. */
+export function repoRequest(f: Record<string, string | boolean>): Record<string, string | boolean> {
+  return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== '' && v !== false));
+}
+
+function AddRepository({ onClose, onSaved, template }: { onClose: () => void; onSaved: () => void; template?: boolean }) {
+  const [f, setF] = useState({
+    url: '', type: '', project: '', username: '', password: '', bearerToken: '', sshPrivateKey: '', sshKnownHosts: '',
+    tlsClientCertData: '', tlsClientCertKey: '', caData: '', proxy: '', noProxy: '', insecure: false, passCredentials: false,
+  });
   const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
+  const flag = (k: 'insecure' | 'passCredentials') => (e: { target: { checked: boolean } }) => setF({ ...f, [k]: e.target.checked });
   const { error, busy, submit } = useSave(
-    () => post('/api/v1/repositories', Object.fromEntries(Object.entries(f).filter(([, v]) => v !== ''))),
-    'Repository connected',
+    () => post(template ? '/api/v1/repocreds' : '/api/v1/repositories', repoRequest(f)),
+    template ? 'Credential template saved' : 'Repository connected',
     onSaved,
     onClose,
   );
   return (
-    <Dialog title="Connect a repository" open onClose={onClose} wide>
+    <Dialog title={template ? 'Add a credential template' : 'Connect a repository'} open onClose={onClose} wide>
       <form onSubmit={submit} autoComplete="off">
-        <Field id="repo-url" label="Repository URL">
-          <input id="repo-url" required value={f.url} onChange={set('url')} placeholder="https://git.example.com/team/app.git" />
+        <Field id="repo-url" label={template ? 'URL prefix' : 'Repository URL'}>
+          <input id="repo-url" required value={f.url} onChange={set('url')} placeholder={template ? 'https://git.example.com/team/' : 'https://git.example.com/team/app.git'} />
         </Field>
-        <Field id="repo-project" label="Project (optional)">
-          <input id="repo-project" value={f.project} onChange={set('project')} />
+        <Field id="repo-type" label="Type">
+          <select id="repo-type" value={f.type} onChange={set('type')}>
+            <option value="">Git</option>
+            <option value="helm">Helm chart repository (http(s):// or oci://)</option>
+          </select>
         </Field>
+        {!template && (
+          <Field id="repo-project" label="Project (optional: only its apps may use the repository)">
+            <input id="repo-project" value={f.project} onChange={set('project')} />
+          </Field>
+        )}
         <fieldset>
           <legend>Credential (one of)</legend>
           <Field id="repo-username" label="Username">
@@ -261,9 +335,35 @@ function AddRepository({ onClose, onSaved }: { onClose: () => void; onSaved: () 
             <textarea id="repo-known-hosts" className="code" rows={2} value={f.sshKnownHosts} onChange={set('sshKnownHosts')} spellCheck={false} />
           </Field>
         </fieldset>
-        <p className="muted">The server tests the connection (ls-remote) before it saves the repository.</p>
-        <ErrorMessage error={error} what="Not connected" />
-        <DialogActions onCancel={onClose} label="Connect" busyLabel="Testing…" busy={busy} />
+        <fieldset>
+          <legend>HTTPS (optional)</legend>
+          <Field id="repo-cert" label="TLS client certificate (PEM)">
+            <textarea id="repo-cert" className="code" rows={3} value={f.tlsClientCertData} onChange={set('tlsClientCertData')} spellCheck={false} />
+          </Field>
+          <Field id="repo-cert-key" label="TLS client certificate key (PEM)">
+            <textarea id="repo-cert-key" className="code secret" rows={3} value={f.tlsClientCertKey} onChange={set('tlsClientCertKey')} spellCheck={false} />
+          </Field>
+          <Field id="repo-ca" label="CA certificates to trust (PEM)">
+            <textarea id="repo-ca" className="code" rows={3} value={f.caData} onChange={set('caData')} spellCheck={false} />
+          </Field>
+          <Field id="repo-proxy" label="Proxy URL">
+            <input id="repo-proxy" value={f.proxy} onChange={set('proxy')} placeholder="http://proxy.example.com:3128" />
+          </Field>
+          <Field id="repo-no-proxy" label="No proxy for (hosts, .domains, CIDRs)">
+            <input id="repo-no-proxy" value={f.noProxy} onChange={set('noProxy')} />
+          </Field>
+          <label>
+            <input type="checkbox" checked={f.insecure} onChange={flag('insecure')} /> Skip the server's certificate check (tests only)
+          </label>
+          <label>
+            <input type="checkbox" checked={f.passCredentials} onChange={flag('passCredentials')} /> Helm: send the credential to chart URLs on other hosts
+          </label>
+        </fieldset>
+        <p className="muted">
+          {template ? 'A template is not tested: it names no one repository.' : 'The server tests the connection (ls-remote, or a chart repository\'s index) before it saves the repository.'}
+        </p>
+        <ErrorMessage error={error} what={template ? 'Not saved' : 'Not connected'} />
+        <DialogActions onCancel={onClose} label={template ? 'Save' : 'Connect'} busyLabel={template ? 'Saving…' : 'Testing…'} busy={busy} />
       </form>
     </Dialog>
   );
