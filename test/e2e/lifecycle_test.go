@@ -210,7 +210,8 @@ func TestDeleteForegroundCascade(t *testing.T) {
 	})
 }
 
-// A repository credential never shows up in any workflow history of the
+// A repository credential (a Git password, a chart repository's template
+// password and client key) never shows up in any workflow history of the
 // namespace, in the archive, nor in the logs.
 func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	ns, name := uniq("sec"), uniq("secret")
@@ -231,11 +232,12 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	})
 
 	outside := createSymlinkChainApp(t)
+	chartSecrets := createPrivateChartApp(t)
 
 	// Every history in the namespace, open and closed.
 	secret := []byte(bed.secret)
-	what := []string{"the repository secret", "the file outside the checkout"}
-	scanned := scanHistories(t, bed.temporal, [][]byte{secret, outside}, func(i int, where string) {
+	what := []string{"the repository secret", "the file outside the checkout", "the chart repository password", "the chart repository client key"}
+	scanned := scanHistories(t, bed.temporal, append([][]byte{secret, outside}, chartSecrets...), func(i int, where string) {
 		t.Fatalf("%s is in the history of %s", what[i], where)
 	})
 	if scanned < 50 {
@@ -243,7 +245,7 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	}
 	// And the archive, where closed runs go (TestArchivedSyncsListAndRollBack
 	// shows the scan reads it).
-	scanArchive(t, [][]byte{secret, outside}, func(i int, where string) {
+	scanArchive(t, append([][]byte{secret, outside}, chartSecrets...), func(i int, where string) {
 		t.Fatalf("%s is in the archive file %s", what[i], where)
 	})
 	logs, err := os.ReadFile(bed.logs.Name())
@@ -258,6 +260,11 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	}
 	if bytes.Contains(logs, outside) {
 		t.Fatal("the file outside the checkout is in the logs")
+	}
+	for i, s := range chartSecrets {
+		if bytes.Contains(logs, s) {
+			t.Fatalf("%s is in the logs", what[2+i])
+		}
 	}
 }
 
