@@ -61,6 +61,7 @@ type matrixRoute struct {
 const (
 	matrixRepo        = "https://git.example.com/team-a/app.git"
 	matrixMissingRepo = "https://git.example.com/team-a/missing.git"
+	matrixTemplate    = "https://git.example.com/team-a/"
 )
 
 // matrixRoutes covers every route of the server (TestRBACMatrixCoversEveryRoute
@@ -240,6 +241,13 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, " + matrixRepo},
 		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/repositories/:url", path: "/api/v1/repositories/" + url.PathEscape(matrixMissingRepo),
 			allow: []string{admin}, ok: http.StatusNotFound, perm: "repositories, delete, " + matrixMissingRepo},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/repocreds", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/repocreds", body: `{"url": "https://git.example.com/matrix/{caller}/"}`,
+			allow: []string{admin}, ok: http.StatusCreated, perm: "repositories, create, https://git.example.com/matrix/{caller}/"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/repocreds/:url", path: "/api/v1/repocreds/" + url.PathEscape(matrixTemplate),
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, " + matrixTemplate},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/repocreds/:url", path: "/api/v1/repocreds/" + url.PathEscape(matrixMissingRepo),
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "repositories, delete, " + matrixMissingRepo},
 
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/clusters", allow: everyone, ok: http.StatusOK},
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/clusters",
@@ -298,6 +306,9 @@ func matrixEnv(t *testing.T) (en *env, tokens map[string]string, fresh map[strin
 	en = newEnv(t)
 	ctx := t.Context()
 	if err := en.settings.PutRepo(ctx, settings.Repository{URL: matrixRepo, Username: "git", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := en.settings.PutRepoCreds(ctx, settings.Repository{URL: matrixTemplate, Username: "git", Password: "pw"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range matrixCallers {
@@ -375,6 +386,9 @@ func TestListFilters(t *testing.T) {
 	if err := en.settings.PutRepo(ctx, settings.Repository{URL: matrixRepo}); err != nil {
 		t.Fatal(err)
 	}
+	if err := en.settings.PutRepoCreds(ctx, settings.Repository{URL: matrixTemplate}); err != nil {
+		t.Fatal(err)
+	}
 	if err := en.settings.PutCluster(ctx, settings.Cluster{Name: "prod", Server: "https://prod.example.com:6443", BearerToken: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -394,6 +408,8 @@ func TestListFilters(t *testing.T) {
 			admin: allProjects, readonly: allProjects, ci: {}, norole: {}}},
 		{"/api/v1/repositories", "url", map[string][]string{
 			admin: {matrixRepo}, readonly: {matrixRepo}, ci: {}, norole: {}}},
+		{"/api/v1/repocreds", "url", map[string][]string{
+			admin: {matrixTemplate}, readonly: {matrixTemplate}, ci: {}, norole: {}}},
 		{"/api/v1/clusters", "name", map[string][]string{
 			admin: allClusters, readonly: allClusters, ci: {}, norole: {}}},
 		// An account always sees itself.
