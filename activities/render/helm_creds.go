@@ -140,3 +140,31 @@ func certError(err error) bool {
 	var herr x509.HostnameError
 	return errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr)
 }
+
+// errRefused marks a repository that refused the credential sent (or its
+// absence), or whose certificate did not verify.
+var errRefused = errors.New("credential refused")
+
+// credentialRefresher is a CredentialLookup whose cache can be reread
+// (repocred.Resolver).
+type credentialRefresher interface {
+	Refresh(ctx context.Context) (changed bool, err error)
+}
+
+// retryRefused runs op, and once more when it was refused and the
+// credential store has changed since the lookup's cache was filled: a
+// credential added just before an app must not fail it for good.
+func (r *Renderer) retryRefused(ctx context.Context, op func() error) error {
+	err := op()
+	if err == nil || !errors.Is(err, errRefused) {
+		return err
+	}
+	f, ok := r.creds.(credentialRefresher)
+	if !ok {
+		return err
+	}
+	if changed, rerr := f.Refresh(ctx); rerr != nil || !changed {
+		return err
+	}
+	return op()
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	repo "helm.sh/helm/v4/pkg/repo/v1"
@@ -280,5 +281,44 @@ func copyDir(t *testing.T, src, dst string) {
 		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A credential stored after the lookup's cache was filled is used at
+// once: the refused request rereads the store and runs again.
+func TestHelmCredentialAddedAfterCache(t *testing.T) {
+	dir := t.TempDir()
+	srv := privateHelmRepo(t, dir, nil, false)
+	copyDir(t, helmChartsDir(t, srv.URL), dir)
+	writeHelmIndex(t, dir, srv.URL)
+	st, err := settings.New(&secretstore.Memory{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repocred.NewResolver(st, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Renderer{cacheDir: t.TempDir(), creds: res}
+	if _, err := res.Lookup(t.Context(), srv.URL); err != nil { // fills the cache: nothing stored
+		t.Fatal(err)
+	}
+	if err := st.PutRepoCreds(t.Context(), settings.Repository{URL: srv.URL, Username: helmUser, Password: helmPassword}); err != nil {
+		t.Fatal(err)
+	}
+	// Refresh rereads at most once a second.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := r.ResolveChartVersion(t.Context(), srv.URL, "demo", "")
+		if err == nil {
+			if v != "1.0.0" {
+				t.Fatalf("ResolveChartVersion() = %q", v)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ResolveChartVersion() = %v after the credential was stored", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

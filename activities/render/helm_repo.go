@@ -85,7 +85,15 @@ func (a *Activities) ResolveChart(ctx context.Context, in ResolveChartInput) (Re
 // Masterminds semver range; empty, * or HEAD means the latest version that
 // is not a pre-release) against the index of an HTTP chart repository or the tags
 // of an oci:// repository, with the repository's credential.
-func (r *Renderer) ResolveChartVersion(ctx context.Context, repoURL, chartName, constraint string) (string, error) {
+func (r *Renderer) ResolveChartVersion(ctx context.Context, repoURL, chartName, constraint string) (v string, err error) {
+	err = r.retryRefused(ctx, func() error {
+		v, err = r.resolveChartVersion(ctx, repoURL, chartName, constraint)
+		return err
+	})
+	return v, err
+}
+
+func (r *Renderer) resolveChartVersion(ctx context.Context, repoURL, chartName, constraint string) (string, error) {
 	switch constraint = strings.TrimSpace(constraint); constraint {
 	case "*", "HEAD": // HEAD: appspec.Source.Revision() of an empty targetRevision
 		constraint = ""
@@ -164,11 +172,14 @@ func (r *Renderer) cachedChart(ctx context.Context, repoURL, chartName, version 
 	}
 	var data []byte
 	var err error
-	if isOCIRepo(repoURL) {
-		data, err = r.pullOCIChart(ctx, repoURL, chartName, version)
-	} else {
-		data, err = r.downloadHTTPChart(ctx, repoURL, chartName, version)
-	}
+	err = r.retryRefused(ctx, func() error {
+		if isOCIRepo(repoURL) {
+			data, err = r.pullOCIChart(ctx, repoURL, chartName, version)
+		} else {
+			data, err = r.downloadHTTPChart(ctx, repoURL, chartName, version)
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -298,7 +309,7 @@ func (r *Renderer) helmGet(ctx context.Context, repoURL, u string, limit int64) 
 	resp, err := client.Do(req)
 	if err != nil {
 		if certError(err) {
-			return nil, fmt.Errorf("%w: get %s: %w (check the repository's caData and client certificate)", ErrChartRepo, u, err)
+			return nil, fmt.Errorf("%w: %w: get %s: %w (check the repository's caData and client certificate)", ErrChartRepo, errRefused, u, err)
 		}
 		return nil, fmt.Errorf("get %s: %w", u, err)
 	}
@@ -306,7 +317,7 @@ func (r *Renderer) helmGet(ctx context.Context, repoURL, u string, limit int64) 
 	switch s := resp.StatusCode; {
 	case s == http.StatusOK:
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		return nil, fmt.Errorf("%w: get %s: %s (%s)", ErrChartRepo, u, resp.Status, refusedHint(cred, sent))
+		return nil, fmt.Errorf("%w: %w: get %s: %s (%s)", ErrChartRepo, errRefused, u, resp.Status, refusedHint(cred, sent))
 	case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 		return nil, fmt.Errorf("%w: get %s: %s", ErrChartRepo, u, resp.Status)
 	default:
@@ -395,13 +406,13 @@ func helmOCIError(ref string, err error, cred *repocred.Credential) error {
 		case s == http.StatusNotFound:
 			return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
-			return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred, true))
+			return fmt.Errorf("%w: %w: %s: %w (%s)", ErrChartRepo, errRefused, ref, err, refusedHint(cred, true))
 		case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 			return fmt.Errorf("%w: %s: %w", ErrChartRepo, ref, err)
 		}
 	}
 	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
-		return fmt.Errorf("%w: %s: %w (%s)", ErrChartRepo, ref, err, refusedHint(cred, true))
+		return fmt.Errorf("%w: %w: %s: %w (%s)", ErrChartRepo, errRefused, ref, err, refusedHint(cred, true))
 	}
 	if errors.Is(err, errdef.ErrNotFound) {
 		return fmt.Errorf("%w: %s: %w", ErrChartNotFound, ref, err)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -262,3 +263,30 @@ func (r *Resolver) Repos(ctx context.Context) ([]settings.Repository, error) {
 	repos, _, err := r.read(ctx)
 	return repos, err
 }
+
+// Refresh rereads the store now, unless it was read less than
+// minRefresh ago, and reports whether what it holds changed: a caller
+// whose credential was refused retries only then.
+func (r *Resolver) Refresh(ctx context.Context) (changed bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.repos != nil && time.Since(r.readAt) < minRefresh {
+		return false, nil
+	}
+	repos, err := r.store.Repos(ctx)
+	var tmpls []settings.Repository
+	if err == nil {
+		tmpls, err = r.store.RepoCreds(ctx)
+	}
+	if err != nil {
+		return false, fmt.Errorf("repository credentials unavailable: %w", err)
+	}
+	changed = !slices.EqualFunc(repos, r.repos, equalRepo) || !slices.EqualFunc(tmpls, r.tmpls, equalRepo)
+	r.repos, r.tmpls, r.readAt = repos, tmpls, time.Now()
+	return changed, nil
+}
+
+// minRefresh bounds how often Refresh rereads the store.
+const minRefresh = time.Second
+
+func equalRepo(a, b settings.Repository) bool { return a == b }
