@@ -146,6 +146,10 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 	if err := CheckTransport(repoURL); err != nil {
 		return err
 	}
+	return a.retryRefused(ctx, func() error { return a.fetchOnce(ctx, repo, repoURL) })
+}
+
+func (a *Activities) fetchOnce(ctx context.Context, repo *git.Repository, repoURL string) error {
 	auth, err := a.creds.Auth(ctx, repoURL)
 	if err != nil {
 		return err

@@ -125,15 +125,20 @@ func (a *Activities) listRemote(ctx context.Context, repoURL string) ([]*plumbin
 	if err := CheckTransport(repoURL); err != nil {
 		return nil, err
 	}
-	auth, err := a.creds.Auth(ctx, repoURL)
-	if err != nil {
-		return nil, err
-	}
-	o, err := a.transportOptions(ctx, repoURL)
-	if err != nil {
-		return nil, err
-	}
-	return ListRefsWith(ctx, repoURL, auth, o, a.netTimeout)
+	var refs []*plumbing.Reference
+	err := a.retryRefused(ctx, func() error {
+		auth, err := a.creds.Auth(ctx, repoURL)
+		if err != nil {
+			return err
+		}
+		o, err := a.transportOptions(ctx, repoURL)
+		if err != nil {
+			return err
+		}
+		refs, err = ListRefsWith(ctx, repoURL, auth, o, a.netTimeout)
+		return err
+	})
+	return refs, err
 }
 
 // encodeRefs writes refs as a JSON list of [name, target] pairs, the

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -28,10 +29,14 @@ type RegisteredAuth struct {
 
 var _ TransportResolver = (*RegisteredAuth)(nil)
 
-func (a *RegisteredAuth) lookup(ctx context.Context, repoURL string) (*repocred.Credential, error) {
+func (a *RegisteredAuth) init() error {
 	a.once.Do(func() { a.resolver, a.err = repocred.NewResolver(a.Repos, 0) })
-	if a.err != nil {
-		return nil, a.err
+	return a.err
+}
+
+func (a *RegisteredAuth) lookup(ctx context.Context, repoURL string) (*repocred.Credential, error) {
+	if err := a.init(); err != nil {
+		return nil, err
 	}
 	return a.resolver.Lookup(ctx, repoURL)
 }
@@ -114,4 +119,37 @@ func (a *Activities) transportOptions(ctx context.Context, repoURL string) (Tran
 		return o, fmt.Errorf("transport settings of %s: %w", redactURL(repoURL), err)
 	}
 	return o, nil
+}
+
+// Refresh rereads the registered credentials now (see
+// repocred.Resolver.Refresh).
+func (a *RegisteredAuth) Refresh(ctx context.Context) (bool, error) {
+	if err := a.init(); err != nil {
+		return false, err
+	}
+	return a.resolver.Refresh(ctx)
+}
+
+// refresher is a CredentialResolver whose cache can be reread.
+type refresher interface {
+	Refresh(ctx context.Context) (changed bool, err error)
+}
+
+// retryRefused runs op, and once more when the server refused the
+// credential (or its certificate did not verify) and the stored
+// credentials changed since they were cached: a credential registered
+// just before an app must not fail it for good.
+func (a *Activities) retryRefused(ctx context.Context, op func() error) error {
+	err := op()
+	if err == nil || (!errors.Is(err, ErrAuthFailed) && !errors.Is(err, ErrTLS)) {
+		return err
+	}
+	f, ok := a.creds.(refresher)
+	if !ok {
+		return err
+	}
+	if changed, rerr := f.Refresh(ctx); rerr != nil || !changed {
+		return err
+	}
+	return op()
 }

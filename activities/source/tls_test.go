@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -80,5 +81,48 @@ func TestGitTLSCustomCA(t *testing.T) {
 				t.Fatalf("checked-out file = %q, %v", b, err)
 			}
 		})
+	}
+}
+
+// A CA registered after the credential cache was filled is used at once:
+// the refused ls-remote rereads the store and runs again.
+func TestGitCredentialAddedAfterCache(t *testing.T) {
+	pki, err := testbed.NewTLSPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	_, w := fixtureRepo(t, gitServerAt(t, root), "team/late.git", nil)
+	sha := commit(t, w, "one", map[string]string{"a.yaml": "a: 1\n"})
+	cfg, err := pki.ServerConfig(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := gitServerAt(t, root, testbed.GitServerOptions{TLS: cfg}).URL("team/late.git")
+	st, err := settings.New(&secretstore.Memory{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := &RegisteredAuth{Repos: st}
+	a := newActivities(t, auth)
+	if _, err := auth.Auth(t.Context(), url); err != nil { // fills the cache: nothing registered
+		t.Fatal(err)
+	}
+	if err := st.PutRepo(t.Context(), settings.Repository{URL: url, CAData: pki.CA}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second) // Refresh rereads at most once a second
+	for {
+		out, err := a.ResolveRevision(t.Context(), ResolveInput{RepoURL: url, Revision: "main", Hard: true})
+		if err == nil {
+			if out.SHA != sha {
+				t.Fatalf("ResolveRevision() = %+v, want %s", out, sha)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ResolveRevision() = %v after the CA was registered", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
