@@ -91,6 +91,8 @@ func registeredCredential(r settings.Repository) RepoCredential {
 	return c.WithSecrets(secret, []byte(r.SSHPrivateKey))
 }
 
+const msgInsecureRepo = "repository TLS verification is off"
+
 // TransportOptions are a repository's HTTPS settings: a CA bundle added
 // to the system roots, a client certificate, insecure TLS, and a proxy.
 type TransportOptions struct {
@@ -117,6 +119,9 @@ func (a *Activities) transportOptions(ctx context.Context, repoURL string) (Tran
 	o, err := tr.Transport(ctx, repoURL)
 	if err != nil {
 		return o, fmt.Errorf("transport settings of %s: %w", redactURL(repoURL), err)
+	}
+	if o.InsecureSkipTLS {
+		a.log.Warn(msgInsecureRepo, "repo", redactURL(repoURL))
 	}
 	return o, nil
 }
