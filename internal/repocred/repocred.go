@@ -264,15 +264,13 @@ func (r *Resolver) Repos(ctx context.Context) ([]settings.Repository, error) {
 	return repos, err
 }
 
-// Refresh rereads the store now, unless it was read less than
-// minRefresh ago, and reports whether what it holds changed: a caller
-// whose credential was refused retries only then.
+// Refresh rereads the store now and reports whether what it holds
+// changed: a caller whose credential was refused retries only then. A
+// refusal is rare and fails for good, so it rereads every time: a
+// credential stored a moment before its first use must be found.
 func (r *Resolver) Refresh(ctx context.Context) (changed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.repos != nil && time.Since(r.readAt) < minRefresh {
-		return false, nil
-	}
 	repos, err := r.store.Repos(ctx)
 	var tmpls []settings.Repository
 	if err == nil {
@@ -285,8 +283,5 @@ func (r *Resolver) Refresh(ctx context.Context) (changed bool, err error) {
 	r.repos, r.tmpls, r.readAt = repos, tmpls, time.Now()
 	return changed, nil
 }
-
-// minRefresh bounds how often Refresh rereads the store.
-const minRefresh = time.Second
 
 func equalRepo(a, b settings.Repository) bool { return a == b }
