@@ -41,6 +41,7 @@ type Metrics struct {
 	apps           *prometheus.GaugeVec
 	customLoads    *prometheus.CounterVec
 	customFailing  prometheus.Gauge
+	notifications  *prometheus.CounterVec
 	temporal       *sdkCollector
 }
 
@@ -73,6 +74,10 @@ func New() *Metrics {
 			Name: "windlass_resource_customizations_load_failing",
 			Help: "1 when the last load of the resource customizations failed and the worker runs on the last good set.",
 		}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "windlass_notifications_total",
+			Help: "Notification delivery attempts by service type and result (sent, retried, failed).",
+		}, []string{"service", "result"}),
 		temporal: newSDKCollector(),
 	}
 	// Both results exist from the start, so that the ratio is defined.
@@ -80,7 +85,7 @@ func New() *Metrics {
 	m.cacheRequests.WithLabelValues(ResultMiss)
 	m.reg.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.cacheRequests, m.renderDuration, m.applyRequests, m.apps, m.customLoads, m.customFailing, m.temporal,
+		m.cacheRequests, m.renderDuration, m.applyRequests, m.apps, m.customLoads, m.customFailing, m.notifications, m.temporal,
 	)
 	return m
 }
@@ -143,4 +148,12 @@ func (m *Metrics) ApplyRequest(dryRun bool) {
 		return
 	}
 	m.applyRequests.WithLabelValues(strconv.FormatBool(dryRun)).Inc()
+}
+
+// Notification counts a delivery attempt (notify.Recorder).
+func (m *Metrics) Notification(service, result string) {
+	if m == nil {
+		return
+	}
+	m.notifications.WithLabelValues(service, result).Inc()
 }

@@ -78,6 +78,9 @@ func TestRecording(t *testing.T) {
 	m.ApplyRequest(false)
 	m.CustomizationsLoaded(true)
 	m.CustomizationsLoaded(false)
+	m.Notification("slack", "retried")
+	m.Notification("slack", "sent")
+	m.Notification("email", "failed")
 	fs := families(t, m)
 	tests := []struct {
 		name   string
@@ -93,6 +96,9 @@ func TestRecording(t *testing.T) {
 		{"windlass_resource_customizations_loads_total", map[string]string{"result": "ok"}, 1},
 		{"windlass_resource_customizations_loads_total", map[string]string{"result": "failed"}, 1},
 		{"windlass_resource_customizations_load_failing", nil, 1},
+		{"windlass_notifications_total", map[string]string{"service": "slack", "result": "sent"}, 1},
+		{"windlass_notifications_total", map[string]string{"service": "slack", "result": "retried"}, 1},
+		{"windlass_notifications_total", map[string]string{"service": "email", "result": "failed"}, 1},
 	}
 	for _, tt := range tests {
 		if got := value(t, fs, tt.name, tt.labels); got != tt.want {
@@ -112,6 +118,7 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.Rendered("helm", time.Second)
 	m.ApplyRequest(false)
 	m.CustomizationsLoaded(false)
+	m.Notification("slack", "sent")
 	m.Temporal().Counter("x").Inc(1)
 }
 

@@ -1,0 +1,312 @@
+package notify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/windlass-cd/windlass/internal/notifications"
+	"github.com/windlass-cd/windlass/internal/notifications/notifytest"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+)
+
+// Credentials in the secret store; none may appear in an error.
+var secrets = map[string][]byte{
+	"hook-token":     []byte("hook-s3cret"),
+	"hook-pass":      []byte("basic-s3cret"),
+	"slack-token":    []byte("xoxb-s3cret"),
+	"slack-hook-url": nil, // set per test: the receiver's URL
+	"teams-url":      nil,
+	"github-token":   []byte("ghp-s3cret"),
+	"mail-user":      []byte("windlass"),
+	"mail-pass":      []byte("mail-s3cret"),
+}
+
+type counter struct{ got []string }
+
+func (c *counter) Notification(service, result string) { c.got = append(c.got, service+"/"+result) }
+
+type fixture struct {
+	http *notifytest.HTTP
+	smtp *notifytest.SMTP
+	cfg  *notifications.Config
+	act  *Activities
+	rec  *counter
+	env  *testsuite.TestActivityEnvironment
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{http: notifytest.NewHTTP(t), smtp: notifytest.NewSMTP(t, "windlass", "mail-s3cret"), rec: &counter{}}
+	u := f.http.URL
+	data := map[string]string{
+		"service.webhook.hook":   fmt.Sprintf("url: %s/hook\nheaders:\n- name: X-Team\n  value: payments\n- name: Authorization\n  value: Bearer $hook-token\n", u),
+		"service.webhook.basic":  fmt.Sprintf("url: %s/basic\nbasicAuth:\n  username: ops\n  password: $hook-pass\n", u),
+		"service.slack":          fmt.Sprintf("token: $slack-token\napiURL: %s/slack/api/\nusername: windlass\n", u),
+		"service.slack.incoming": "webhookURL: $slack-hook-url\n",
+		"service.teams":          "recipientUrls:\n  ops: $teams-url\n",
+		"service.github":         fmt.Sprintf("apiURL: %s/gh\ntoken: $github-token\n", u),
+		"service.email":          fmt.Sprintf("host: %s\nport: %d\nfrom: windlass@example.com\nusername: $mail-user\npassword: $mail-pass\ninsecure_skip_verify: true\n", f.smtp.Host, f.smtp.Port),
+		"template.failed": `message: "{{.app.metadata.name}} failed: {{.app.status.operationState.message}}"
+title: "{{.app.metadata.name}} failed"
+email:
+  subject: "Sync of {{.app.metadata.name}} failed"
+slack:
+  attachments: '[{"title": "{{.app.metadata.name}}", "color": "danger"}]'
+webhook:
+  hook:
+    method: PUT
+    path: /apps/{{.app.metadata.name}}
+    body: '{"app": "{{.app.metadata.name}}", "phase": "{{.app.status.operationState.phase}}"}'
+  basic:
+    body: plain
+github:
+  status:
+    state: failure
+    label: windlass/{{.app.metadata.name}}
+    targetURL: https://cd.example.com/{{.app.metadata.name}}
+  deployment:
+    state: failure
+    environment: production
+    environmentURL: https://guestbook.example.com
+teams:
+  facts: '[{"name": "Revision", "value": "{{.app.status.sync.revision}}"}]'
+`,
+	}
+	cfg, err := notifications.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = cfg
+	store := &secretstore.Memory{}
+	s := map[string][]byte{}
+	for k, v := range secrets {
+		s[k] = v
+	}
+	s["slack-hook-url"] = []byte(u + "/slack-incoming/T000/B000/hooks3cret")
+	s["teams-url"] = []byte(u + "/teams/workflows/abc?sig=teams-s3cret")
+	if err := store.Put(t.Context(), SecretName, s); err != nil {
+		t.Fatal(err)
+	}
+	f.act, err = New(StaticSource{Config: cfg}, store, slog.New(slog.NewTextHandler(io.Discard, nil)), WithRecorder(f.rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts testsuite.WorkflowTestSuite
+	f.env = ts.NewTestActivityEnvironment()
+	f.act.Register(f.env)
+	return f
+}
+
+func failedApp() notifications.App {
+	return notifications.App{Name: "guestbook", Project: "default", Sync: "OutOfSync", Health: "Healthy", Revision: "abc123",
+		RepoURL: "https://github.com/acme/guestbook.git",
+		Operation: &notifications.Operation{ID: "sync/default/guestbook/1", Phase: "Failed", Message: "apply failed", Revision: "abc123",
+			StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+}
+
+func (f *fixture) deliver(t *testing.T, service, recipient string) error {
+	t.Helper()
+	svc := f.cfg.Services[service]
+	d := notifications.Delivery{Key: "k-" + service, App: "default/guestbook", Trigger: "on-sync-failed", Template: "failed",
+		Service: service, ServiceType: svc.Type, Recipient: recipient}
+	_, err := f.env.ExecuteActivity(DeliverName, DeliverInput{Delivery: d, App: failedApp(), MaxAttempts: 3})
+	return err
+}
+
+func jsonBody(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("body %q: %v", s, err)
+	}
+	return m
+}
+
+func TestDeliverHTTPServices(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		service, recipient string
+		check              func(t *testing.T, reqs []notifytest.Request)
+	}{
+		{"hook", "", func(t *testing.T, r []notifytest.Request) {
+			want := notifytest.Request{Method: "PUT", Path: "/hook/apps/guestbook", Body: `{"app": "guestbook", "phase": "Failed"}`}
+			if d := cmp.Diff(want, r[0], cmpNoHeader); d != "" {
+				t.Error(d)
+			}
+			for h, v := range map[string]string{"X-Team": "payments", "Authorization": "Bearer hook-s3cret", IdempotencyHeader: "k-hook"} {
+				if got := r[0].Header.Get(h); got != v {
+					t.Errorf("header %s = %q, want %q", h, got, v)
+				}
+			}
+		}},
+		{"basic", "", func(t *testing.T, r []notifytest.Request) {
+			if r[0].Method != "POST" || r[0].Body != "plain" || r[0].Header.Get("Authorization") != "Basic b3BzOmJhc2ljLXMzY3JldA==" {
+				t.Errorf("request %+v", r[0])
+			}
+		}},
+		{"slack", "ops", func(t *testing.T, r []notifytest.Request) {
+			if r[0].Path != "/slack/api/chat.postMessage" || r[0].Header.Get("Authorization") != "Bearer xoxb-s3cret" {
+				t.Errorf("request %s %v", r[0].Path, r[0].Header)
+			}
+			want := map[string]any{"channel": "ops", "text": "guestbook failed: apply failed", "username": "windlass",
+				"attachments": []any{map[string]any{"title": "guestbook", "color": "danger"}}}
+			if d := cmp.Diff(want, jsonBody(t, r[0].Body)); d != "" {
+				t.Error(d)
+			}
+		}},
+		{"incoming", "", func(t *testing.T, r []notifytest.Request) {
+			if r[0].Path != "/slack-incoming/T000/B000/hooks3cret" {
+				t.Errorf("path %s", r[0].Path)
+			}
+			if got := jsonBody(t, r[0].Body)["text"]; got != "guestbook failed: apply failed" {
+				t.Errorf("text %v", got)
+			}
+		}},
+		{"teams", "ops", func(t *testing.T, r []notifytest.Request) {
+			b := jsonBody(t, r[0].Body)
+			card := b["attachments"].([]any)[0].(map[string]any)
+			content := card["content"].(map[string]any)
+			want := []any{
+				map[string]any{"type": "TextBlock", "text": "guestbook failed", "weight": "Bolder", "size": "Medium", "wrap": true},
+				map[string]any{"type": "TextBlock", "text": "guestbook failed: apply failed", "wrap": true},
+				map[string]any{"type": "FactSet", "facts": []any{map[string]any{"title": "Revision", "value": "abc123"}}},
+			}
+			if b["type"] != "message" || card["contentType"] != "application/vnd.microsoft.card.adaptive" {
+				t.Errorf("envelope %v", b)
+			}
+			if d := cmp.Diff(want, content["body"]); d != "" {
+				t.Error(d)
+			}
+		}},
+		{"github", "", func(t *testing.T, r []notifytest.Request) {
+			var got []string
+			for _, q := range r {
+				got = append(got, q.Method+" "+q.Path)
+				if q.Header.Get("Authorization") != "Bearer ghp-s3cret" {
+					t.Errorf("%s: authorization %q", q.Path, q.Header.Get("Authorization"))
+				}
+			}
+			want := []string{"POST /gh/repos/acme/guestbook/statuses/abc123", "POST /gh/repos/acme/guestbook/deployments",
+				"POST /gh/repos/acme/guestbook/deployments/1/statuses"}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Error(d)
+			}
+			st := jsonBody(t, r[0].Body)
+			if st["state"] != "failure" || st["context"] != "windlass/guestbook" || st["target_url"] != "https://cd.example.com/guestbook" {
+				t.Errorf("status %v", st)
+			}
+			dep := jsonBody(t, r[1].Body)
+			if dep["ref"] != "abc123" || dep["environment"] != "production" {
+				t.Errorf("deployment %v", dep)
+			}
+			ds := jsonBody(t, r[2].Body)
+			if ds["state"] != "failure" || ds["environment_url"] != "https://guestbook.example.com" {
+				t.Errorf("deployment status %v", ds)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.service, func(t *testing.T) {
+			before := len(f.http.Requests())
+			if err := f.deliver(t, tt.service, tt.recipient); err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, f.http.Requests()[before:])
+		})
+	}
+}
+
+var cmpNoHeader = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Header" }, cmp.Ignore())
+
+func TestDeliverEmailSTARTTLSAndAuth(t *testing.T) {
+	f := newFixture(t)
+	if err := f.deliver(t, "email", "ops@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	m := f.smtp.Wait(t, 1, 5*time.Second)[0]
+	if !m.TLS || m.User != "windlass" || m.From != "windlass@example.com" || !slicesEqual(m.To, []string{"ops@example.com"}) {
+		t.Errorf("mail %+v", m)
+	}
+	for _, want := range []string{"Subject: Sync of guestbook failed\r\n", "Message-ID: <k-email@windlass>\r\n", "\r\n\r\nguestbook failed: apply failed"} {
+		if !strings.Contains(m.Data, want) {
+			t.Errorf("mail lacks %q:\n%s", want, m.Data)
+		}
+	}
+}
+
+func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
+
+// A 5xx is retried, a 4xx is not, and no error carries a credential.
+func TestDeliverFailures(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct {
+		service   string
+		status    int
+		permanent bool
+	}{
+		{"hook", 500, false}, {"hook", 400, true}, {"incoming", 503, false}, {"teams", 404, true},
+	} {
+		t.Run(fmt.Sprintf("%s %d", tt.service, tt.status), func(t *testing.T) {
+			f.http.FailNext(1, tt.status)
+			err := f.deliver(t, tt.service, "ops")
+			if err == nil {
+				t.Fatal("delivery succeeded")
+			}
+			var ae *temporal.ApplicationError
+			if !asAppErr(err, &ae) {
+				t.Fatalf("error %v is not an application error", err)
+			}
+			if ae.NonRetryable() != tt.permanent {
+				t.Errorf("non-retryable = %v, want %v (%v)", ae.NonRetryable(), tt.permanent, err)
+			}
+			for k, v := range secrets {
+				if len(v) > 0 && strings.Contains(err.Error(), string(v)) {
+					t.Errorf("error reveals %s: %v", k, err)
+				}
+			}
+			for _, s := range []string{"hooks3cret", "teams-s3cret"} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("error reveals a webhook URL: %v", err)
+				}
+			}
+		})
+	}
+	want := []string{"webhook/retried", "webhook/failed", "slack/retried", "teams/failed"}
+	if d := cmp.Diff(want, f.rec.got); d != "" {
+		t.Errorf("metrics (-want +got):\n%s", d)
+	}
+}
+
+func TestDeliverRefusesPasswordWithoutTLS(t *testing.T) {
+	f := newFixture(t)
+	// A plain listener that offers no STARTTLS.
+	srv := notifytest.NewPlainSMTP(t)
+	cfg, err := notifications.Parse(map[string]string{
+		"service.email":   fmt.Sprintf("host: 127.0.0.1\nport: %d\nfrom: a@example.com\nusername: $mail-user\npassword: $mail-pass\n", srv.Port),
+		"template.failed": "message: x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = cfg
+	f.act.cfg = StaticSource{Config: cfg}
+	err = f.deliver(t, "email", "ops@example.com")
+	if err == nil || !strings.Contains(err.Error(), "refusing to send the password in clear") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(srv.Mails()); n != 0 {
+		t.Errorf("%d mails sent", n)
+	}
+}
+
+func asAppErr(err error, target **temporal.ApplicationError) bool { return errors.As(err, target) }
