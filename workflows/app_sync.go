@@ -285,6 +285,7 @@ func (a *application) runSync(ctx workflow.Context, p pendingSync) SyncResult {
 	op := &Operation{SyncID: p.id, Phase: PhaseRunning, Initiator: p.req.Initiator, StartedAt: start}
 	a.st.Status.Operation = op
 	a.publish(ctx)
+	a.notify(ctx)
 	defer func() { a.st.Status.Operation = nil }()
 
 	sha := ""

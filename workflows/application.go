@@ -43,6 +43,7 @@ type application struct {
 	syncState
 	deletion
 	published
+	notifying
 
 	// metaV is the run's changeMetadata version, asked once at its start.
 	metaV workflow.Version
@@ -154,6 +155,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		a.st = AppState{Spec: in.Spec.Defaulted(), Status: AppStatus{Sync: appspec.SyncUnknown, Health: appspec.HealthUnknown}}
 	}
 	a.metaV = workflow.GetVersion(ctx, changeMetadata, workflow.DefaultVersion, 1)
+	a.notifyV = workflow.GetVersion(ctx, changeNotifications, workflow.DefaultVersion, 1)
 	if in.State == nil && a.metadataOn() {
 		a.st.Spec = a.st.Spec.WithoutRefreshAnnotation() // the first pass refreshes anyway
 	}
@@ -167,6 +169,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		{QueryHistory, func() (HistoryView, error) { return HistoryView{Recent: a.st.History}, nil }},
 		{QueryOperation, func() (*Operation, error) { return a.st.Status.Operation, nil }},
 		{QueryManifests, func() (*render.ManifestRef, error) { return a.st.Manifests, nil }},
+		{QueryNotifications, func() ([]NotificationRecord, error) { return a.st.Notifications, nil }},
 	}
 	for _, q := range queries {
 		if err := workflow.SetQueryHandler(ctx, q.name, q.fn); err != nil {
@@ -276,13 +279,15 @@ func (a *application) run(ctx workflow.Context) error {
 	for {
 		if a.deleting != nil {
 			if a.runDelete(ctx) {
-				err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+				a.notify(ctx)
+				err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && a.inFlight == 0 })
 				a.drainSignals()
 				return err
 			}
 		}
 		if len(a.pending) == 0 && !a.skipReconcile(ctx) {
 			a.reconcile(ctx)
+			a.notify(ctx)
 			a.autoSync(ctx)
 		}
 		for len(a.pending) > 0 && a.deleting == nil {
@@ -290,6 +295,7 @@ func (a *application) run(ctx workflow.Context) error {
 			a.pending = a.pending[1:]
 			a.runSync(ctx, p)
 			a.reconcile(ctx)
+			a.notify(ctx)
 		}
 		if a.unpublished {
 			a.publish(ctx)
@@ -442,7 +448,7 @@ func (a *application) shouldContinueAsNew(ctx workflow.Context) bool {
 // whole state into a new run. Sync and rollback signals that arrived meanwhile
 // are carried too and handled first by the next run.
 func (a *application) continueAsNew(ctx workflow.Context) error {
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && a.inFlight == 0 }); err != nil {
 		return err
 	}
 	for {

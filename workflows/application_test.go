@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/depends"
+	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
@@ -26,6 +28,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
 type appSuite struct {
@@ -98,6 +101,9 @@ func registerOtherPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
 	placeholder[cluster.RunActionInput, cluster.RunActionOutput](env, cluster.RunActionName)
 	placeholder[depends.CheckInput, depends.CheckOutput](env, depends.CheckName)
+	// No notifications are configured unless a test says so.
+	noNotify, _ := notify.New(notify.StaticSource{}, &secretstore.Memory{}, slog.New(slog.DiscardHandler))
+	noNotify.Register(env)
 	// No cluster has a task queue of its own unless a test says so.
 	noQueues, _ := placement.New(placement.None{})
 	noQueues.Register(env)

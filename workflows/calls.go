@@ -1,17 +1,20 @@
 package workflows
 
 import (
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/depends"
+	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/notifications"
 )
 
 // One typed helper per activity: the SDK does not type-check activity
@@ -128,4 +131,16 @@ func cheap(ctx workflow.Context, opts func(workflow.Context) workflow.Context, n
 		return workflow.ExecuteLocalActivity(localOptions(opts(ctx)), name, in)
 	}
 	return workflow.ExecuteActivity(opts(ctx), name, in)
+}
+
+func evaluateNotifications(ctx workflow.Context, in notify.EvaluateInput) (notifications.Plan, error) {
+	var out notifications.Plan
+	err := workflow.ExecuteLocalActivity(evaluateOptions(ctx), notify.EvaluateName, in).Get(ctx, &out)
+	return out, err
+}
+
+// deliverNotification starts a delivery; the caller waits on the future.
+func deliverNotification(ctx workflow.Context, in notify.DeliverInput, seq int) workflow.Future {
+	id := "notify/" + in.Delivery.Key + "/" + strconv.Itoa(seq)
+	return workflow.ExecuteActivity(notifyOptions(ctx, id), notify.DeliverName, in)
 }

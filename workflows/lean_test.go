@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
@@ -103,6 +104,9 @@ func (s *appSuite) TestLeanFirstSync() {
 		// The cluster has no queue of its own: the sync's plan and the
 		// first pass's compare run in the workflow's worker.
 		cluster.PlanName: 1, cluster.CompareName: 1,
+		// Without a notifications configuration the triggers are asked
+		// for at the first pass and again after notifyRecheck.
+		notify.EvaluateName: 2,
 	}, l.local)
 	s.Equal(3, s.stepCalls(project.GetName))
 	s.Equal(3, s.stepCalls(source.ResolveRevisionName))
@@ -117,7 +121,7 @@ func (s *appSuite) TestLeanFirstSync() {
 // its steps one by one: when the quick pass fails.
 var stepsOneByOne = map[string]int{
 	project.GetName: 3, source.ResolveRevisionName: 3, placement.TaskQueueName: 2,
-	cluster.PlanName: 1, cluster.CompareName: 3,
+	cluster.PlanName: 1, cluster.CompareName: 3, notify.EvaluateName: 2,
 }
 
 // A quick pass that fails as a whole (it is not retried) answers for no
@@ -189,7 +193,7 @@ func (s *appSuite) quickRenderRun(cached render.ManifestRef) *stepLog {
 func (s *appSuite) TestQuickRenderFirstSync() {
 	l := s.quickRenderRun(ref(sha1))
 	s.Equal(map[string]int{cluster.ApplyWaveName: 1}, l.regular)
-	s.Equal(map[string]int{reconcile.QuickPassName: 3, placement.TaskQueueName: 2, cluster.PlanName: 1}, l.local)
+	s.Equal(map[string]int{reconcile.QuickPassName: 3, placement.TaskQueueName: 2, cluster.PlanName: 1, notify.EvaluateName: 2}, l.local)
 	s.Equal(1, s.stepCalls(cachedStep))
 	s.Equal(3, s.stepCalls(cluster.CompareName))
 }

@@ -37,6 +37,8 @@ const (
 	QueryResources        = "resources"
 	QueryHistory          = "history"
 	QueryOperation        = "operation"
+	// QueryNotifications answers the latest notification deliveries.
+	QueryNotifications = "notifications"
 	// QueryManifests answers the reference of the last rendered
 	// manifests (a *render.ManifestRef, nil before the first render), for
 	// the API's manifests and diff endpoints.

@@ -151,3 +151,27 @@ func waitOptions(ctx workflow.Context, timeout time.Duration) workflow.Context {
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second},
 	})
 }
+
+// notifyAttempts bounds a delivery's attempts: a service that stays down
+// gets about two minutes of retries, then a recorded failure.
+const notifyAttempts = 6
+
+// notifyOptions is for a notification delivery.
+func notifyOptions(ctx workflow.Context, id string) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          id,
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: notifyAttempts,
+		},
+	})
+}
+
+// evaluateOptions is for the trigger evaluation, a local step: a failure
+// skips this evaluation, it does not hold the loop.
+func evaluateOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
+	})
+}

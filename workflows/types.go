@@ -72,6 +72,12 @@ type AppState struct {
 	// continue-as-new.
 	QueuedSyncs     []SyncRequest     `json:"queuedSyncs,omitempty"`
 	QueuedRollbacks []RollbackRequest `json:"queuedRollbacks,omitempty"`
+	// Notified is what each subscribed trigger condition last notified
+	// (notifications.Plan.State); NotifyEvals counts the evaluations.
+	Notified    map[string]string `json:"notified,omitempty"`
+	NotifyEvals int               `json:"notifyEvals,omitempty"`
+	// Notifications are the latest delivery outcomes, newest first.
+	Notifications []NotificationRecord `json:"notifications,omitempty"`
 }
 
 // Placement is where a destination cluster's activities run: TaskQueue

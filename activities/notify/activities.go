@@ -107,7 +107,7 @@ func (a *Activities) Evaluate(ctx context.Context, in EvaluateInput) (notificati
 		return notifications.Plan{}, fmt.Errorf("notifications config: %w", err)
 	}
 	if c == nil {
-		return notifications.Plan{State: in.State}, nil
+		return notifications.Plan{State: in.State, Off: true}, nil
 	}
 	return c.Evaluate(in.AppKey, in.App, in.ProjectAnnotations, in.State, in.Epoch), nil
 }

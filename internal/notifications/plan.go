@@ -44,6 +44,8 @@ type Plan struct {
 	// Problems are subscriptions that were refused (nothing is sent to
 	// them), sorted.
 	Problems []string `json:"problems,omitempty"`
+	// Off says no configuration is set: nothing was evaluated.
+	Off bool `json:"off,omitempty"`
 }
 
 // subscriptions returns, per trigger, the destinations subscribed to it
