@@ -174,6 +174,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.accountRoutes(v1)
 	s.permissionRoutes(v1)
 	s.customizationsRoutes(v1)
+	s.notificationRoutes(v1)
 	uiRoutes(e, ui)
 	return s, nil
 }

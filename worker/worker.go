@@ -19,6 +19,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/depends"
+	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
@@ -31,6 +32,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/repocred"
+	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/worker/children"
 	"github.com/windlass-cd/windlass/workflows"
@@ -96,6 +98,9 @@ type Config struct {
 	// project names for the destination (destinationServiceAccounts), as
 	// Argo CD's application.sync.impersonation.enabled does.
 	SyncImpersonation bool
+	// Notifications is the notifications configuration (nil: the one the
+	// API saved in Settings' secret store, or none without Settings).
+	Notifications notify.ConfigSource
 	// AppConfig is passed to the app workflows that app of apps creates
 	// (as the API's Options.AppConfig).
 	AppConfig workflows.AppConfig
@@ -289,6 +294,10 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	ntf, err := newNotify(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	var ws []sdkworker.Worker
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
@@ -307,6 +316,7 @@ func New(cfg Config) (*Worker, error) {
 		wat.Register(w)
 		plc.Register(w)
 		deps.Register(w)
+		ntf.Register(w)
 		ws = append(ws, w)
 	}
 	return &Worker{ws: ws, src: src, lib: lib, cache: cfg.Cache, log: log, cfg: cfg}, nil
@@ -439,4 +449,21 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 		m[n] = enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST
 	}
 	return m
+}
+
+// newNotify builds the notification activities: credentials come from the
+// settings' secret store.
+func newNotify(cfg Config, log *slog.Logger) (*notify.Activities, error) {
+	var secrets notify.SecretReader = &secretstore.Memory{}
+	if cfg.Settings != nil {
+		secrets = cfg.Settings.Secrets()
+	}
+	src := cfg.Notifications
+	if src == nil {
+		src = notify.StaticSource{}
+		if cfg.Settings != nil {
+			src = &notify.StoreSource{Store: secrets}
+		}
+	}
+	return notify.New(src, secrets, log, notify.WithRecorder(cfg.Metrics))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/windlass-cd/windlass/internal/notifications"
+	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
 // FileSource reads the configuration from a file, again whenever the
@@ -54,4 +55,51 @@ type StaticSource struct{ Config *notifications.Config }
 // Notifications implements ConfigSource.
 func (s StaticSource) Notifications(context.Context) (*notifications.Config, error) {
 	return s.Config, nil
+}
+
+// ConfigSecretName is the secret-store entry that holds the configuration
+// saved through the API, under ConfigKey, in argocd-notifications-cm's
+// YAML.
+const (
+	ConfigSecretName = "windlass-notifications-cm"
+	ConfigKey        = "config.yaml"
+)
+
+// StoreSource reads the configuration the API saved in the secret store,
+// parsed again only when its text changed.
+type StoreSource struct {
+	Store SecretReader
+
+	mu   sync.Mutex
+	text string
+	cfg  *notifications.Config
+}
+
+var _ ConfigSource = (*StoreSource)(nil)
+
+// Notifications implements ConfigSource.
+func (s *StoreSource) Notifications(ctx context.Context) (*notifications.Config, error) {
+	d, err := s.Store.Get(ctx, ConfigSecretName)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	text := string(d[ConfigKey])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg != nil && text == s.text {
+		return s.cfg, nil
+	}
+	data, err := notifications.DecodeData([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	c, err := notifications.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	s.text, s.cfg = text, c
+	return c, nil
 }

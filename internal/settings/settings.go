@@ -45,6 +45,9 @@ type Store struct {
 	cache atomic.Pointer[projectCache]
 }
 
+// Secrets is the secret store the settings live in.
+func (s *Store) Secrets() secretstore.Store { return s.s }
+
 // New makes a store on s; fileProjects are read-only.
 func New(s secretstore.Store, fileProjects ...appspec.Project) (*Store, error) {
 	if s == nil {

@@ -81,8 +81,11 @@ type workerSettings struct {
 	CustomizationsEvery    time.Duration
 	// ArgoCDCM is a file in argocd-cm's format: inline health and action
 	// scripts and system-wide ignoreDifferences.
-	ArgoCDCM   string
-	SweepEvery time.Duration
+	ArgoCDCM string
+	// NotificationsConfig is a file in argocd-notifications-cm's format;
+	// without it, the configuration saved through the API applies.
+	NotificationsConfig string
+	SweepEvery          time.Duration
 	// RenderSandbox runs renders in child processes under RenderLimits.
 	RenderSandbox bool
 	RenderLimits  render.SandboxLimits
@@ -196,6 +199,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.StringVar(&w.CustomizationsRevision, "resource-customizations-revision", env("RESOURCE_CUSTOMIZATIONS_REVISION", "HEAD"), "branch, tag or commit of the resource-customizations-repo (env WINDLASS_RESOURCE_CUSTOMIZATIONS_REVISION)")
 	fs.DurationVar(&w.CustomizationsEvery, "resource-customizations-interval", envDuration("RESOURCE_CUSTOMIZATIONS_INTERVAL", worker.DefaultCustomizationsEvery), "how often the resource customizations are read again, and reloaded when they changed (env WINDLASS_RESOURCE_CUSTOMIZATIONS_INTERVAL)")
 	fs.StringVar(&w.ArgoCDCM, "argocd-cm", env("ARGOCD_CM", ""), "argocd-cm ConfigMap (or its data) in YAML: resource.customizations.health/actions/ignoreDifferences keys (env WINDLASS_ARGOCD_CM)")
+	fs.StringVar(&w.NotificationsConfig, "notifications-config", env("NOTIFICATIONS_CONFIG", ""), "argocd-notifications-cm ConfigMap (or its data) in YAML: triggers, templates, services, subscriptions; read again when it changes (env WINDLASS_NOTIFICATIONS_CONFIG)")
 	fs.DurationVar(&w.SweepEvery, "self-heal-sweep", envDuration("SELF_HEAL_SWEEP", 5*time.Minute), "how often every selfHeal app is refreshed as a safety net; negative disables (env WINDLASS_SELF_HEAL_SWEEP)")
 	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
 	d := render.DefaultSandboxLimits

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
+	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/api/auth"
@@ -375,6 +376,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
+		Notifications: w.notifications(),
 	})
 	if err != nil {
 		_ = rdb.Close()
@@ -597,4 +599,13 @@ func settingsConfig(kcfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(kcfg)
 	c.QPS, c.Burst = settingsQPS, settingsBurst
 	return c
+}
+
+// notifications is the file source of --notifications-config (nil: the
+// configuration saved through the API).
+func (w workerSettings) notifications() notify.ConfigSource {
+	if w.NotificationsConfig == "" {
+		return nil
+	}
+	return &notify.FileSource{Path: w.NotificationsConfig}
 }

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/windlass-cd/windlass/activities/notify"
+	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/notifications"
+	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/workflows"
+)
+
+// NotificationsConfig is the notifications configuration saved through
+// the API: argocd-notifications-cm's data (or the whole ConfigMap) in
+// YAML. It holds $references, never credentials (Parse refuses literals).
+type NotificationsConfig struct {
+	Config string `json:"config"`
+}
+
+// NotificationsView answers GET /settings/notifications.
+type NotificationsView struct {
+	Config    string                `json:"config"`
+	Services  []NotificationService `json:"services"`
+	Triggers  []string              `json:"triggers"`
+	Templates []string              `json:"templates"`
+}
+
+// NotificationService is one configured service.
+type NotificationService struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+func (s *Server) notificationRoutes(g *echo.Group) {
+	g.GET("/settings/notifications", s.getNotifications)
+	g.PUT("/settings/notifications", s.putNotifications)
+	g.GET("/applications/:name/notifications", s.queryApp(workflows.QueryNotifications, func() any { return &[]workflows.NotificationRecord{} }))
+}
+
+func (s *Server) getNotifications(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionGet, "*"); err != nil {
+		return err
+	}
+	d, err := s.opts.Settings.Secrets().Get(c.Request().Context(), notify.ConfigSecretName)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		d, err = map[string][]byte{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	text := string(d[notify.ConfigKey])
+	data, err := notifications.DecodeData([]byte(text))
+	if err != nil {
+		return err
+	}
+	cfg, err := notifications.Parse(data)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, notificationsView(text, cfg))
+}
+
+func notificationsView(text string, cfg *notifications.Config) NotificationsView {
+	v := NotificationsView{Config: text, Services: []NotificationService{}, Triggers: cfg.TriggerNames(), Templates: []string{}}
+	for _, n := range slices.Sorted(maps.Keys(cfg.Services)) {
+		v.Services = append(v.Services, NotificationService{Name: n, Type: cfg.Services[n].Type})
+	}
+	v.Templates = append(v.Templates, slices.Sorted(maps.Keys(cfg.Templates))...)
+	return v
+}
+
+// putNotifications validates a configuration and saves it: a template
+// that does not parse, a condition that does not compile, an unknown
+// service or too many recipients is refused now, with every problem.
+func (s *Server) putNotifications(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionUpdate, "*"); err != nil {
+		return err
+	}
+	var body NotificationsConfig
+	if err := echo.BindBody(c, &body); err != nil {
+		return problem(http.StatusBadRequest, "request body is not a notifications configuration: "+err.Error())
+	}
+	data, err := notifications.DecodeData([]byte(body.Config))
+	if err == nil {
+		var cfg *notifications.Config
+		if cfg, err = notifications.Parse(data); err == nil {
+			if err := s.opts.Settings.Secrets().Put(c.Request().Context(), notify.ConfigSecretName, map[string][]byte{notify.ConfigKey: []byte(body.Config)}); err != nil {
+				return err
+			}
+			return c.JSON(http.StatusOK, notificationsView(body.Config, cfg))
+		}
+	}
+	return problem(http.StatusUnprocessableEntity, err.Error())
+}

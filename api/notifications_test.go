@@ -1,0 +1,82 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/activities/notify"
+)
+
+func notificationsBody(t *testing.T, config string) string {
+	t.Helper()
+	b, err := json.Marshal(NotificationsConfig{Config: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const goodNotifications = `service.webhook.hook: |
+  url: https://hooks.example.com
+  bearerToken: $hook-token
+template.failed: |
+  message: "{{.app.metadata.name}} failed"
+trigger.on-failed: |
+  - when: app.status.operationState?.phase == "Failed"
+    send: [failed]
+`
+
+// A configuration is validated when it is saved: a bad one is refused
+// with every problem and leaves the saved one as it was.
+func TestNotificationsConfig(t *testing.T) {
+	en := newEnv(t)
+	put := func(config string) response {
+		return en.admin(request{method: http.MethodPut, path: "/api/v1/settings/notifications", body: notificationsBody(t, config)})
+	}
+	res := put(goodNotifications)
+	res.wantStatus(t, http.StatusOK)
+	var v NotificationsView
+	res.decode(t, &v)
+	if d := cmp.Diff([]NotificationService{{Name: "hook", Type: "webhook"}}, v.Services); d != "" {
+		t.Error(d)
+	}
+	if !strings.Contains(strings.Join(v.Triggers, ","), "on-failed,on-health-degraded") {
+		t.Errorf("triggers %v", v.Triggers)
+	}
+	for _, tt := range []struct{ name, config, detail string }{
+		{"template does not parse", "template.t: |\n  message: '{{.app'\n", "template.t: message does not parse"},
+		{"condition does not compile", "template.t: 'message: x'\ntrigger.on-x: |\n  - when: app.(\n    send: [t]\n", "trigger.on-x: [0].when does not compile"},
+		{"unknown service", "subscriptions: |\n  - recipients: [pager:ops]\n", `unknown service "pager"`},
+		{"recipients over the limit", "service.webhook.h: 'url: https://x.example.com'\nsubscriptions: |\n  - recipients: [" +
+			strings.Repeat("h:a, ", 20) + "h:b]\n", "21 recipients, over the limit of 20"},
+		{"literal credential", "service.slack: 'token: xoxb-1'\n", "token must be a $reference"},
+		{"unsupported service", "service.pagerduty: 'serviceKeys: {}'\n", "the pagerduty service is not supported"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := put(tt.config)
+			res.wantStatus(t, http.StatusUnprocessableEntity)
+			if p := res.problem(t); !strings.Contains(p.Detail, tt.detail) {
+				t.Errorf("detail %q lacks %q", p.Detail, tt.detail)
+			}
+		})
+	}
+	saved, err := en.secrets.Get(t.Context(), notify.ConfigSecretName)
+	if err != nil || string(saved[notify.ConfigKey]) != goodNotifications {
+		t.Errorf("saved config changed: %q, %v", saved[notify.ConfigKey], err)
+	}
+	get := en.admin(request{method: http.MethodGet, path: "/api/v1/settings/notifications"})
+	get.wantStatus(t, http.StatusOK)
+	var got NotificationsView
+	get.decode(t, &got)
+	if got.Config != goodNotifications {
+		t.Errorf("GET config = %q", got.Config)
+	}
+	// A viewer reads it but cannot change it.
+	en.do(request{method: http.MethodGet, path: "/api/v1/settings/notifications", token: en.tokens[viewerAccount]}).wantStatus(t, http.StatusOK)
+	en.do(request{method: http.MethodPut, path: "/api/v1/settings/notifications", token: en.tokens[viewerAccount],
+		body: notificationsBody(t, goodNotifications)}).wantStatus(t, http.StatusForbidden)
+}
