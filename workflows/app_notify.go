@@ -63,7 +63,15 @@ func (a *application) notificationsOn() bool { return a.notifyV >= 1 }
 
 // notificationApp is the app as triggers and templates see it.
 func (a *application) notificationApp() notifications.App {
-	s, st := a.st.Spec, a.st.Status
+	app := a.view().NotificationApp()
+	app.Deleting = a.deleting != nil
+	return app
+}
+
+// NotificationApp is the app as notification triggers and templates see
+// it: the running sync, else the last one, is its operation.
+func (v AppView) NotificationApp() notifications.App {
+	s, st := v.Spec, v.Status
 	src := s.Source
 	for _, x := range s.Sources {
 		if x.Path != "" || x.Chart != "" {
@@ -73,15 +81,15 @@ func (a *application) notificationApp() notifications.App {
 	}
 	app := notifications.App{
 		Name: s.Name, Project: s.Project, Namespace: s.SourceNamespace, Labels: s.Labels, Annotations: s.Annotations,
-		Deleting: a.deleting != nil, RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
+		RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
 		DestServer: s.Destination.Server, DestName: s.Destination.Name, DestNamespace: s.Destination.Namespace,
 		Sync: string(st.Sync), Health: string(st.Health), Revision: st.SHA, Message: st.Message,
 	}
 	if op := st.Operation; op != nil {
 		app.Operation = &notifications.Operation{ID: op.SyncID, Phase: op.Phase, Initiator: op.Initiator,
 			Automated: op.Initiator == InitiatorAutomated, StartedAt: op.StartedAt}
-	} else if len(a.st.History) > 0 {
-		h := a.st.History[0]
+	} else if len(v.History) > 0 {
+		h := v.History[0]
 		app.Operation = &notifications.Operation{ID: h.ID, Phase: h.Phase, Message: h.Message, Revision: h.SHA,
 			Initiator: h.Initiator, Automated: h.Initiator == InitiatorAutomated, StartedAt: h.StartedAt, FinishedAt: h.FinishedAt}
 	}
