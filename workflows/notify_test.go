@@ -24,7 +24,7 @@ type notifySpy struct {
 	got  []notify.DeliverInput
 	// evals counts the evaluations.
 	evals int
-	fail map[string]error // by trigger
+	fail  map[string]error // by trigger
 }
 
 func (s *appSuite) spyNotifications(data map[string]string) *notifySpy {

@@ -167,4 +167,3 @@ func selfSigned(t testing.TB) tls.Certificate {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
-

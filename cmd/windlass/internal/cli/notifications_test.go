@@ -12,7 +12,7 @@ import (
 func TestNotificationsCommands(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	view := workflows.AppView{
-		Spec: appspec.Application{Name: "web", Project: "default", Source: appspec.Source{RepoURL: "https://github.com/acme/web.git", Path: "deploy"}},
+		Spec:   appspec.Application{Name: "web", Project: "default", Source: appspec.Source{RepoURL: "https://github.com/acme/web.git", Path: "deploy"}},
 		Status: workflows.AppStatus{Sync: appspec.SyncOutOfSync, Health: appspec.HealthHealthy, SHA: "abc123"},
 		History: []workflows.SyncSummary{{ID: "sync/default/web/3", SHA: "abc123", Phase: workflows.PhaseFailed,
 			Message: "apply failed", StartedAt: at, FinishedAt: at.Add(time.Minute)}},
@@ -21,7 +21,7 @@ func TestNotificationsCommands(t *testing.T) {
 		"template.failed: |\n  message: '{{.app.metadata.name}} failed: {{.app.status.operationState.message}}'\n" +
 		"  webhook:\n    hook:\n      method: POST\n      body: '{\"sha\": \"{{.app.status.sync.revision}}\"}'\n"}
 	routes := map[string][]reply{
-		"GET /api/v1/applications/web":        ok(view),
+		"GET /api/v1/applications/web":       ok(view),
 		"GET /api/v1/settings/notifications": ok(config),
 	}
 	recs := []workflows.NotificationRecord{
