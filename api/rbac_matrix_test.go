@@ -93,6 +93,8 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			allow: everyone, ok: http.StatusOK},
 		{method: http.MethodGet, pattern: "/api/v1/settings/rbac", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "accounts, get, *"},
 		{method: http.MethodGet, pattern: "/api/v1/settings/resource-customizations", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
+		{method: http.MethodGet, pattern: "/api/v1/settings/notifications", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
+		{method: http.MethodPut, pattern: "/api/v1/settings/notifications", body: `{"config": ""}`, allow: []string{admin}, ok: http.StatusOK, perm: "repositories, update, *"},
 		// The web UI: its pages and files hold no data (the API calls
 		// behind them authenticate).
 		{method: http.MethodGet, pattern: "/", public: true, ok: http.StatusOK},
@@ -137,6 +139,8 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		{http.MethodDelete, "/api/v1/applications/:name", "delete", "", http.StatusNotFound,
 			[]string{admin}, []string{admin}},
 		{http.MethodGet, "/api/v1/applications/:name/history", "get", "", http.StatusNotFound,
+			[]string{admin, readonly}, []string{admin, readonly, ci}},
+		{http.MethodGet, "/api/v1/applications/:name/notifications", "get", "", http.StatusNotFound,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
 		{http.MethodGet, "/api/v1/applications/:name/syncs", "get", "", http.StatusOK,
 			[]string{admin, readonly}, []string{admin, readonly, ci}},
