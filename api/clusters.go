@@ -70,6 +70,7 @@ func (s *Server) createCluster(c *echo.Context) error {
 			return err
 		}
 		cl.TaskQueue = req.TaskQueue
+		cl.Labels = req.Labels
 	}
 	if err := cl.Validate(); err != nil {
 		return err

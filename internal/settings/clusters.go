@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -33,21 +35,25 @@ type Cluster struct {
 	// started with --task-queue naming it run them, which isolates a noisy
 	// cluster. Empty: the default queue.
 	TaskQueue string `json:"taskQueue,omitempty"`
+	// Labels are Kubernetes-style labels, which the ApplicationSet
+	// clusters generator selects on.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ClusterView is what the API shows of a cluster.
 type ClusterView struct {
-	Name           string `json:"name"`
-	Server         string `json:"server"`
-	HasCredentials bool   `json:"hasCredentials"`
-	Insecure       bool   `json:"insecure,omitempty"`
-	TaskQueue      string `json:"taskQueue,omitempty"`
+	Name           string            `json:"name"`
+	Server         string            `json:"server"`
+	HasCredentials bool              `json:"hasCredentials"`
+	Insecure       bool              `json:"insecure,omitempty"`
+	TaskQueue      string            `json:"taskQueue,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
 }
 
 // View drops the secrets.
 func (c Cluster) View() ClusterView {
 	return ClusterView{Name: c.Name, Server: c.Server, HasCredentials: c.BearerToken != "" || c.KeyData != "", Insecure: c.Insecure,
-		TaskQueue: c.TaskQueue}
+		TaskQueue: c.TaskQueue, Labels: c.Labels}
 }
 
 // Validate checks the cluster.
@@ -69,6 +75,14 @@ func (c Cluster) Validate() error {
 		return fmt.Errorf("%w: set bearerToken or a client certificate, not both", ErrInvalid)
 	case c.TaskQueue != "" && !validTaskQueue(c.TaskQueue):
 		return fmt.Errorf("%w: taskQueue %q: use 1 to 200 letters, digits, '.', '_' or '-'", ErrInvalid, c.TaskQueue)
+	}
+	for k, v := range c.Labels {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("%w: label key %q: %s", ErrInvalid, k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return fmt.Errorf("%w: label %s value %q: %s", ErrInvalid, k, v, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }
@@ -122,6 +136,13 @@ func (s *Store) PutCluster(ctx context.Context, c Cluster) error {
 	data := map[string][]byte{"name": []byte(c.Name), "server": []byte(c.Server), "bearerToken": []byte(c.BearerToken),
 		"caData": []byte(c.CAData), "certData": []byte(c.CertData), "keyData": []byte(c.KeyData),
 		"insecure": []byte(strconv.FormatBool(c.Insecure)), "taskQueue": []byte(c.TaskQueue)}
+	if len(c.Labels) > 0 {
+		labels, err := json.Marshal(c.Labels)
+		if err != nil {
+			return fmt.Errorf("store cluster %s: %w", c.Name, err)
+		}
+		data["labels"] = labels
+	}
 	if err := s.s.Put(ctx, prefixCluster+c.Name, data); err != nil {
 		return fmt.Errorf("store cluster %s: %w", c.Name, err)
 	}
@@ -130,7 +151,9 @@ func (s *Store) PutCluster(ctx context.Context, c Cluster) error {
 
 func clusterFrom(d map[string][]byte) Cluster {
 	insecure, _ := strconv.ParseBool(string(d["insecure"]))
-	return Cluster{Name: string(d["name"]), Server: string(d["server"]), BearerToken: string(d["bearerToken"]),
+	var labels map[string]string
+	_ = json.Unmarshal(d["labels"], &labels) // absent or unreadable: no labels
+	return Cluster{Labels: labels, Name: string(d["name"]), Server: string(d["server"]), BearerToken: string(d["bearerToken"]),
 		CAData: string(d["caData"]), CertData: string(d["certData"]), KeyData: string(d["keyData"]), Insecure: insecure,
 		TaskQueue: string(d["taskQueue"])}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
@@ -232,6 +233,8 @@ func (c *cli) clusterAdd(ctx context.Context, args []string) error {
 	keyFile := f.String("key-file", "", "PEM file of the client certificate's key")
 	f.BoolVar(&req.Insecure, "insecure", false, "do not verify the cluster's TLS certificate")
 	f.StringVar(&req.TaskQueue, "task-queue", "", "Temporal task queue of the cluster's activities: only workers with --task-queue Q touch it")
+	var labels cmdline.StringList
+	f.Var(&labels, "label", "a label of the cluster, KEY=VALUE (repeatable), for ApplicationSet cluster selectors")
 	kubeconfig := f.String("kubeconfig", "", "read the server and credentials from this kubeconfig file")
 	f.StringVar(&req.Context, "context", "", "the kubeconfig context (default: its current context)")
 	_, s, err := f.start(args, 0)
@@ -266,6 +269,16 @@ func (c *cli) clusterAdd(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return f.usageError("--label %q: want KEY=VALUE", l)
+		}
+		if req.Labels == nil {
+			req.Labels = map[string]string{}
+		}
+		req.Labels[k] = v
+	}
 	if *tokStdin {
 		if req.BearerToken, err = c.readSecret("Bearer token: "); err != nil {
 			return err
@@ -282,8 +295,8 @@ func (c *cli) clusterAdd(ctx context.Context, args []string) error {
 }
 
 func (c *cli) clusterList(ctx context.Context, args []string) error {
-	return listVerb(ctx, c, args, "cluster list", "/api/v1/clusters", "NAME\tSERVER\tCREDENTIALS\tSTATUS\tMESSAGE", func(cl clusterView) []string {
-		return []string{cl.Name, cl.Server, yesNo(cl.HasCredentials), cl.ConnectionState.Status, cl.ConnectionState.Message}
+	return listVerb(ctx, c, args, "cluster list", "/api/v1/clusters", "NAME\tSERVER\tCREDENTIALS\tLABELS\tSTATUS\tMESSAGE", func(cl clusterView) []string {
+		return []string{cl.Name, cl.Server, yesNo(cl.HasCredentials), keyValues(cl.Labels), cl.ConnectionState.Status, cl.ConnectionState.Message}
 	})
 }
 

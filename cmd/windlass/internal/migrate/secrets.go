@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -325,7 +326,24 @@ func clusterOf(s corev1.Secret) (settings.Cluster, string) {
 	}
 	return settings.Cluster{Name: field(s, "name"), Server: field(s, "server"), BearerToken: cfg.BearerToken,
 		CAData: string(cfg.TLSClientConfig.CAData), CertData: string(cfg.TLSClientConfig.CertData),
-		KeyData: string(cfg.TLSClientConfig.KeyData), Insecure: cfg.TLSClientConfig.Insecure}, ""
+		KeyData: string(cfg.TLSClientConfig.KeyData), Insecure: cfg.TLSClientConfig.Insecure, Labels: clusterLabels(s.Labels)}, ""
+}
+
+// clusterLabels are a cluster Secret's labels but its type: what Argo CD's
+// cluster generator selects on.
+func clusterLabels(l map[string]string) map[string]string {
+	out := maps.Clone(l)
+	delete(out, SecretTypeLabel)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// sameView says whether two cluster views are equal.
+func sameView(a, b settings.ClusterView) bool {
+	return a.Name == b.Name && a.Server == b.Server && a.HasCredentials == b.HasCredentials && a.Insecure == b.Insecure &&
+		a.TaskQueue == b.TaskQueue && maps.Equal(a.Labels, b.Labels)
 }
 
 // clusters plans the cluster Secrets.
@@ -356,7 +374,7 @@ func (b *builder) clusters(ctx context.Context) error {
 		switch {
 		case i < 0:
 			b.plan.add("Cluster", s.Name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutCluster(ctx, c, false) })
-		case views[i] == c.View():
+		case sameView(views[i], c.View()):
 			b.plan.add("Cluster", s.Name, ActionUnchanged, reason+"; registered (secret values are not compared)", nil)
 		default:
 			b.plan.add("Cluster", s.Name, ActionUpdate, reason+"; registered differently", func(ctx context.Context, w Writer) error { return w.PutCluster(ctx, c, true) })
