@@ -73,3 +73,16 @@ func resolveInside(root, rel string) (string, error) {
 	}
 	return dir, nil
 }
+
+// Trees reads whole repositories at a revision through the Activities'
+// mirrors and checkouts (the ApplicationSet git generator's reader).
+type Trees struct {
+	Git *Activities
+}
+
+// Tree resolves revision and returns the root of its shared, read-only
+// checkout.
+func (t Trees) Tree(ctx context.Context, repoURL, revision string) (string, error) {
+	dir, _, err := Tree{Git: t.Git, RepoURL: repoURL, Revision: revision}.Fetch(ctx)
+	return dir, err
+}
