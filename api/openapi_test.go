@@ -28,6 +28,7 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/actions"
+	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/healthlog"
@@ -479,6 +480,8 @@ var openAPISchemaTypes = map[string]any{
 	"ClusterRequest":            ClusterRequest{},
 	"ClusterView":               settings.ClusterView{},
 	"ClusterList":               ClusterList{},
+	"AppSetApp":                 appset.App{},
+	"AppSetPreview":             AppSetPreview{},
 	"Account":                   Account{},
 	"AccountList":               AccountList{},
 	"PasswordRequest":           PasswordRequest{},

@@ -261,6 +261,11 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/clusters/:name", path: "/api/v1/clusters/del-{caller}",
 			allow: []string{admin}, ok: http.StatusNoContent, perm: "clusters, delete, https://del-{caller}.example.com:6443"},
 
+		// Previewing an ApplicationSet needs create on applicationsets.
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/generate",
+			body:  appSetYAML("matrix", "team-a", "list: {elements: [{name: x}]}", "matrix-{{name}}"),
+			allow: []string{admin}, ok: http.StatusOK, perm: "applicationsets, create, team-a/matrix"},
+
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/accounts", allow: everyone, ok: http.StatusOK},
 		// Every session may change its own password (here: too short).
 		matrixRoute{method: http.MethodPut, pattern: "/api/v1/account/password", body: `{"currentPassword": "{password}", "newPassword": "short"}`,

@@ -15,6 +15,7 @@ import (
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/api/sso"
 	"github.com/windlass-cd/windlass/api/webhook"
+	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -69,6 +70,10 @@ type Options struct {
 	// HealthHistory serves .../health-history and the lastTransitionTime
 	// of app and resource health (nil: 501, and no times).
 	HealthHistory HealthHistory
+	// AppSets evaluates ApplicationSets for the preview (nil: one that
+	// knows the registered clusters but has no Git reader or secret
+	// store, so git, plugin and provider generators fail clearly).
+	AppSets *appset.Evaluator
 }
 
 // Mounted is a handler served under a path prefix of its own.
@@ -79,9 +84,10 @@ type Mounted interface {
 
 // Server is the REST API.
 type Server struct {
-	e    *echo.Echo
-	c    client.Client
-	opts Options
+	e       *echo.Echo
+	c       client.Client
+	opts    Options
+	appSets *appset.Evaluator
 }
 
 // maxBodyBytes caps request bodies.
@@ -127,7 +133,10 @@ func New(c client.Client, opts Options) (*Server, error) {
 	ui := uiHandler(opts.Logger)
 	e.Use(uiFallback(ui))
 	e.Use(opts.Auth.Middleware(auth.WithSkipper(auth.PublicPaths(publicRoutes...))))
-	s := &Server{e: e, c: c, opts: opts}
+	s := &Server{e: e, c: c, opts: opts, appSets: opts.AppSets}
+	if s.appSets == nil {
+		s.appSets = appset.New(opts.Settings, nil, nil)
+	}
 	e.GET("/healthz", func(c *echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/api/v1/openapi.json", serveOpenAPI)
 	hook := webhook.NewHandler(opts.Webhook, appFinder{s}, appFinder{s}, opts.Logger)
@@ -175,6 +184,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.permissionRoutes(v1)
 	s.customizationsRoutes(v1)
 	s.notificationRoutes(v1)
+	s.appSetRoutes(v1)
 	uiRoutes(e, ui)
 	return s, nil
 }

@@ -7,21 +7,21 @@
 //	p, <subject>, <resource>, <action>, <object>, allow|deny
 //	g, <user-or-group>, <role>
 //
-// Resources are applications, projects, repositories, clusters, accounts
-// and logs. Actions are get, create, update, delete, sync, rollback,
-// override and action; a resource action is requested as
+// Resources are applications, projects, repositories, clusters, accounts,
+// logs and applicationsets. Actions are get, create, update, delete, sync,
+// rollback, override and action; a resource action is requested as
 // action/<group>/<kind>/<name>, and the policy action "action" grants all
 // of them, as action/* does. A write to one of an app's resources is
 // requested as update/<group>/<kind>/<namespace>/<name> or delete/...
 // (the core group and cluster-scoped namespaces are empty); as in Argo CD
 // 3, the plain actions update and delete do not grant them, update/* and
 // delete/* do. Objects are <project>/<app> for applications and logs, the
-// project name for projects, the URL for repositories and clusters, and
-// the account name for accounts.
+// project name for projects, the URL for repositories and clusters, the
+// account name for accounts, and <project>/<set> for applicationsets.
 //
 // The rest of Argo CD's vocabulary is accepted but not enforced: the
-// resources applicationsets, certificates, gpgkeys, exec and extensions,
-// and the action invoke. No endpoint asks for them, so such a rule grants
+// resources certificates, gpgkeys, exec and extensions, and the action
+// invoke. No endpoint asks for them, so such a rule grants
 // nothing; New logs each at Warn.
 //
 // Resources, actions and objects in policies are globs: * matches any run

@@ -19,16 +19,17 @@ const (
 	ResourceClusters     = "clusters"
 	ResourceAccounts     = "accounts"
 	ResourceLogs         = "logs"
+	// ResourceApplicationSets objects are <project>/<set>.
+	ResourceApplicationSets = "applicationsets"
 )
 
 // Resources of Argo CD's vocabulary that policies may name but that no
 // Windlass endpoint asks for yet: their rules are accepted, never matched.
 const (
-	resApplicationSets = "applicationsets"
-	resCertificates    = "certificates"
-	resGPGKeys         = "gpgkeys"
-	resExec            = "exec"
-	resExtensions      = "extensions"
+	resCertificates = "certificates"
+	resGPGKeys      = "gpgkeys"
+	resExec         = "exec"
+	resExtensions   = "extensions"
 )
 
 // Actions named in policies. A resource action is requested as
@@ -70,9 +71,9 @@ const (
 var (
 	// servedResources are the resources Windlass enforces.
 	servedResources = []string{ResourceApplications, ResourceProjects, ResourceRepositories,
-		ResourceClusters, ResourceAccounts, ResourceLogs}
+		ResourceClusters, ResourceAccounts, ResourceLogs, ResourceApplicationSets}
 	resources = append(slices.Clone(servedResources),
-		resApplicationSets, resCertificates, resGPGKeys, resExec, resExtensions)
+		resCertificates, resGPGKeys, resExec, resExtensions)
 	// servedActions are the actions Windlass enforces, with
 	// action/<group>/<kind>/<name>.
 	servedActions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete,
@@ -83,7 +84,7 @@ var (
 	// delete/..., asked for by PATCH and DELETE .../resource.
 	subresourcePrefixes = []string{ActionUpdate + "/", ActionDelete + "/"}
 	// appScoped are the resources whose objects are <project>/<name>.
-	appScoped = []string{ResourceApplications, ResourceLogs, resApplicationSets, resExec}
+	appScoped = []string{ResourceApplications, ResourceLogs, ResourceApplicationSets, resExec}
 	// pFields names the fields of a p line after the "p".
 	pFields = []string{"subject", "resource", "action", "object", "effect"}
 )
@@ -375,13 +376,13 @@ func parseProjectLine(project, sub, text string) ([]string, error) {
 		if obj != project {
 			return nil, fmt.Errorf("object %q must be the project %s", obj, project)
 		}
-	case ResourceApplications, ResourceLogs, resApplicationSets, resExec:
+	case ResourceApplications, ResourceLogs, ResourceApplicationSets, resExec:
 		if rest, ok := strings.CutPrefix(obj, project+"/"); !ok || rest == "" {
 			return nil, fmt.Errorf("object %q is outside project %s: want %s/<application>", obj, project, project)
 		}
 	default:
 		return nil, fmt.Errorf("resource %q is not allowed in project roles: want %s, %s, %s, %s or %s",
-			res, ResourceApplications, ResourceLogs, resApplicationSets, resExec, ResourceProjects)
+			res, ResourceApplications, ResourceLogs, ResourceApplicationSets, resExec, ResourceProjects)
 	}
 	return fields, nil
 }

@@ -15,7 +15,6 @@ import (
 // unservedCSV uses only Argo CD vocabulary Windlass does not serve, on
 // objects that match everything.
 const unservedCSV = `
-p, u, applicationsets, *, */*, allow
 p, u, certificates, *, *, allow
 p, u, gpgkeys, *, *, allow
 p, u, exec, create, */*, allow
@@ -51,7 +50,7 @@ func TestUnservedRulesGrantNothing(t *testing.T) {
 	objects := map[string]string{
 		ResourceApplications: "team-a/api", ResourceLogs: "team-a/api", ResourceProjects: "team-a",
 		ResourceRepositories: "https://github.com/acme/app.git", ResourceClusters: "https://k8s.example.com",
-		ResourceAccounts: "u",
+		ResourceAccounts: "u", ResourceApplicationSets: "team-a/set",
 	}
 	acts := append(servedActions[:len(servedActions):len(servedActions)], "action/apps/Deployment/restart")
 	for _, res := range servedResources {
@@ -73,9 +72,9 @@ func TestUnservedRulesGrantNothing(t *testing.T) {
 		}
 	}
 	want := []map[string]any{
-		warn(2, "applicationsets", "*", "*/*"), warn(3, "certificates", "*", "*"), warn(4, "gpgkeys", "*", "*"),
-		warn(5, "exec", "create", "*/*"), warn(6, "extensions", "invoke", "*"),
-		warn(7, "*", "invoke", "*"),
+		warn(2, "certificates", "*", "*"), warn(3, "gpgkeys", "*", "*"),
+		warn(4, "exec", "create", "*/*"), warn(5, "extensions", "invoke", "*"),
+		warn(6, "*", "invoke", "*"),
 	}
 	if diff := cmp.Diff(want, logged()); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

@@ -2,7 +2,6 @@ package appset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ func (ev *evaluation) clusters(ctx context.Context, c *ClustersGenerator) ([]Par
 		return nil, invalid("clusters.flatList", "not implemented by Windlass")
 	}
 	if ev.g.clusters == nil {
-		return nil, errors.New("clusters generator: no cluster registry is configured")
+		return nil, fmt.Errorf("%w: clusters generator: no cluster registry is configured", ErrUnavailable)
 	}
 	list, err := ev.g.clusters.Clusters(ctx)
 	if err != nil {

@@ -24,6 +24,9 @@ var (
 	// ErrSource: a service a generator reads (Git, a plugin, a provider's
 	// API) failed or did not answer in time.
 	ErrSource = errors.New("generator source failed")
+	// ErrUnavailable: the generator needs something this Evaluator was
+	// made without (a Git reader, a secret store, a cluster registry).
+	ErrUnavailable = errors.New("generator not available")
 )
 
 // DefaultLimit is how many elements a set may yield by default.

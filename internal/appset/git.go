@@ -3,7 +3,6 @@ package appset
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,7 +18,7 @@ import (
 // gitParams yields a repository's directories or files.
 func (ev *evaluation) gitParams(ctx context.Context, g *GitGenerator, field string) ([]Params, error) {
 	if ev.g.git == nil {
-		return nil, errors.New("git generator: no Git reader is configured")
+		return nil, fmt.Errorf("%w: git generator: no Git reader is configured", ErrUnavailable)
 	}
 	rev := g.Revision
 	if rev == "" {

@@ -31,7 +31,7 @@ type pluginResponse struct {
 // yields the parameter sets it answers.
 func (ev *evaluation) plugin(ctx context.Context, pg *PluginGenerator, field string) ([]Params, error) {
 	if ev.g.secrets == nil {
-		return nil, errors.New("plugin generator: no secret store is configured")
+		return nil, fmt.Errorf("%w: plugin generator: no secret store is configured", ErrUnavailable)
 	}
 	name := pg.ConfigMapRef.Name
 	cfg, err := ev.g.secrets.Get(ctx, PluginSecretPrefix+name)

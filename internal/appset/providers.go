@@ -43,7 +43,7 @@ func (ev *evaluation) provider(ctx context.Context, kind, api string, ref *Secre
 				ErrInvalid, field, p.base)
 		}
 		if ev.g.secrets == nil {
-			return nil, errors.New("tokenRef: no secret store is configured")
+			return nil, fmt.Errorf("%w: %s.tokenRef: no secret store is configured", ErrUnavailable, field)
 		}
 		if ref.SecretName == "" || ref.Key == "" {
 			return nil, invalid(field+".tokenRef", "secretName and key are required")

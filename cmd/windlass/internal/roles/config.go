@@ -47,6 +47,9 @@ type apiSettings struct {
 	// WatchApplications lists the namespaces of the Application resources
 	// the front door watches (frontdoor.go); empty: off.
 	WatchApplications string
+	// AppSetSCMURLs lists provider API URLs, besides the public ones, that
+	// an ApplicationSet's tokenRef may be sent to (appsets.go).
+	AppSetSCMURLs string
 }
 
 // workerSettings are the settings of the worker role.
@@ -170,6 +173,7 @@ func bindAPI(fs *flag.FlagSet, a *apiSettings) {
 	fs.StringVar(&a.TemporalUIURL, "temporal-ui-url", env("TEMPORAL_UI_URL", ""), "Temporal UI base URL, for links to syncs (env WINDLASS_TEMPORAL_UI_URL)")
 	bindSSO(fs, &a.sso)
 	bindFrontDoor(fs, a)
+	fs.StringVar(&a.AppSetSCMURLs, "appset-allowed-scm-urls", env("APPSET_ALLOWED_SCM_URLS", ""), "comma-separated API URLs of self-hosted GitHub, GitLab or Gitea that ApplicationSet generators may send a tokenRef's token to, besides the public ones (env WINDLASS_APPSET_ALLOWED_SCM_URLS)")
 }
 
 func envOr(name, def string) string {

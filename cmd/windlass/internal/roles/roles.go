@@ -504,12 +504,16 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	if err != nil {
 		return nil, "", err
 	}
+	appSets, err := appSetEvaluator(ctx, log, store, sets, a.AppSetSCMURLs)
+	if err != nil {
+		return nil, "", err
+	}
 	srv, err := api.New(c, api.Options{
 		Logger: log, Namespace: namespace, Auth: authSvc, RBAC: enf, Settings: sets,
 		SSO: ssoHandler, Dex: dex,
 		Webhook: webhook.Config{Secrets: webhookSecrets()}, TemporalUIURL: a.TemporalUIURL, TaskQueue: a.taskQueue,
 		AppConfig: workflows.AppConfig{RefreshSeconds: refresh, DriftWatch: true}, Inspector: insp,
-		Customizations: customizations.RedisStatuses{Client: rdb}, HealthHistory: healthLog,
+		Customizations: customizations.RedisStatuses{Client: rdb}, HealthHistory: healthLog, AppSets: appSets,
 	})
 	if err != nil {
 		return nil, "", err
