@@ -71,7 +71,7 @@ type verb struct {
 
 // groups are the client commands with verbs.
 var groups = map[string][]verb{
-	"app": appVerbs, "proj": projVerbs, "repo": repoVerbs, "repocreds": repoCredsVerbs, "cluster": clusterVerbs, "account": accountVerbs,
+	"app": appVerbs, "proj": projVerbs, "repo": repoVerbs, "repocreds": repoCredsVerbs, "cluster": clusterVerbs, "account": accountVerbs, "appset": appsetVerbs,
 	"notifications": notificationsVerbs,
 }
 
