@@ -310,6 +310,7 @@ export interface ClusterView {
   server: string;
   hasCredentials: boolean;
   insecure?: boolean;
+  labels?: Record<string, string>;
 }
 
 export interface Account {

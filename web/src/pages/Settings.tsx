@@ -385,7 +385,7 @@ function Clusters() {
       <ListTable
         list={list}
         what="The clusters"
-        cols={['Name', 'Server', 'Credentials', 'TLS']}
+        cols={['Name', 'Server', 'Credentials', 'TLS', 'Labels']}
         row={(c, i) => (
           <tr key={c.name}>
             <td>{c.name}</td>
@@ -394,6 +394,12 @@ function Clusters() {
               <Secret has={c.hasCredentials} />
             </td>
             <td>{c.insecure ? 'not verified' : 'verified'}</td>
+            <td className="wrap">
+              {Object.entries(c.labels ?? {})
+                .sort(([a], [b]) => a.localeCompare(b))
+                .map(([k, v]) => `${k}=${v}`)
+                .join(', ')}
+            </td>
             <td className="row-actions">
               {c.name !== 'in-cluster' && (
                 <Button variant="danger" allowed={canDelete[i]} denied={`clusters, delete, ${c.server}`} onClick={() => remove(`cluster ${c.name}`, `/api/v1/clusters/${encodeURIComponent(c.name)}`)}>
@@ -411,8 +417,13 @@ function Clusters() {
 
 function AddCluster({ onClose, onSaved }: { onClose: () => void; onSaved: () => void }) {
   const [f, setF] = useState({ name: '', server: '', bearerToken: '', caData: '', insecure: false });
+  const [labels, setLabels] = useState('');
   const { error, busy, submit } = useSave(
-    () => post('/api/v1/clusters', Object.fromEntries(Object.entries(f).filter(([, v]) => v !== '' && v !== false))),
+    () =>
+      post('/api/v1/clusters', {
+        ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== '' && v !== false)),
+        ...(labels.trim() ? { labels: parseLabels(labels) } : {}),
+      }),
     'Cluster registered',
     onSaved,
     onClose,
@@ -432,6 +443,9 @@ function AddCluster({ onClose, onSaved }: { onClose: () => void; onSaved: () => 
         <Field id="cl-ca" label="CA certificate (PEM)">
           <textarea id="cl-ca" className="code" rows={3} value={f.caData} onChange={(e) => setF({ ...f, caData: e.target.value })} spellCheck={false} />
         </Field>
+        <Field id="cl-labels" label="Labels (key=value, comma-separated; ApplicationSet cluster generators select on them)">
+          <input id="cl-labels" value={labels} onChange={(e) => setLabels(e.target.value)} placeholder="env=prod, region=eu" />
+        </Field>
         <div className="check">
           <input id="cl-insecure" type="checkbox" checked={f.insecure} onChange={(e) => setF({ ...f, insecure: e.target.checked })} />
           <label htmlFor="cl-insecure">Skip TLS verification</label>
@@ -442,6 +456,16 @@ function AddCluster({ onClose, onSaved }: { onClose: () => void; onSaved: () => 
       </form>
     </Dialog>
   );
+}
+
+// parseLabels reads "k=v, k2=v2"; the server validates keys and values.
+function parseLabels(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(',')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k) out[k.trim()] = v.join('=').trim();
+  }
+  return out;
 }
 
 function Accounts() {

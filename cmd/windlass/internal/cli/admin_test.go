@@ -188,7 +188,7 @@ func TestCLIRepo(t *testing.T) {
 
 func TestCLICluster(t *testing.T) {
 	prod := map[string]any{"name": "prod", "server": "https://k8s.acme.io:6443", "hasCredentials": true,
-		"connectionState": map[string]string{"status": "Successful"}}
+		"connectionState": map[string]string{"status": "Successful"}, "labels": map[string]string{"env": "prod"}}
 	runCases(t, []cliCase{
 		{
 			name:   "cluster add token and ca",
@@ -213,6 +213,13 @@ func TestCLICluster(t *testing.T) {
 			routes: map[string][]reply{"POST /api/v1/clusters": {answer(201, map[string]any{"name": "kind-dev", "server": "https://127.0.0.1:6443", "hasCredentials": true})}},
 			want:   []string{`POST /api/v1/clusters {"name":"","server":"","kubeconfig":"apiVersion: v1\nkind: Config\n","context":"kind-dev"}`},
 		},
+		{
+			name:   "cluster add labels",
+			args:   "cluster add --name prod --server https://k8s.acme.io:6443 --label env=prod --label region=eu",
+			routes: map[string][]reply{"POST /api/v1/clusters": {answer(201, prod)}},
+			want:   []string{`POST /api/v1/clusters {"name":"prod","server":"https://k8s.acme.io:6443","labels":{"env":"prod","region":"eu"}}`},
+		},
+		{name: "cluster add bad label", args: "cluster add --name x --server https://x --label novalue", code: cmdline.ExitUsage},
 		{name: "cluster add kubeconfig and server", args: "cluster add --kubeconfig $DIR/kc --server https://x", code: cmdline.ExitUsage},
 		{name: "cluster add without name", args: "cluster add --server https://x", code: cmdline.ExitUsage},
 		{name: "cluster add half a certificate", args: "cluster add --name x --server https://x --cert-file c", code: cmdline.ExitUsage},
