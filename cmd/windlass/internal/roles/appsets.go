@@ -18,7 +18,10 @@ import (
 // temporary directory removed when ctx ends, with the registered
 // repositories' credentials), and the secret store for tokens and plugin
 // settings.
-func appSetEvaluator(ctx context.Context, log *slog.Logger, store secretstore.Store, sets *settings.Store, allowedSCM string) (*appset.Evaluator, error) {
+func appSetEvaluator(ctx context.Context, log *slog.Logger, store secretstore.Store, sets *settings.Store, a apiSettings) (*appset.Evaluator, error) {
+	if a.AppSetMaxElements < 0 {
+		return nil, fmt.Errorf("--appset-max-elements %d: want a positive number", a.AppSetMaxElements)
+	}
 	dir, err := os.MkdirTemp("", "windlass-appset-")
 	if err != nil {
 		return nil, fmt.Errorf("appset preview cache: %w", err)
@@ -32,10 +35,10 @@ func appSetEvaluator(ctx context.Context, log *slog.Logger, store secretstore.St
 		return nil, err
 	}
 	var urls []string
-	for u := range strings.SplitSeq(allowedSCM, ",") {
+	for u := range strings.SplitSeq(a.AppSetSCMURLs, ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			urls = append(urls, u)
 		}
 	}
-	return appset.New(sets, source.Trees{Git: git}, store, appset.WithAllowedAPIs(urls...)), nil
+	return appset.New(sets, source.Trees{Git: git}, store, appset.WithAllowedAPIs(urls...), appset.WithLimit(a.AppSetMaxElements)), nil
 }

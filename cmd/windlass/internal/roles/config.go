@@ -15,6 +15,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
+	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/metrics"
@@ -50,6 +51,8 @@ type apiSettings struct {
 	// AppSetSCMURLs lists provider API URLs, besides the public ones, that
 	// an ApplicationSet's tokenRef may be sent to (appsets.go).
 	AppSetSCMURLs string
+	// AppSetMaxElements bounds the elements of one set (0: the default).
+	AppSetMaxElements int
 }
 
 // workerSettings are the settings of the worker role.
@@ -174,6 +177,7 @@ func bindAPI(fs *flag.FlagSet, a *apiSettings) {
 	bindSSO(fs, &a.sso)
 	bindFrontDoor(fs, a)
 	fs.StringVar(&a.AppSetSCMURLs, "appset-allowed-scm-urls", env("APPSET_ALLOWED_SCM_URLS", ""), "comma-separated API URLs of self-hosted GitHub, GitLab or Gitea that ApplicationSet generators may send a tokenRef's token to, besides the public ones (env WINDLASS_APPSET_ALLOWED_SCM_URLS)")
+	fs.IntVar(&a.AppSetMaxElements, "appset-max-elements", envInt("APPSET_MAX_ELEMENTS", appset.DefaultLimit), "most elements an ApplicationSet's generators may yield; more is an error (env WINDLASS_APPSET_MAX_ELEMENTS)")
 }
 
 func envOr(name, def string) string {

@@ -504,7 +504,7 @@ func buildAPI(ctx context.Context, log *slog.Logger, c client.Client, store secr
 	if err != nil {
 		return nil, "", err
 	}
-	appSets, err := appSetEvaluator(ctx, log, store, sets, a.AppSetSCMURLs)
+	appSets, err := appSetEvaluator(ctx, log, store, sets, a)
 	if err != nil {
 		return nil, "", err
 	}
