@@ -16,6 +16,11 @@ import (
 // and returns its URL, a work tree pushing to it, and a Git reader.
 func gitRepo(t *testing.T) (string, *testbed.WorkRepo, GitTrees) {
 	t.Helper()
+	return gitRepoB(t)
+}
+
+func gitRepoB(t testing.TB) (string, *testbed.WorkRepo, GitTrees) {
+	t.Helper()
 	srv, err := testbed.StartGitServer(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
