@@ -87,6 +87,9 @@ type Config struct {
 	// RenderMaxFileBytes bounds each file a render reads from a repository
 	// (0: render.DefaultMaxFileBytes).
 	RenderMaxFileBytes int64
+	// OCI bounds the artifacts of oci:// sources (zero fields: the
+	// defaults).
+	OCI source.OCILimits
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -172,7 +175,7 @@ func New(cfg Config) (*Worker, error) {
 	if err := render.ValidatePlugins(cfg.Plugins); err != nil {
 		return nil, fmt.Errorf("worker: plugins: %w", err)
 	}
-	var srcOpts []source.Option
+	srcOpts := []source.Option{source.WithOCILimits(cfg.OCI)}
 	if cfg.Cache.RefTTL >= 0 {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}

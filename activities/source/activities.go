@@ -51,6 +51,8 @@ type Activities struct {
 	sizes      treeSizes
 	// commits holds the metadata of the commits read (RevisionMetadata).
 	commits knownCommits
+	// oci bounds OCI sources (WithOCILimits).
+	oci OCILimits
 }
 
 // Option configures New.
@@ -101,7 +103,7 @@ func New(cacheDir string, creds CredentialResolver, log *slog.Logger, opts ...Op
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &Activities{cacheDir: cacheDir, creds: creds, log: log, refTTL: DefaultRefCacheTTL, treeGrace: DefaultTreeGrace}
+	a := &Activities{cacheDir: cacheDir, creds: creds, log: log, refTTL: DefaultRefCacheTTL, treeGrace: DefaultTreeGrace, oci: defaultOCILimits()}
 	for _, o := range opts {
 		o(a)
 	}
@@ -141,9 +143,19 @@ const msgResolved = "revision resolved"
 
 // ResolveRevision resolves HEAD, a branch, a tag, a full or abbreviated
 // commit SHA, or a semver range over the tags (v1.2.*, ^1.2, >=1.0 <2) to a
-// commit SHA. An exact reference wins over a range.
+// commit SHA. An exact reference wins over a range. For an oci:// source
+// it resolves a tag, a semver range over the tags or a digest to the
+// manifest's digest (sha256:...), which stands for the SHA from then on.
 func (a *Activities) ResolveRevision(ctx context.Context, in ResolveInput) (ResolveOutput, error) {
 	repo := redactURL(in.RepoURL)
+	if IsOCI(in.RepoURL) {
+		out, err := a.resolveOCI(ctx, in.RepoURL, in.Revision)
+		if err != nil {
+			return ResolveOutput{}, failure.Activity(fmt.Errorf("resolve %s: %w", in.Revision, err))
+		}
+		a.log.Debug(msgResolved, "repo", repo, "revision", in.Revision, "sha", out.SHA)
+		return out, nil
+	}
 	refs, err := a.lsRemote(ctx, in.RepoURL, in.Hard)
 	if err != nil {
 		return ResolveOutput{}, failure.Activity(fmt.Errorf("resolve %s: %w", in.Revision, err))

@@ -62,11 +62,44 @@ func urlKey(repoURL string) string {
 // call marks the checkout used (its modification time), which protects it
 // from Evict for the tree grace.
 func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
+	if IsOCI(repoURL) {
+		return a.checkoutOCI(ctx, repoURL, sha)
+	}
 	if !fullSHA.MatchString(sha) {
 		return "", fmt.Errorf("%w: %q is not a full commit SHA", ErrRevisionNotFound, sha)
 	}
 	key := urlKey(repoURL)
-	dir := filepath.Join(a.cacheDir, "trees", key+"-"+sha)
+	return a.checkoutDir(key, sha, func(tmp string) error {
+		repo, err := a.openMirror(repoURL, key)
+		if err != nil {
+			return err
+		}
+		if _, err := repo.CommitObject(plumbing.NewHash(sha)); err != nil {
+			if err := a.fetch(ctx, repo, repoURL); err != nil {
+				return err
+			}
+		}
+		commit, err := repo.CommitObject(plumbing.NewHash(sha))
+		if err != nil {
+			return fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, redactURL(repoURL), err)
+		}
+		a.commits.put(key+sha, commit)
+		tree, err := commit.Tree()
+		if err != nil {
+			return fmt.Errorf("read tree of %s: %w", sha, err)
+		}
+		if err := writeTree(tree, tmp); err != nil {
+			return fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
+		}
+		return nil
+	})
+}
+
+// checkoutDir returns the checkout trees/<key>-<name>, filling it with
+// fill the first time, under the repository's fetch lock: fill writes
+// into a fresh folder that becomes the checkout only when it succeeds.
+func (a *Activities) checkoutDir(key, name string, fill func(tmp string) error) (string, error) {
+	dir := filepath.Join(a.cacheDir, "trees", key+"-"+name)
 	lock := a.locks.get(key)
 	if markUsed(lock, dir) {
 		return dir, nil
@@ -76,35 +109,17 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 	if markUsed(lock, dir) {
 		return dir, nil
 	}
-	repo, err := a.openMirror(repoURL, key)
-	if err != nil {
-		return "", err
-	}
-	if _, err := repo.CommitObject(plumbing.NewHash(sha)); err != nil {
-		if err := a.fetch(ctx, repo, repoURL); err != nil {
-			return "", err
-		}
-	}
-	commit, err := repo.CommitObject(plumbing.NewHash(sha))
-	if err != nil {
-		return "", fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, redactURL(repoURL), err)
-	}
-	a.commits.put(key+sha, commit)
-	tree, err := commit.Tree()
-	if err != nil {
-		return "", fmt.Errorf("read tree of %s: %w", sha, err)
-	}
 	tmp, err := os.MkdirTemp(filepath.Join(a.cacheDir, "trees"), tmpPrefix)
 	if err != nil {
-		return "", fmt.Errorf("checkout %s: %w", sha, err)
+		return "", fmt.Errorf("checkout %s: %w", name, err)
 	}
-	if err := writeTree(tree, tmp); err != nil {
+	if err := fill(tmp); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
+		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("checkout %s: %w", sha, err)
+		return "", fmt.Errorf("checkout %s: %w", name, err)
 	}
 	markUsed(lock, dir)
 	return dir, nil

@@ -96,6 +96,12 @@ func RepoURLHasPassword(u string) bool {
 	return set
 }
 
+// IsOCIRepoURL reports whether u names an OCI repository (oci://...):
+// a source whose revision is a tag, a semver range or a digest.
+func IsOCIRepoURL(u string) bool {
+	return len(u) > 6 && strings.EqualFold(u[:6], "oci://")
+}
+
 // AllowedTransports are the Git transports a repository URL may use.
 const AllowedTransports = "https, http, ssh (ssh:// or user@host:path), git and file"
 

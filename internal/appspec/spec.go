@@ -235,7 +235,7 @@ func (s Source) validate(field string) error {
 	if err := ValidRepoPath(s.Path); err != nil {
 		return &FieldError{Field: field + ".path", Reason: err.Error()}
 	}
-	if s.Chart == "" && strings.ContainsAny(s.TargetRevision, " \t\n~^:?*[\\") {
+	if s.Chart == "" && !ociDigest(s) && strings.ContainsAny(s.TargetRevision, " \t\n~^:?*[\\") {
 		// Not a Git reference; a semver range over tags is still fine.
 		if _, err := semver.NewConstraint(s.TargetRevision); err != nil || strings.ContainsAny(s.TargetRevision, "\n\t:?[\\") {
 			return &FieldError{Field: field + ".targetRevision", Reason: "is neither a Git revision nor a semver range"}
@@ -245,6 +245,13 @@ func (s Source) validate(field string) error {
 		return &FieldError{Field: field + ".ref", Reason: "must be a DNS label"}
 	}
 	return nil
+}
+
+// ociDigest reports an OCI source pinned to a digest (sha256:<hex>).
+func ociDigest(s Source) bool {
+	alg, hex, ok := strings.Cut(s.TargetRevision, ":")
+	return ok && IsOCIRepoURL(s.RepoURL) && alg != "" && hex != "" &&
+		!strings.ContainsAny(alg, " \t\n/") && !strings.ContainsAny(hex, " \t\n:/")
 }
 
 // MaxSpecBytes bounds an application's spec as JSON: the spec travels in

@@ -23,6 +23,16 @@ func TestValidate(t *testing.T) {
 		{name: "dot-dot", edit: func(a *Application) { a.Source.Path = ".." }, field: "source.path"},
 		{name: "inner dot-dot stays inside", edit: func(a *Application) { a.Source.Path = "a/../b" }},
 		{name: "bad revision", edit: func(a *Application) { a.Source.TargetRevision = "main~1" }, field: "source.targetRevision"},
+		{name: "oci digest", edit: func(a *Application) {
+			a.Source.RepoURL, a.Source.TargetRevision = "oci://registry.local/app", "sha256:"+strings.Repeat("ab", 32)
+		}},
+		{name: "oci semver range", edit: func(a *Application) { a.Source.RepoURL, a.Source.TargetRevision = "oci://registry.local/app", "^1.2" }},
+		{name: "digest of a git source", edit: func(a *Application) { a.Source.TargetRevision = "sha256:" + strings.Repeat("ab", 32) },
+			field: "source.targetRevision"},
+		{name: "bad oci digest", edit: func(a *Application) {
+			a.Source.RepoURL, a.Source.TargetRevision = "oci://registry.local/app", "sha256:a b"
+		},
+			field: "source.targetRevision"},
 		{name: "bad namespace", edit: func(a *Application) { a.Destination.Namespace = "A_B" }, field: "destination.namespace"},
 		{name: "negative refresh", edit: func(a *Application) { a.RefreshSeconds = -1 }, field: "refreshSeconds"},
 		{name: "named sources", edit: func(a *Application) {

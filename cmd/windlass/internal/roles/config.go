@@ -97,6 +97,8 @@ type workerSettings struct {
 	RenderLimits  render.SandboxLimits
 	// RenderMaxFileBytes bounds each file a render reads from a repository.
 	RenderMaxFileBytes int64
+	// OCI bounds the artifacts of oci:// sources.
+	OCI source.OCILimits
 	// SyncImpersonation: syncs write as their project's destination
 	// service account (Argo CD's application.sync.impersonation.enabled).
 	SyncImpersonation bool
@@ -219,6 +221,15 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.Int64Var(&w.RenderLimits.OutputBytes, "render-max-output-bytes", envInt64("RENDER_MAX_OUTPUT_BYTES", d.OutputBytes), "largest rendered manifests of one app, as JSON (env WINDLASS_RENDER_MAX_OUTPUT_BYTES)")
 	fs.BoolVar(&w.SyncImpersonation, "sync-impersonation", envBool("WINDLASS_SYNC_IMPERSONATION", false), "syncs apply and prune as the service account their project's destinationServiceAccounts names, and fail without one (env WINDLASS_SYNC_IMPERSONATION)")
 	fs.Int64Var(&w.RenderMaxFileBytes, "render-max-file-bytes", envInt64("RENDER_MAX_FILE_BYTES", render.DefaultMaxFileBytes), "largest file a render reads from a repository (env WINDLASS_RENDER_MAX_FILE_BYTES)")
+	fs.Int64Var(&w.OCI.MaxArtifactBytes, "oci-max-artifact-bytes", envInt64("OCI_MAX_ARTIFACT_BYTES", source.DefaultOCIMaxArtifactBytes), "largest layer of an oci:// source, as the registry sends it (env WINDLASS_OCI_MAX_ARTIFACT_BYTES)")
+	fs.Int64Var(&w.OCI.MaxExtractedBytes, "oci-max-extracted-bytes", envInt64("OCI_MAX_EXTRACTED_BYTES", source.DefaultOCIMaxExtractedBytes), "largest total of the files unpacked from an oci:// source (env WINDLASS_OCI_MAX_EXTRACTED_BYTES)")
+	fs.Func("oci-layer-media-types", "comma-separated layer media types an oci:// source may have (default "+strings.Join(source.DefaultOCILayerMediaTypes, ",")+"; env WINDLASS_OCI_LAYER_MEDIA_TYPES)", func(v string) error {
+		w.OCI.LayerMediaTypes = splitList(v)
+		return nil
+	})
+	if v := env("OCI_LAYER_MEDIA_TYPES", ""); v != "" {
+		w.OCI.LayerMediaTypes = splitList(v)
+	}
 	h := &w.HealthScripts
 	fs.Int64Var(&h.MemoryLimit, "health-script-memory-bytes", envInt64("HEALTH_SCRIPT_MEMORY_BYTES", health.DefaultMemoryLimit), "memory budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MEMORY_BYTES)")
 	fs.Int64Var(&h.MaxInstructions, "health-script-max-instructions", envInt64("HEALTH_SCRIPT_MAX_INSTRUCTIONS", health.DefaultMaxInstructions), "instruction budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MAX_INSTRUCTIONS)")
@@ -315,6 +326,9 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
 		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))
+	}
+	if w.OCI.MaxArtifactBytes <= 0 || w.OCI.MaxExtractedBytes <= 0 {
+		errs = append(errs, errors.New("oci-max-artifact-bytes and oci-max-extracted-bytes must be positive"))
 	}
 	if h := w.HealthScripts; w.RenderMaxFileBytes <= 0 || h.MemoryLimit <= 0 || h.MaxInstructions <= 0 || h.Timeout <= 0 {
 		errs = append(errs, errors.New("render-max-file-bytes, health-script-memory-bytes, health-script-max-instructions and health-script-timeout must be positive"))
@@ -419,4 +433,15 @@ func loadWorkerConfig(args []string) (workerConfig, error) {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
 	return c, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
