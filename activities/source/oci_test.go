@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"log"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -17,22 +16,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-containerregistry/pkg/registry"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
-	"oras.land/oras-go/v2/content"
-	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/testbed/ociregistry"
 )
 
-// ociRegistry starts an in-process OCI distribution registry on loopback
-// and returns its host:port.
+// ociRegistry starts an in-process OCI registry for t and returns its
+// host:port.
 func ociRegistry(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	r := ociregistry.Start()
+	t.Cleanup(r.Close)
+	return r.Host
 }
 
 // tarEntry is one entry of a test archive: a file, a folder (Dir), a
@@ -81,44 +76,21 @@ func tarball(t *testing.T, entries ...tarEntry) []byte {
 	return buf.Bytes()
 }
 
-// pushArtifact pushes an artifact of layers (media type, bytes) to
-// host/repo as `oras push` does (an OCI 1.1 manifest with an artifact type
-// and an empty config), tags it with tags and returns its digest.
+// pushArtifact pushes an artifact of layers to host/repo as `oras push`
+// does, tags it with tags and returns its digest.
 func pushArtifact(t *testing.T, host, repo string, tags []string, layers ...ociLayer) string {
 	t.Helper()
-	ctx := t.Context()
-	r, err := remote.NewRepository(host + "/" + repo)
+	r := &ociregistry.Registry{Host: host}
+	d, err := r.Push(t.Context(), repo, tags, layers...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.PlainHTTP = true
-	var descs []ocispec.Descriptor
-	for _, l := range layers {
-		d := content.NewDescriptorFromBytes(l.mediaType, l.data)
-		if err := r.Push(ctx, d, bytes.NewReader(l.data)); err != nil {
-			t.Fatal(err)
-		}
-		descs = append(descs, d)
-	}
-	m, err := oras.PackManifest(ctx, r, oras.PackManifestVersion1_1, "application/vnd.unknown.artifact.v1",
-		oras.PackManifestOptions{Layers: descs, ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: "2026-01-01T00:00:00Z"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tag := range tags {
-		if err := r.Tag(ctx, m, tag); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return m.Digest.String()
+	return d
 }
 
-type ociLayer struct {
-	mediaType string
-	data      []byte
-}
+type ociLayer = ociregistry.Layer
 
-func tgzLayer(data []byte) ociLayer { return ociLayer{MediaTypeTarGzip, data} }
+func tgzLayer(data []byte) ociLayer { return ociLayer{MediaType: MediaTypeTarGzip, Data: data} }
 
 // readTree returns the files under dir, by slash path; symlinks as "-> target".
 func readTree(t *testing.T, dir string) map[string]string {
@@ -224,7 +196,7 @@ func TestOCIHelmChartLayer(t *testing.T) {
 	host := ociRegistry(t)
 	chart := tarball(t, tarEntry{Name: "web/Chart.yaml", Body: "apiVersion: v2\nname: web\nversion: 0.1.0\n"},
 		tarEntry{Name: "web/templates/cm.yaml", Body: "kind: ConfigMap\n"})
-	d := pushArtifact(t, host, "charts/web", []string{"0.1.0"}, ociLayer{MediaTypeHelmChart, chart})
+	d := pushArtifact(t, host, "charts/web", []string{"0.1.0"}, ociLayer{MediaType: MediaTypeHelmChart, Data: chart})
 	a := newActivities(t, nil)
 	dir, err := a.Checkout(t.Context(), "oci://"+host+"/charts/web", d)
 	if err != nil {
@@ -260,9 +232,9 @@ func TestOCIBadInput(t *testing.T) {
 		{name: "artifact over the limit", layers: []ociLayer{big}, want: ErrArtifactTooLarge, msg: "over the limit of 16384"},
 		{name: "unpacked over the limit", layers: []ociLayer{bomb}, want: ErrArtifactTooLarge, msg: "more than 1048576 bytes unpacked"},
 		{name: "two layers", layers: []ociLayer{ok, ok}, want: ErrBadArtifact, msg: "has 2 layers; want one"},
-		{name: "layer media type", layers: []ociLayer{{"application/vnd.example.thing", []byte("x")}}, want: ErrBadArtifact,
+		{name: "layer media type", layers: []ociLayer{{MediaType: "application/vnd.example.thing", Data: []byte("x")}}, want: ErrBadArtifact,
 			msg: `layer media type "application/vnd.example.thing" is not one of`},
-		{name: "not a tarball", layers: []ociLayer{{MediaTypeTarGzip, []byte("plain text, not an archive")}}, want: ErrBadArtifact, msg: "read archive"},
+		{name: "not a tarball", layers: []ociLayer{{MediaType: MediaTypeTarGzip, Data: []byte("plain text, not an archive")}}, want: ErrBadArtifact, msg: "read archive"},
 		{name: "entry climbs out", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "../evil.yaml", Body: "x"}))}, want: ErrBadArtifact,
 			msg: `entry "../evil.yaml" leaves the artifact`},
 		{name: "absolute entry", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "/etc/evil", Body: "x"}))}, want: ErrBadArtifact,
