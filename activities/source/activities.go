@@ -51,6 +51,8 @@ type Activities struct {
 	sizes      treeSizes
 	// commits holds the metadata of the commits read (RevisionMetadata).
 	commits knownCommits
+	// noShallow turns the shallow fetch of a commit off (WithShallowFetch).
+	noShallow bool
 	// oci bounds OCI sources (WithOCILimits).
 	oci OCILimits
 }
@@ -90,6 +92,13 @@ func WithNetTimeout(d time.Duration) Option {
 			a.netTimeout = d
 		}
 	}
+}
+
+// WithShallowFetch says whether a checkout from a mirror that has fetched
+// nothing yet asks the server for the commit alone, with depth 1 (the
+// default), before fetching every branch and tag.
+func WithShallowFetch(on bool) Option {
+	return func(a *Activities) { a.noShallow = !on }
 }
 
 // New checks its dependencies and prepares cacheDir.

@@ -74,14 +74,14 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		if err != nil {
 			return err
 		}
-		if _, err := repo.CommitObject(plumbing.NewHash(sha)); err != nil {
-			if err := a.fetch(ctx, repo, repoURL); err != nil {
-				return err
-			}
-		}
 		commit, err := repo.CommitObject(plumbing.NewHash(sha))
 		if err != nil {
-			return fmt.Errorf("%w: commit %s in %s: %w", ErrRevisionNotFound, sha, redactURL(repoURL), err)
+			c, release, err := a.fetchCommit(ctx, repo, repoURL, sha)
+			if err != nil {
+				return err
+			}
+			defer release()
+			commit = c
 		}
 		a.commits.put(key+sha, commit)
 		tree, err := commit.Tree()

@@ -1,0 +1,159 @@
+package source
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gocmp "cmp"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/testbed"
+)
+
+// pushRef points ref of the work tree's remote at sha (forced).
+func pushRef(t *testing.T, w *testbed.WorkRepo, ref, sha string) {
+	t.Helper()
+	repo, err := git.PlainOpen(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := plumbing.ReferenceName(ref)
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(name, plumbing.NewHash(sha))); err != nil {
+		t.Fatal(err)
+	}
+	err = repo.PushContext(t.Context(), &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{config.RefSpec("+" + ref + ":" + ref)}})
+	if err != nil && err != git.NoErrAlreadyUpToDate {
+		t.Fatal(err)
+	}
+}
+
+// mirrorBranches lists the branches the mirror of repoURL has fetched.
+func mirrorBranches(t *testing.T, a *Activities, repoURL string) []string {
+	t.Helper()
+	repo, err := git.PlainOpen(a.mirrorDir(repoURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := repo.References()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Name().IsBranch() {
+			names = append(names, r.Name().Short())
+		}
+		return nil
+	})
+	return names
+}
+
+// TestCheckoutFetches: a checkout from an empty mirror fetches the commit
+// alone when the server serves it (a branch's or a pull request's head),
+// and the whole repository otherwise (an older commit); a commit that only
+// refs/pull/N/head holds resolves and checks out, from an empty mirror or
+// a full one; a commit no reference holds is a clear, permanent error.
+func TestCheckoutFetches(t *testing.T) {
+	root := t.TempDir()
+	srv := gitServerAt(t, root)
+	url, w := fixtureRepo(t, srv, "prs.git", nil)
+	old := commit(t, w, "one", map[string]string{"a.yaml": "v: 1\n"})
+	tip := commit(t, w, "two", map[string]string{"a.yaml": "v: 2\n"})
+	pr := commit(t, w, "pull request", map[string]string{"a.yaml": "v: pr\n"})
+	pushRef(t, w, "refs/pull/1/head", pr)
+	pushRef(t, w, "refs/heads/main", tip) // only refs/pull/1/head holds pr now
+	// A second URL of the same repository on a server that serves any
+	// reachable commit, as GitHub does.
+	if err := os.Symlink(filepath.Join(root, "prs.git"), filepath.Join(root, "reachable.git")); err != nil {
+		t.Fatal(err)
+	}
+	allowReachable(t, filepath.Join(root, "prs.git"))
+	reachableURL := strings.TrimSuffix(url, "prs.git") + "reachable.git"
+
+	for _, tc := range []struct {
+		name, rev, sha, want string
+		url                  string // url if empty
+		opts                 []Option
+		warm                 string // check this commit out first
+		wantBranches         []string
+	}{
+		{name: "branch head, shallow", rev: "main", sha: tip, want: "v: 2\n"},
+		{name: "older commit, full fetch", rev: old[:10], sha: old, want: "v: 1\n", wantBranches: []string{"main"}},
+		{name: "older commit, shallow where the server allows", url: reachableURL, rev: old, sha: old, want: "v: 1\n"},
+		{name: "pull request head, shallow", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n"},
+		{name: "pull request head, full mirror", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n",
+			opts: []Option{WithShallowFetch(false)}, warm: old, wantBranches: []string{"main"}},
+		{name: "branch head, shallow off", rev: "main", sha: tip, want: "v: 2\n", opts: []Option{WithShallowFetch(false)}, wantBranches: []string{"main"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := gocmp.Or(tc.url, url)
+			a := newActivities(t, nil, tc.opts...)
+			if tc.warm != "" {
+				if _, err := a.Checkout(t.Context(), url, tc.warm); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := a.ResolveRevision(t.Context(), ResolveInput{RepoURL: url, Revision: tc.rev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.SHA != tc.sha {
+				t.Fatalf("resolve %s = %s, want %s", tc.rev, out.SHA, tc.sha)
+			}
+			dir, err := a.Checkout(t.Context(), url, out.SHA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(map[string]string{"a.yaml": tc.want}, readTree(t, dir)); diff != "" {
+				t.Fatalf("checkout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantBranches, mirrorBranches(t, a, url)); diff != "" {
+				t.Errorf("mirror branches (-want +got):\n%s", diff)
+			}
+			if m, ok := a.RevisionMetadata(url, out.SHA); !ok || m.Message == "" {
+				t.Errorf("no metadata for %s after the checkout: %+v", out.SHA, m)
+			}
+			if left := dirNames(t, filepath.Join(a.cacheDir, "mirrors")); len(left) != 1 {
+				t.Errorf("mirrors dir holds %v; want the mirror alone", left)
+			}
+		})
+	}
+
+	t.Run("commit no reference holds", func(t *testing.T) {
+		a := newActivities(t, nil)
+		missing := strings.Repeat("ab", 20)
+		_, err := a.Checkout(t.Context(), url, missing)
+		wantErrType(t, failure.Activity(err), ErrRevisionNotFound.Type())
+		if !strings.Contains(err.Error(), "no reference of the server holds it") {
+			t.Errorf("error %q does not say why", err)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(a.cacheDir, "trees")); len(ents) > 0 {
+			t.Errorf("checkouts left behind: %v", ents)
+		}
+	})
+}
+
+// allowReachable lets the server send any reachable commit by SHA
+// (uploadpack.allowReachableSHA1InWant).
+func allowReachable(t *testing.T, bare string) {
+	t.Helper()
+	repo, err := git.PlainOpen(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := repo.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Raw.Section("uploadpack").SetOption("allowReachableSHA1InWant", "true")
+	if err := repo.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+}
