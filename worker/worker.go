@@ -90,6 +90,9 @@ type Config struct {
 	// OCI bounds the artifacts of oci:// sources (zero fields: the
 	// defaults).
 	OCI source.OCILimits
+	// GitShallowFetch fetches a commit alone into an empty mirror
+	// (source.WithShallowFetch).
+	GitShallowFetch bool
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -175,7 +178,7 @@ func New(cfg Config) (*Worker, error) {
 	if err := render.ValidatePlugins(cfg.Plugins); err != nil {
 		return nil, fmt.Errorf("worker: plugins: %w", err)
 	}
-	srcOpts := []source.Option{source.WithOCILimits(cfg.OCI)}
+	srcOpts := []source.Option{source.WithOCILimits(cfg.OCI), source.WithShallowFetch(cfg.GitShallowFetch)}
 	if cfg.Cache.RefTTL >= 0 {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}

@@ -51,8 +51,8 @@ type Activities struct {
 	sizes      treeSizes
 	// commits holds the metadata of the commits read (RevisionMetadata).
 	commits knownCommits
-	// noShallow turns the shallow fetch of a commit off (WithShallowFetch).
-	noShallow bool
+	// shallow fetches a commit alone into an empty mirror (WithShallowFetch).
+	shallow bool
 	// oci bounds OCI sources (WithOCILimits).
 	oci OCILimits
 }
@@ -95,10 +95,11 @@ func WithNetTimeout(d time.Duration) Option {
 }
 
 // WithShallowFetch says whether a checkout from a mirror that has fetched
-// nothing yet asks the server for the commit alone, with depth 1 (the
-// default), before fetching every branch and tag.
+// nothing yet asks the server for the commit alone, with depth 1 (off by
+// default), before fetching every branch and tag. The mirror then stays
+// empty, so short SHAs and commit metadata need a fetch of their own.
 func WithShallowFetch(on bool) Option {
-	return func(a *Activities) { a.noShallow = !on }
+	return func(a *Activities) { a.shallow = on }
 }
 
 // New checks its dependencies and prepares cacheDir.

@@ -69,7 +69,7 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		return "", fmt.Errorf("%w: %q is not a full commit SHA", ErrRevisionNotFound, sha)
 	}
 	key := urlKey(repoURL)
-	return a.checkoutDir(key, sha, func(tmp string) error {
+	return a.checkoutDir(key, sha, func(mkdir func() (string, error)) error {
 		repo, err := a.openMirror(repoURL, key)
 		if err != nil {
 			return err
@@ -88,6 +88,10 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		if err != nil {
 			return fmt.Errorf("read tree of %s: %w", sha, err)
 		}
+		tmp, err := mkdir()
+		if err != nil {
+			return err
+		}
 		if err := writeTree(tree, tmp); err != nil {
 			return fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
 		}
@@ -96,9 +100,11 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 }
 
 // checkoutDir returns the checkout trees/<key>-<name>, filling it with
-// fill the first time, under the repository's fetch lock: fill writes
-// into a fresh folder that becomes the checkout only when it succeeds.
-func (a *Activities) checkoutDir(key, name string, fill func(tmp string) error) (string, error) {
+// fill the first time, under the repository's fetch lock: fill makes a
+// fresh folder with mkdir once it has what to write (so that Evict does
+// not take it for an abandoned one during a long fetch) and writes into
+// it; the folder becomes the checkout only when fill succeeds.
+func (a *Activities) checkoutDir(key, name string, fill func(mkdir func() (string, error)) error) (string, error) {
 	dir := filepath.Join(a.cacheDir, "trees", key+"-"+name)
 	lock := a.locks.get(key)
 	if markUsed(lock, dir) {
@@ -109,17 +115,27 @@ func (a *Activities) checkoutDir(key, name string, fill func(tmp string) error) 
 	if markUsed(lock, dir) {
 		return dir, nil
 	}
-	tmp, err := os.MkdirTemp(filepath.Join(a.cacheDir, "trees"), tmpPrefix)
+	tmp := ""
+	mkdir := func() (string, error) {
+		var err error
+		tmp, err = os.MkdirTemp(filepath.Join(a.cacheDir, "trees"), tmpPrefix)
+		if err != nil {
+			return "", fmt.Errorf("checkout %s: %w", name, err)
+		}
+		return tmp, nil
+	}
+	err := fill(mkdir)
+	if err == nil && tmp == "" {
+		err = fmt.Errorf("checkout %s: nothing written", name)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dir)
+	}
 	if err != nil {
-		return "", fmt.Errorf("checkout %s: %w", name, err)
-	}
-	if err := fill(tmp); err != nil {
-		_ = os.RemoveAll(tmp)
+		if tmp != "" {
+			_ = os.RemoveAll(tmp)
+		}
 		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		_ = os.RemoveAll(tmp)
-		return "", fmt.Errorf("checkout %s: %w", name, err)
 	}
 	markUsed(lock, dir)
 	return dir, nil

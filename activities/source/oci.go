@@ -263,7 +263,7 @@ func (a *Activities) checkoutOCI(ctx context.Context, repoURL, dgst string) (str
 	if err != nil {
 		return "", fmt.Errorf("%w: %q is not a manifest digest: %w", ErrRevisionNotFound, dgst, err)
 	}
-	return a.checkoutDir(urlKey(repoURL), d.Algorithm().String()+"-"+d.Encoded(), func(tmp string) error {
+	return a.checkoutDir(urlKey(repoURL), d.Algorithm().String()+"-"+d.Encoded(), func(mkdir func() (string, error)) error {
 		repo, err := a.ociRepository(ctx, repoURL)
 		if err != nil {
 			return err
@@ -280,6 +280,10 @@ func (a *Activities) checkoutOCI(ctx context.Context, repoURL, dgst string) (str
 		// The verifier checks the size and the digest once the whole
 		// layer is read; a mismatch removes what was unpacked.
 		vr := content.NewVerifyReader(rc, layer)
+		tmp, err := mkdir()
+		if err != nil {
+			return err
+		}
 		lim := extractLimits{bytes: a.oci.MaxExtractedBytes, files: a.oci.MaxFiles, stripTop: layer.MediaType == MediaTypeHelmChart}
 		if err := extractTar(vr, tmp, lim); err != nil {
 			return fmt.Errorf("%s@%s: %w", redactURL(repoURL), dgst, err)

@@ -95,7 +95,7 @@ func mirrorIsEmpty(repo *git.Repository) bool {
 // head of refs/pull/N/head.
 func (a *Activities) fetchCommit(ctx context.Context, repo *git.Repository, repoURL, sha string) (*object.Commit, func(), error) {
 	none := func() {}
-	if !a.noShallow && mirrorIsEmpty(repo) {
+	if a.shallow && mirrorIsEmpty(repo) {
 		c, done, err := a.shallowCommit(ctx, repoURL, sha)
 		switch {
 		case err == nil:

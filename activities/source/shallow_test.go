@@ -77,6 +77,7 @@ func TestCheckoutFetches(t *testing.T) {
 	allowReachable(t, filepath.Join(root, "prs.git"))
 	reachableURL := strings.TrimSuffix(url, "prs.git") + "reachable.git"
 
+	shallow := []Option{WithShallowFetch(true)}
 	for _, tc := range []struct {
 		name, rev, sha, want string
 		url                  string // url if empty
@@ -84,13 +85,13 @@ func TestCheckoutFetches(t *testing.T) {
 		warm                 string // check this commit out first
 		wantBranches         []string
 	}{
-		{name: "branch head, shallow", rev: "main", sha: tip, want: "v: 2\n"},
-		{name: "older commit, full fetch", rev: old[:10], sha: old, want: "v: 1\n", wantBranches: []string{"main"}},
-		{name: "older commit, shallow where the server allows", url: reachableURL, rev: old, sha: old, want: "v: 1\n"},
-		{name: "pull request head, shallow", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n"},
+		{name: "branch head, shallow", rev: "main", sha: tip, want: "v: 2\n", opts: shallow},
+		{name: "older commit, full fetch", rev: old[:10], sha: old, want: "v: 1\n", opts: shallow, wantBranches: []string{"main"}},
+		{name: "older commit, shallow where the server allows", url: reachableURL, rev: old, sha: old, want: "v: 1\n", opts: shallow},
+		{name: "pull request head, shallow", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n", opts: shallow},
 		{name: "pull request head, full mirror", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n",
-			opts: []Option{WithShallowFetch(false)}, warm: old, wantBranches: []string{"main"}},
-		{name: "branch head, shallow off", rev: "main", sha: tip, want: "v: 2\n", opts: []Option{WithShallowFetch(false)}, wantBranches: []string{"main"}},
+			warm: old, wantBranches: []string{"main"}},
+		{name: "branch head, shallow off", rev: "main", sha: tip, want: "v: 2\n", wantBranches: []string{"main"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := gocmp.Or(tc.url, url)
@@ -127,7 +128,7 @@ func TestCheckoutFetches(t *testing.T) {
 	}
 
 	t.Run("commit no reference holds", func(t *testing.T) {
-		a := newActivities(t, nil)
+		a := newActivities(t, nil, WithShallowFetch(true))
 		missing := strings.Repeat("ab", 20)
 		_, err := a.Checkout(t.Context(), url, missing)
 		wantErrType(t, failure.Activity(err), ErrRevisionNotFound.Type())

@@ -99,6 +99,8 @@ type workerSettings struct {
 	RenderMaxFileBytes int64
 	// OCI bounds the artifacts of oci:// sources.
 	OCI source.OCILimits
+	// GitShallowFetch fetches a commit alone into an empty mirror.
+	GitShallowFetch bool
 	// SyncImpersonation: syncs write as their project's destination
 	// service account (Argo CD's application.sync.impersonation.enabled).
 	SyncImpersonation bool
@@ -221,6 +223,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.Int64Var(&w.RenderLimits.OutputBytes, "render-max-output-bytes", envInt64("RENDER_MAX_OUTPUT_BYTES", d.OutputBytes), "largest rendered manifests of one app, as JSON (env WINDLASS_RENDER_MAX_OUTPUT_BYTES)")
 	fs.BoolVar(&w.SyncImpersonation, "sync-impersonation", envBool("WINDLASS_SYNC_IMPERSONATION", false), "syncs apply and prune as the service account their project's destinationServiceAccounts names, and fail without one (env WINDLASS_SYNC_IMPERSONATION)")
 	fs.Int64Var(&w.RenderMaxFileBytes, "render-max-file-bytes", envInt64("RENDER_MAX_FILE_BYTES", render.DefaultMaxFileBytes), "largest file a render reads from a repository (env WINDLASS_RENDER_MAX_FILE_BYTES)")
+	fs.BoolVar(&w.GitShallowFetch, "git-shallow-fetch", envBool("WINDLASS_GIT_SHALLOW_FETCH", false), "while a repository's mirror is empty, fetch the commit to check out alone, one level deep (env WINDLASS_GIT_SHALLOW_FETCH)")
 	fs.Int64Var(&w.OCI.MaxArtifactBytes, "oci-max-artifact-bytes", envInt64("OCI_MAX_ARTIFACT_BYTES", source.DefaultOCIMaxArtifactBytes), "largest layer of an oci:// source, as the registry sends it (env WINDLASS_OCI_MAX_ARTIFACT_BYTES)")
 	fs.Int64Var(&w.OCI.MaxExtractedBytes, "oci-max-extracted-bytes", envInt64("OCI_MAX_EXTRACTED_BYTES", source.DefaultOCIMaxExtractedBytes), "largest total of the files unpacked from an oci:// source (env WINDLASS_OCI_MAX_EXTRACTED_BYTES)")
 	fs.Func("oci-layer-media-types", "comma-separated layer media types an oci:// source may have (default "+strings.Join(source.DefaultOCILayerMediaTypes, ",")+"; env WINDLASS_OCI_LAYER_MEDIA_TYPES)", func(v string) error {

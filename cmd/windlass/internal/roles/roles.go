@@ -374,7 +374,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Customizations: custom,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
-		OCI:       w.OCI,
+		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
 		Notifications: w.notifications(),
