@@ -37,6 +37,10 @@ func (a *Activities) shallowCommit(ctx context.Context, repoURL, sha string) (*o
 	if err != nil {
 		return nil, nil, err
 	}
+	o, err := a.transportOptions(ctx, repoURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	dir, err := os.MkdirTemp(filepath.Join(a.cacheDir, "mirrors"), tmpPrefix+"shallow-")
 	if err != nil {
 		return nil, nil, err
@@ -54,7 +58,8 @@ func (a *Activities) shallowCommit(ctx context.Context, repoURL, sha string) (*o
 			Auth:         auth,
 			Tags:         git.NoTags,
 			Progress:     io.Discard,
-			ProxyOptions: netOptions(repoURL, a.netTimeout),
+			ProxyOptions: netOptions(repoURL, a.netTimeout, o.Proxy),
+			CABundle:     o.CABundle, ClientCert: o.ClientCert, ClientKey: o.ClientKey, InsecureSkipTLS: o.InsecureSkipTLS,
 		})
 	}
 	if err != nil {
@@ -117,13 +122,18 @@ func (a *Activities) fetchCommit(ctx context.Context, repo *git.Repository, repo
 	if err != nil {
 		return nil, nil, err
 	}
+	o, err := a.transportOptions(ctx, repoURL)
+	if err != nil {
+		return nil, nil, err
+	}
 	err = repo.FetchContext(netContext(ctx, a.netTimeout), &git.FetchOptions{
 		RemoteName:   "origin",
 		RefSpecs:     []config.RefSpec{a.commitRefSpec(ctx, repoURL, sha, "refs/windlass/commits/"+sha)},
 		Auth:         auth,
 		Tags:         git.NoTags,
 		Progress:     io.Discard,
-		ProxyOptions: netOptions(repoURL, a.netTimeout),
+		ProxyOptions: netOptions(repoURL, a.netTimeout, o.Proxy),
+		CABundle:     o.CABundle, ClientCert: o.ClientCert, ClientKey: o.ClientKey, InsecureSkipTLS: o.InsecureSkipTLS,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		a.log.Debug(msgCommitFetchFailed, "repo", redactURL(repoURL), "sha", sha, "error", err)
