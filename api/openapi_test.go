@@ -424,6 +424,7 @@ var openAPISchemaTypes = map[string]any{
 	"NotificationService":       NotificationService{},
 	"NotificationRecord":        workflows.NotificationRecord{},
 	"CustomizationsStatus":      customizations.WorkerStatus{},
+	"CustomizationsSource":      settings.CustomizationsSource{},
 	"Problem":                   Problem{},
 	"LogLine":                   LogLine{},
 	"Application":               appspec.Application{},

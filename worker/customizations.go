@@ -14,6 +14,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/settings"
 )
 
 // CustomizationsConfig configures the resource customizations: Lua health
@@ -51,11 +52,19 @@ func (c CustomizationsConfig) scripted() bool {
 	return c.Dir != "" || c.RepoURL != "" || len(c.Health.Inline) > 0 || len(c.Actions) > 0
 }
 
-// newLibrary builds the library and loads it once. A tree in Git that does
+// CustomizationsSettings reads the source set through the settings API
+// (settings.Store).
+type CustomizationsSettings interface {
+	Customizations(ctx context.Context) (settings.CustomizationsSource, error)
+}
+
+// newLibrary builds the library and loads it once. Without a directory or
+// repository flag, and with set, the source is read from set before every
+// load, so that a change through the API needs no restart. A tree in Git that does
 // not load yet is not fatal: the worker starts with the built-in checks,
 // the status says why, and the next load tries again. A directory or an
 // inline script that does not load is a configuration error.
-func newLibrary(c CustomizationsConfig, src *source.Activities, rdb redis.UniversalClient, rec customizations.Recorder, log *slog.Logger) (*customizations.Library, error) {
+func newLibrary(c CustomizationsConfig, src *source.Activities, set CustomizationsSettings, rdb redis.UniversalClient, rec customizations.Recorder, log *slog.Logger) (*customizations.Library, error) {
 	if c.Dir != "" && c.RepoURL != "" {
 		return nil, errors.New("worker: resource customizations come from a directory or a repository, not both")
 	}
@@ -76,14 +85,32 @@ func newLibrary(c CustomizationsConfig, src *source.Activities, rdb redis.Univer
 		}
 		tree := source.Tree{Git: src, RepoURL: c.RepoURL, Revision: rev, Path: c.Path}
 		opts = append(opts, customizations.WithSource(tree, tree.String()))
+	case set != nil:
+		opts = append(opts, customizations.WithResolver(settingsResolver(set, src)))
 	}
 	lib := customizations.NewLibrary(c.Health, c.Actions, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), customizationsLoadTimeout)
 	defer cancel()
-	if err := lib.Load(ctx); err != nil && c.RepoURL == "" {
+	if err := lib.Load(ctx); err != nil && c.RepoURL == "" && (c.Dir != "" || set == nil) {
 		return nil, err
 	}
 	return lib, nil
+}
+
+// settingsResolver reads the source from the settings on each load.
+func settingsResolver(set CustomizationsSettings, src *source.Activities) customizations.Resolver {
+	return func(ctx context.Context) (customizations.Source, string, error) {
+		cs, err := set.Customizations(ctx)
+		if err != nil || cs.RepoURL == "" {
+			return nil, "", err
+		}
+		rev := cs.Revision
+		if rev == "" {
+			rev = "HEAD"
+		}
+		tree := source.Tree{Git: src, RepoURL: cs.RepoURL, Revision: rev, Path: cs.Path}
+		return tree, tree.String(), nil
+	}
 }
 
 func (c CustomizationsConfig) every() time.Duration {

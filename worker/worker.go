@@ -229,8 +229,13 @@ func New(cfg Config) (*Worker, error) {
 	}
 	clOpts = append(clOpts, cluster.WithHealthLog(healthLog))
 	var lib *customizations.Library
-	if cfg.Customizations.scripted() {
-		if lib, err = newLibrary(cfg.Customizations, src, cfg.Redis, cfg.Metrics, log); err != nil {
+	// With settings, the source may be set through the API at any time.
+	var custSettings CustomizationsSettings
+	if cfg.Settings != nil {
+		custSettings = cfg.Settings
+	}
+	if cfg.Customizations.scripted() || custSettings != nil {
+		if lib, err = newLibrary(cfg.Customizations, src, custSettings, cfg.Redis, cfg.Metrics, log); err != nil {
 			return nil, err
 		}
 		if cfg.Health == nil {

@@ -38,6 +38,9 @@ type Status struct {
 	// Source names where the tree comes from (repository, revision and
 	// path, or a directory); empty when there is only the inline set.
 	Source string `json:"source,omitempty"`
+	// Origin says what set Source: OriginFlags (the worker's flags, which
+	// win) or OriginSettings (the settings API); empty with no source.
+	Origin string `json:"origin,omitempty"`
 	// Revision is the commit of the set in use; LoadedAt when it was loaded.
 	Revision string    `json:"revision,omitempty"`
 	LoadedAt time.Time `json:"loadedAt,omitzero"`
@@ -49,11 +52,26 @@ type Status struct {
 	ActionKinds int `json:"actionKinds"`
 }
 
+// Origins of a source.
+const (
+	OriginFlags    = "flags"
+	OriginSettings = "settings"
+)
+
+// Resolver picks the source before each load, so that it may change
+// without a restart (the settings API's). A nil src means none: the set is
+// the inline scripts alone.
+type Resolver func(ctx context.Context) (src Source, name string, err error)
+
 // Library serves the current Set. Create it with NewLibrary; it is safe for
 // concurrent use.
 type Library struct {
 	src     Source
 	name    string
+	origin  string
+	resolve Resolver
+	// setName is the name of the source of the Set in use.
+	setName string
 	opts    health.Options
 	actions map[string]ActionScripts
 	log     *slog.Logger
@@ -71,7 +89,14 @@ type Option func(*Library)
 // WithSource sets where the tree comes from; name describes it in the
 // status and logs. Without one, the set is the inline scripts alone.
 func WithSource(src Source, name string) Option {
-	return func(l *Library) { l.src, l.name = src, name }
+	return func(l *Library) { l.src, l.name, l.origin = src, name, OriginFlags }
+}
+
+// WithResolver asks resolve for the source before each load; a change of
+// source loads the new one even at the same revision. It replaces
+// WithSource.
+func WithResolver(resolve Resolver) Option {
+	return func(l *Library) { l.resolve, l.origin = resolve, OriginSettings }
 }
 
 // WithRecorder reports each load's outcome to r.
@@ -98,6 +123,9 @@ func NewLibrary(opts health.Options, actions map[string]ActionScripts, options .
 		o(l)
 	}
 	l.status.Source = l.name
+	if l.name != "" {
+		l.status.Origin = l.origin
+	}
 	return l
 }
 
@@ -135,6 +163,7 @@ func (l *Library) loadOnce(ctx context.Context) error {
 		if prev := l.cur.Swap(set); prev != nil && prev.Revision == set.Revision && l.status.Error == "" {
 			level = slog.LevelDebug
 		}
+		l.setName = l.name
 		l.status.Revision, l.status.LoadedAt, l.status.ActionKinds = set.Revision, time.Now(), len(set.Actions)
 		l.log.Log(ctx, level, msgLoaded, "source", l.name, "revision", set.Revision, "action_kinds", len(set.Actions))
 	}
@@ -146,13 +175,25 @@ func (l *Library) loadOnce(ctx context.Context) error {
 // load builds a new Set, or returns nil when the revision in use is
 // current.
 func (l *Library) load(ctx context.Context) (*Set, error) {
+	if l.resolve != nil {
+		src, name, err := l.resolve(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read the customizations source: %w", err)
+		}
+		if name != l.name {
+			l.src, l.name, l.status.Source, l.status.Origin = src, name, name, ""
+			if name != "" {
+				l.status.Origin = OriginSettings
+			}
+		}
+	}
 	var dir, rev string
 	if l.src != nil {
 		var err error
 		if dir, rev, err = l.src.Fetch(ctx); err != nil {
 			return nil, fmt.Errorf("fetch %s: %w", l.name, err)
 		}
-		if cur := l.cur.Load(); cur != nil && rev != "" && cur.Revision == rev {
+		if cur := l.cur.Load(); cur != nil && rev != "" && cur.Revision == rev && l.setName == l.name {
 			return nil, nil
 		}
 	}

@@ -55,8 +55,8 @@ func TestRedisStatuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []WorkerStatus{
-		{Worker: "w1", Status: Status{Source: "repo@main", Error: "fetch repo@main: no route to host", FailedAt: bad.Status().FailedAt}},
-		{Worker: "w2", Status: Status{Source: "repo@main", Revision: src.rev, LoadedAt: good.Status().LoadedAt}},
+		{Worker: "w1", Status: Status{Source: "repo@main", Origin: OriginFlags, Error: "fetch repo@main: no route to host", FailedAt: bad.Status().FailedAt}},
+		{Worker: "w2", Status: Status{Source: "repo@main", Origin: OriginFlags, Revision: src.rev, LoadedAt: good.Status().LoadedAt}},
 	}
 	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
