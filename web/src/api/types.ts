@@ -359,6 +359,8 @@ export interface PolicyView {
 export interface CustomizationsStatus {
   worker: string;
   source?: string;
+  /** What set the source: the worker's flags (which win) or the settings API. */
+  origin?: 'flags' | 'settings';
   revision?: string;
   loadedAt?: string;
   error?: string;
@@ -366,7 +368,15 @@ export interface CustomizationsStatus {
   actionKinds: number;
 }
 
+/** The Git source of the workers' scripts set through the API (PUT /settings/resource-customizations); an empty repoURL means none. */
+export interface CustomizationsSource {
+  repoURL: string;
+  path?: string;
+  revision?: string;
+}
+
 export interface CustomizationsView {
+  setting: CustomizationsSource;
   workers: CustomizationsStatus[];
 }
 

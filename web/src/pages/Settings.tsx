@@ -1,7 +1,8 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, del, get, post, put } from '../api/client';
-import type { Account, Check, ClusterView, CustomizationsView, Items, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
+import type { Account, Check, ClusterView, CustomizationsSource, CustomizationsView, Items, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
 import { Button, Dialog, ErrorMessage, Field, Spinner, TabPanel, Tabs, DialogActions, THead, useAction, useAsync, useToast } from '../components/ui';
+import { customizationsBody, originLabel, settingLabel } from '../lib/customizations';
 import { dateTime } from '../lib/format';
 import { navigate } from '../router';
 import { useCan, useSession } from '../session';
@@ -655,18 +656,30 @@ function RBAC() {
 
 function Customizations() {
   const view = useAsync((signal) => get<CustomizationsView>('/api/v1/settings/resource-customizations', { signal }), []);
+  const [editing, setEditing] = useState(false);
+  const [canUpdate] = useCan([{ resource: 'repositories', action: 'update', object: '*' }]);
   return (
     <section>
-      <SectionHead title="Health library" />
+      <SectionHead title="Health library">
+        <Button icon="edit" allowed={canUpdate} denied="repositories, update, *" disabled={!view.data} onClick={() => setEditing(true)}>
+          Set the source
+        </Button>
+      </SectionHead>
       <p className="muted">
-        The Lua health and action scripts each worker loaded: from <code>--resource-customizations</code>, <code>--resource-customizations-repo</code> or{' '}
-        <code>--argocd-cm</code>. A worker whose last load failed keeps its last good set.
+        The Lua health and action scripts each worker loaded: from the Git source set here, or from its own <code>--resource-customizations</code>,{' '}
+        <code>--resource-customizations-repo</code> or <code>--argocd-cm</code> flags, which win. Workers read a new source at their next reload, without a
+        restart. A worker whose last load failed keeps its last good set.
       </p>
       <Loading loading={view.loading && !view.data} error={view.error} what="The workers' scripts" />
+      {view.data && (
+        <p>
+          Source set here: <code>{settingLabel(view.data.setting)}</code>
+        </p>
+      )}
       {view.data && view.data.workers.length === 0 && <p>No worker has loaded scripts recently: the built-in health checks apply.</p>}
       {view.data && view.data.workers.length > 0 && (
         <table className="table compact">
-          <THead cols={['Worker', 'Source', 'Revision', 'Loaded', 'Last load']} />
+          <THead cols={['Worker', 'Source', 'From', 'Revision', 'Loaded', 'Last load']} />
           <tbody>
             {view.data.workers.map((w) => (
               <tr key={w.worker}>
@@ -674,6 +687,7 @@ function Customizations() {
                 <td>
                   <code>{w.source || 'argocd-cm'}</code>
                 </td>
+                <td>{originLabel(w)}</td>
                 <td>
                   <code>{w.revision ? w.revision.slice(0, 7) : '—'}</code>
                 </td>
@@ -684,6 +698,35 @@ function Customizations() {
           </tbody>
         </table>
       )}
+      {editing && view.data && <EditCustomizations setting={view.data.setting} onClose={() => setEditing(false)} onSaved={view.reload} />}
     </section>
+  );
+}
+
+function EditCustomizations({ setting, onClose, onSaved }: { setting: CustomizationsSource; onClose: () => void; onSaved: () => void }) {
+  const [f, setF] = useState({ repoURL: setting.repoURL, path: setting.path ?? '', revision: setting.revision ?? '' });
+  const set = (k: keyof typeof f) => (e: { target: { value: string } }) => setF({ ...f, [k]: e.target.value });
+  const { error, busy, submit } = useSave(
+    () => put('/api/v1/settings/resource-customizations', customizationsBody(f)),
+    f.repoURL.trim() ? 'Health library source set' : 'Health library source cleared',
+    onSaved,
+    onClose,
+  );
+  return (
+    <Dialog title="Health library source" open onClose={onClose} wide>
+      <form onSubmit={submit} autoComplete="off">
+        <Field id="cust-repo" label="Repository URL" hint="Empty clears the source. A private repository needs to be registered under Repositories.">
+          <input id="cust-repo" value={f.repoURL} onChange={set('repoURL')} placeholder="https://git.example.com/platform/argo-cd.git" />
+        </Field>
+        <Field id="cust-path" label="Path (optional)">
+          <input id="cust-path" value={f.path} onChange={set('path')} placeholder="resource_customizations" />
+        </Field>
+        <Field id="cust-revision" label="Revision (optional, HEAD by default)">
+          <input id="cust-revision" value={f.revision} onChange={set('revision')} placeholder="main" />
+        </Field>
+        <ErrorMessage error={error} what="Not saved" />
+        <DialogActions onCancel={onClose} label="Save" busyLabel="Saving…" busy={busy} />
+      </form>
+    </Dialog>
   );
 }
