@@ -125,15 +125,9 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	if err != nil {
 		return nil, fmt.Errorf("temporal: create server: %w", err)
 	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("temporal: start server: %w", err)
-	}
-	stopServer := func() error {
-		slogger.stopping.Store(true)
-		if err := srv.Stop(); err != nil {
-			return fmt.Errorf("temporal: stop server: %w", err)
-		}
-		return nil
+	stopServer, err := startServer(srv, slogger, "temporal")
+	if err != nil {
+		return nil, err
 	}
 	ds := &DevServer{namespace: cfg.Namespace, stop: stopServer}
 	if serveFrontend {
@@ -144,16 +138,8 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 		if err := setUpNamespace(ctx, dialAddr, nsCfg, logger); err != nil {
 			return nil, errors.Join(err, stopServer())
 		}
-		if cfg.UIAddr != "" && cfg.UIAddr != "off" {
-			ui, url, err := startUI(ctx, cfg.UIAddr, dialAddr, cfg.Namespace, logger)
-			if err != nil {
-				return nil, errors.Join(err, stopServer())
-			}
-			ds.uiURL = url
-			ds.stop = func() error {
-				ui.Stop()
-				return stopServer()
-			}
+		if err := ds.serveUI(ctx, cfg.UIAddr, logger); err != nil {
+			return nil, errors.Join(err, stopServer())
 		}
 	}
 	logger.Info("temporal cluster member started", "services", cfg.Services, "frontend", ds.frontendAddr,

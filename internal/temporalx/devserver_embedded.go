@@ -141,15 +141,9 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 	if err != nil {
 		return nil, fmt.Errorf("dev server: create server: %w", err)
 	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("dev server: start server: %w", err)
-	}
-	stopServer := func() error {
-		slogger.stopping.Store(true)
-		if err := srv.Stop(); err != nil {
-			return fmt.Errorf("dev server: stop server: %w", err)
-		}
-		return nil
+	stopServer, err := startServer(srv, slogger, "dev server")
+	if err != nil {
+		return nil, err
 	}
 
 	if err := setUpNamespace(ctx, dialAddr, cfg, logger); err != nil {
@@ -161,16 +155,8 @@ func StartDevServer(ctx context.Context, cfg DevServerConfig) (*DevServer, error
 		namespace:    cfg.Namespace,
 		stop:         stopServer,
 	}
-	if cfg.UIAddr != "" && cfg.UIAddr != "off" {
-		ui, url, err := startUI(ctx, cfg.UIAddr, dialAddr, cfg.Namespace, logger)
-		if err != nil {
-			return nil, errors.Join(err, stopServer())
-		}
-		ds.uiURL = url
-		ds.stop = func() error {
-			ui.Stop()
-			return stopServer()
-		}
+	if err := ds.serveUI(ctx, cfg.UIAddr, logger); err != nil {
+		return nil, errors.Join(err, ds.stop())
 	}
 	logger.Info("temporal dev server started",
 		"frontend", ds.frontendAddr, "ui", ds.uiURL, "namespace", ds.namespace,
@@ -277,6 +263,40 @@ func setUpNamespace(ctx context.Context, addr string, cfg DevServerConfig, logge
 	}
 	if len(added) > 0 {
 		logger.Info("temporal search attributes added", "namespace", namespace, "count", len(added))
+	}
+	return nil
+}
+
+// startServer starts srv and returns its stop, which first quiets the
+// server's log; what names the server in errors.
+func startServer(srv temporal.Server, slogger serverLogger, what string) (func() error, error) {
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start server: %w", what, err)
+	}
+	return func() error {
+		slogger.stopping.Store(true)
+		if err := srv.Stop(); err != nil {
+			return fmt.Errorf("%s: stop server: %w", what, err)
+		}
+		return nil
+	}, nil
+}
+
+// serveUI serves the Web UI for ds's frontend on addr ("" or "off": no
+// UI), and makes ds's stop stop it first.
+func (ds *DevServer) serveUI(ctx context.Context, addr string, logger *slog.Logger) error {
+	if addr == "" || addr == "off" {
+		return nil
+	}
+	ui, url, err := startUI(ctx, addr, ds.frontendAddr, ds.namespace, logger)
+	if err != nil {
+		return err
+	}
+	stopServer := ds.stop
+	ds.uiURL = url
+	ds.stop = func() error {
+		ui.Stop()
+		return stopServer()
 	}
 	return nil
 }
