@@ -125,7 +125,7 @@ func (cm *ConfigMap) add(k, v string) error {
 		if err != nil {
 			return err
 		}
-		a, err := parseActions(v)
+		a, err := ParseActions(v)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func (cm *ConfigMap) addLegacy(v string) error {
 			case "health.lua":
 				cm.Health[key] = s
 			case "actions":
-				a, err := parseActions(s)
+				a, err := ParseActions(s)
 				if err != nil {
 					return fmt.Errorf("%s actions: %w", gk, err)
 				}
@@ -211,7 +211,9 @@ func (cm *ConfigMap) addIgnore(gk, v string) error {
 	return nil
 }
 
-func parseActions(v string) (ActionScripts, error) {
+// ParseActions reads the value of an actions key: a discovery.lua and
+// named action.lua definitions.
+func ParseActions(v string) (ActionScripts, error) {
 	var a actionsValue
 	if err := yaml.Unmarshal([]byte(v), &a); err != nil {
 		return ActionScripts{}, err

@@ -12,6 +12,7 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
@@ -22,6 +23,7 @@ const (
 	keyInstallationID    = "installationID"
 	keyCustomizations    = "resource.customizations"
 	prefixHealth         = "resource.customizations.health."
+	prefixActions        = "resource.customizations.actions."
 	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
 	prefixAccounts       = "accounts."
 	keyReconciliation    = "timeout.reconciliation"
@@ -44,7 +46,6 @@ var notYet = []struct{ key, what string }{
 // ignoredPrefixes are argocd-cm customizations that change nothing
 // Windlass does, with why.
 var ignoredPrefixes = []struct{ prefix, why string }{
-	{"resource.customizations.actions.", "not implemented yet in Windlass: resource actions"},
 	{"resource.customizations.useOpenLibs.", "Windlass's health scripts never get the open libraries"},
 	{"resource.customizations.knownTypeFields.", "not needed: Windlass diffs with the live object's schema"},
 	{"resource.customizations.ignoreResourceUpdates.", "not needed: Windlass does not watch every resource"},
@@ -128,8 +129,9 @@ func (b *builder) settings() appConfig {
 		b.plan.add("Setting", name(keyInstallationID), ActionSkip, fmt.Sprintf("every app gets %s=%s", manifest.AppAnnotationArgoInstallationID, id), nil)
 	}
 
-	health := map[string]string{} // group/Kind: script
-	diffs := map[string]string{}  // group/Kind or "all": rule YAML
+	health := map[string]string{}  // group/Kind: script
+	actions := map[string]string{} // group/Kind: actions YAML
+	diffs := map[string]string{}   // group/Kind or "all": rule YAML
 	accounts := map[string]*account{}
 	var other []string
 	for _, k := range sortedKeys(cm) {
@@ -139,6 +141,8 @@ func (b *builder) settings() appConfig {
 		case strings.HasPrefix(k, prefixHealth):
 			g, kind := splitGroupKind(strings.TrimPrefix(k, prefixHealth))
 			health[groupKindName(g, kind)] = v
+		case strings.HasPrefix(k, prefixActions):
+			actions[groupKindName(splitGroupKind(strings.TrimPrefix(k, prefixActions)))] = v
 		case strings.HasPrefix(k, prefixIgnoreDiff):
 			rest := strings.TrimPrefix(k, prefixIgnoreDiff)
 			if rest != "all" {
@@ -146,7 +150,7 @@ func (b *builder) settings() appConfig {
 			}
 			diffs[rest] = v
 		case k == keyCustomizations:
-			b.legacyCustomizations(v, health, diffs)
+			b.legacyCustomizations(v, health, actions, diffs)
 		case strings.HasPrefix(k, prefixAccounts):
 			acct, enabled := strings.TrimPrefix(k, prefixAccounts), false
 			if n, ok := strings.CutSuffix(acct, ".enabled"); ok {
@@ -183,6 +187,9 @@ func (b *builder) settings() appConfig {
 
 	for _, gk := range sortedKeys(health) {
 		b.healthRow(gk, health[gk])
+	}
+	for _, gk := range sortedKeys(actions) {
+		b.actionRows(gk, actions[gk])
 	}
 	for _, gk := range sortedKeys(diffs) {
 		var rule argoDiffRule
@@ -237,7 +244,7 @@ func trackingAnnotations(cm map[string]string, tracking string) map[string]strin
 
 // legacyCustomizations reads the single-key resource.customizations form:
 // "group/Kind": {health.lua, ignoreDifferences, actions, ...}.
-func (b *builder) legacyCustomizations(v string, health, diffs map[string]string) {
+func (b *builder) legacyCustomizations(v string, health, actions, diffs map[string]string) {
 	var m map[string]map[string]any
 	if err := yaml.Unmarshal([]byte(v), &m); err != nil {
 		b.plan.add("Setting", ConfigMapName+" "+keyCustomizations, ActionRefuse, "does not parse: "+err.Error(), nil)
@@ -256,6 +263,8 @@ func (b *builder) legacyCustomizations(v string, health, diffs map[string]string
 				health[groupKindName(splitGroupKind(gk))] = s
 			case "ignoreDifferences":
 				diffs[groupKindName(splitGroupKind(gk))] = s
+			case "actions":
+				actions[groupKindName(splitGroupKind(gk))] = s
 			default:
 				b.plan.add("Setting", ConfigMapName+" "+keyCustomizations+" "+gk+" "+field, ActionSkip, "not migrated", nil)
 			}
@@ -272,6 +281,36 @@ func (b *builder) healthRow(gk, script string) {
 	}
 	rel := customizationsDir + "/" + strings.ReplaceAll(gk, "*", "_") + "/health.lua"
 	b.fileRow("HealthCheck", gk, rel, []byte(script), "run workers with --resource-customizations "+joinOut(b.opts.OutDir, customizationsDir))
+}
+
+// actionRows plans a kind's Lua actions as files of the
+// --resource-customizations tree: actions/discovery.lua and
+// actions/<name>/action.lua.
+func (b *builder) actionRows(gk, value string) {
+	a, err := customizations.ParseActions(value)
+	if err != nil {
+		b.plan.add("Action", gk, ActionRefuse, "does not parse: "+err.Error(), nil)
+		return
+	}
+	scripts := map[string]string{"discovery.lua": a.Discovery}
+	for name, script := range a.Actions {
+		scripts[name+"/action.lua"] = script
+	}
+	if len(a.Actions) == 0 && a.Discovery == "" {
+		b.plan.add("Action", gk, ActionSkip, "no scripts", nil)
+		return
+	}
+	for _, rel := range sortedKeys(scripts) {
+		if scripts[rel] == "" {
+			continue
+		}
+		if _, err := luaparse.Parse(strings.NewReader(scripts[rel]), gk+" "+rel); err != nil {
+			b.plan.add("Action", gk+" "+rel, ActionRefuse, "the Lua script does not compile: "+err.Error(), nil)
+			continue
+		}
+		path := customizationsDir + "/" + strings.ReplaceAll(gk, "*", "_") + "/actions/" + rel
+		b.fileRow("Action", gk+" "+rel, path, []byte(scripts[rel]), "run workers with --resource-customizations "+joinOut(b.opts.OutDir, customizationsDir))
+	}
 }
 
 func joinOut(dir, rel string) string {
