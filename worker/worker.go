@@ -81,6 +81,9 @@ type Config struct {
 	NoClusterWatch bool
 	// Plugins are the config-management plugins renders may use.
 	Plugins []render.PluginConfig
+	// PluginServer runs the plugins in a process without the worker's
+	// credentials (nil: the renders run them).
+	PluginServer *render.PluginClient
 	// RenderSandbox, when set, runs every render in a child process under
 	// its limits (nil: in the worker's process).
 	RenderSandbox *render.Sandbox
@@ -207,7 +210,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
-		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
+		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, PluginServer: cfg.PluginServer, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
 		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds,
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -45,7 +46,7 @@ func appDir(root, p string) (string, error) {
 // detects it: Chart.yaml means Helm, a kustomization file Kustomize, a
 // configured plugin's discovery rule that plugin, a *.jsonnet file Jsonnet;
 // anything else is a plain directory.
-func (r *Renderer) detectTool(dir string) string {
+func (r *Renderer) detectTool(ctx context.Context, root, dir string) string {
 	for _, c := range []struct{ file, tool string }{
 		{"Chart.yaml", appspec.ToolHelm}, {"kustomization.yaml", appspec.ToolKustomize},
 		{"kustomization.yml", appspec.ToolKustomize}, {"Kustomization", appspec.ToolKustomize},
@@ -54,7 +55,7 @@ func (r *Renderer) detectTool(dir string) string {
 			return c.tool
 		}
 	}
-	if _, ok := r.discoverPlugin(dir); ok {
+	if _, ok := r.discoverPlugin(ctx, root, dir); ok {
 		return appspec.ToolPlugin
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.jsonnet")); len(m) > 0 {

@@ -72,7 +72,14 @@ func (f fixedRoot) Checkout(context.Context, string, string) (string, error) { r
 // renderVia runs the workers' code path: Render, then Load.
 func renderVia(t *testing.T, root string, plugins []PluginConfig, req Request) ([]*unstructured.Unstructured, error) {
 	t.Helper()
-	r, err := NewRenderer(Config{Store: NewMemoryStore(), Git: fixedRoot(root), CacheDir: t.TempDir(), Plugins: plugins, Logger: discardLogger()})
+	return renderWith(t, root, plugins, nil, req)
+}
+
+// renderWith renders as renderVia does, with plugins run by server (nil:
+// in process).
+func renderWith(t *testing.T, root string, plugins []PluginConfig, server *PluginClient, req Request) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	r, err := NewRenderer(Config{Store: NewMemoryStore(), Git: fixedRoot(root), CacheDir: t.TempDir(), Plugins: plugins, PluginServer: server, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

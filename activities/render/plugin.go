@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +31,8 @@ import (
 var (
 	ErrPluginNotConfigured = failure.Permanent("PluginNotConfigured", "config-management plugin not configured")
 	ErrPluginOutput        = failure.Permanent("PluginOutputTooLarge", "plugin output too large")
+	// ErrCheckoutTooLarge is a checkout larger than the plugin server takes.
+	ErrCheckoutTooLarge = failure.Permanent("PluginCheckoutTooLarge", "checkout too large for the plugin server")
 )
 
 // Plugin defaults, as in Argo CD.
@@ -42,8 +46,8 @@ const (
 )
 
 // PluginConfig configures a config-management plugin in the shape of Argo
-// CD's ConfigManagementPlugin spec (plugin.yaml), run by the worker itself
-// rather than in a sidecar. Load it with sigs.k8s.io/yaml (JSON tags).
+// CD's ConfigManagementPlugin spec (plugin.yaml), run by the plugin server
+// (Config.PluginServer) or, without one, by the render itself. Load it with sigs.k8s.io/yaml (JSON tags).
 type PluginConfig struct {
 	Name string `json:"name"`
 	// Discover says which directories the plugin renders when a source
@@ -124,18 +128,52 @@ func ValidatePlugins(plugins []PluginConfig) error {
 	return errors.Join(errs...)
 }
 
-// discoverPlugin returns the first configured plugin whose discovery rule
-// matches dir.
-func (r *Renderer) discoverPlugin(dir string) (PluginConfig, bool) {
-	for _, p := range r.plugins {
-		if p.discovers(dir) {
+// pluginSet is the configured plugins, in the order discovery tries them.
+type pluginSet []PluginConfig
+
+// discover returns the first plugin whose discovery rule matches dir;
+// commands runs find commands too (false: they never match).
+func (s pluginSet) discover(dir string, commands bool) (PluginConfig, bool) {
+	for _, p := range s {
+		if p.discovers(dir, commands) {
 			return p, true
 		}
 	}
 	return PluginConfig{}, false
 }
 
-func (p PluginConfig) discovers(dir string) bool {
+// hasFindCommand reports whether any plugin is discovered by a command.
+func (s pluginSet) hasFindCommand() bool {
+	return slices.ContainsFunc(s, func(p PluginConfig) bool { return len(p.Discover.Find.Command) > 0 })
+}
+
+// discoverPlugin returns the first configured plugin whose discovery rule
+// matches dir. With a plugin server, the server runs the find commands.
+func (r *Renderer) discoverPlugin(ctx context.Context, root, dir string) (PluginConfig, bool) {
+	set := pluginSet(r.plugins)
+	if r.pluginServer == nil || !set.hasFindCommand() {
+		return set.discover(dir, true)
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return PluginConfig{}, false
+	}
+	res, err := r.pluginServer.run(ctx, pluginJob{Op: pluginOpDiscover, Plugins: r.plugins, Dir: filepath.ToSlash(rel)}, root)
+	if err != nil {
+		r.log.Warn(msgPluginDiscoverFailed, "error", err)
+		return PluginConfig{}, false
+	}
+	for _, p := range r.plugins {
+		if p.Name == res.Plugin {
+			return p, true
+		}
+	}
+	return PluginConfig{}, false
+}
+
+const msgPluginDiscoverFailed = "plugin discovery on the plugin server failed"
+
+func (p PluginConfig) discovers(dir string, commands bool) bool {
 	d := p.Discover
 	if d.FileName != "" {
 		if m, _ := filepath.Glob(filepath.Join(dir, d.FileName)); len(m) > 0 {
@@ -145,7 +183,7 @@ func (p PluginConfig) discovers(dir string) bool {
 	if d.Find.Glob != "" && globFinds(dir, d.Find.Glob) {
 		return true
 	}
-	if len(d.Find.Command) > 0 {
+	if commands && len(d.Find.Command) > 0 {
 		home, err := os.MkdirTemp("", "windlass-plugin-home-")
 		if err != nil {
 			return false
@@ -219,67 +257,124 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	return regexp.Compile(b.String())
 }
 
-// renderPlugin runs a plugin's init and generate commands in a private
-// copy of the checkout (so that a plugin cannot change the shared one),
-// with a scrubbed environment, a timeout and an output limit, and parses
+// renderPlugin runs a plugin's init and generate commands, on the plugin
+// server when the Renderer has one, else here (runPluginJob), and parses
 // what generate prints.
 func (r *Renderer) renderPlugin(ctx context.Context, in toolInput) ([]*unstructured.Unstructured, error) {
 	spec := appspec.Plugin{}
 	if in.Source.Plugin != nil {
 		spec = *in.Source.Plugin
 	}
-	p, err := r.pluginFor(spec.Name, in.Dir)
-	if err != nil {
-		return nil, err
-	}
 	root, appRel, err := checkoutPaths(in)
 	if err != nil {
 		return nil, err
 	}
+	job := pluginJob{Op: pluginOpGenerate, Plugins: r.plugins, Spec: spec, Build: newBuildEnv(in), Dir: filepath.ToSlash(appRel)}
+	var res pluginResult
+	if r.pluginServer != nil {
+		res, err = r.pluginServer.run(ctx, job, root)
+	} else {
+		res, err = r.runPluginCopy(ctx, job, root)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseStream("plugin "+res.Plugin+" output", res.Output)
+}
+
+// runPluginCopy runs job in a private copy of the checkout root (so that a
+// plugin cannot change the shared one).
+func (r *Renderer) runPluginCopy(ctx context.Context, job pluginJob, root string) (pluginResult, error) {
 	base := r.cacheDir
 	if base == "" {
 		base = os.TempDir()
 	}
 	work, err := os.MkdirTemp(base, "plugin-")
 	if err != nil {
-		return nil, fmt.Errorf("plugin %s: scratch dir: %w", p.Name, err)
+		return pluginResult{}, fmt.Errorf("plugin: scratch dir: %w", err)
 	}
 	defer os.RemoveAll(work)
-	repo, home := filepath.Join(work, "repo"), filepath.Join(work, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		return nil, err
-	}
+	repo := filepath.Join(work, "repo")
 	if err := copyTree(root, repo); err != nil {
-		return nil, fmt.Errorf("plugin %s: copy checkout: %w", p.Name, err)
+		return pluginResult{}, fmt.Errorf("plugin: copy checkout: %w", err)
 	}
-	env, err := pluginEnviron(in, spec, home)
-	if err != nil {
-		return nil, err
-	}
-	cwd := filepath.Join(repo, appRel)
-	if len(p.Init.Command) > 0 {
-		if _, err := r.runStep(ctx, p, "init", p.Init, cwd, env); err != nil {
-			return nil, err
-		}
-	}
-	out, err := r.runStep(ctx, p, "generate", p.Generate, cwd, env)
-	if err != nil {
-		return nil, err
-	}
-	return parseStream("plugin "+p.Name+" output", out)
+	return runPluginJob(ctx, r.log, job, work)
 }
 
-// pluginFor finds the plugin a source names, or the one that discovers
-// its directory.
-func (r *Renderer) pluginFor(name, dir string) (PluginConfig, error) {
+// pluginJob is one plugin run: what the worker sends the plugin server.
+type pluginJob struct {
+	Op      string         `json:"op"`
+	Plugins []PluginConfig `json:"plugins"`
+	Spec    appspec.Plugin `json:"spec"`
+	// Build is the build environment (ARGOCD_APP_*).
+	Build buildEnv `json:"build,omitempty"`
+	// Dir is the app's directory in the checkout, slash-separated.
+	Dir string `json:"dir"`
+}
+
+// Plugin job operations.
+const (
+	pluginOpGenerate = "generate"
+	pluginOpDiscover = "discover"
+)
+
+// pluginResult is a plugin run's answer: the plugin chosen and what its
+// generate printed.
+type pluginResult struct {
+	Plugin string `json:"plugin,omitempty"`
+	Output []byte `json:"output,omitempty"`
+}
+
+// runPluginJob runs job on the checkout in work/repo, which it may
+// change, with work/home as the plugin's HOME.
+func runPluginJob(ctx context.Context, log *slog.Logger, job pluginJob, work string) (pluginResult, error) {
+	repo, home := filepath.Join(work, "repo"), filepath.Join(work, "home")
+	rel := filepath.FromSlash(job.Dir)
+	if !filepath.IsLocal(rel) && rel != "." {
+		return pluginResult{}, fmt.Errorf("%w: %q is outside the repository", ErrBadPath, job.Dir)
+	}
+	cwd := filepath.Join(repo, rel)
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return pluginResult{}, fmt.Errorf("%w: %s", ErrPathNotFound, job.Dir)
+	}
+	set := pluginSet(job.Plugins)
+	if job.Op == pluginOpDiscover {
+		p, _ := set.discover(cwd, true)
+		return pluginResult{Plugin: p.Name}, nil
+	}
+	p, err := set.pick(job.Spec.Name, cwd)
+	if err != nil {
+		return pluginResult{}, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return pluginResult{}, err
+	}
+	env, err := pluginEnviron(job.Build, job.Spec, home)
+	if err != nil {
+		return pluginResult{}, err
+	}
+	if len(p.Init.Command) > 0 {
+		if _, err := runStep(ctx, log, p, "init", p.Init, cwd, env); err != nil {
+			return pluginResult{}, err
+		}
+	}
+	out, err := runStep(ctx, log, p, "generate", p.Generate, cwd, env)
+	if err != nil {
+		return pluginResult{}, err
+	}
+	return pluginResult{Plugin: p.Name, Output: out}, nil
+}
+
+// pick finds the plugin a source names, or the one that discovers dir.
+func (s pluginSet) pick(name, dir string) (PluginConfig, error) {
 	if name == "" {
-		if p, ok := r.discoverPlugin(dir); ok {
+		if p, ok := s.discover(dir, true); ok {
 			return p, nil
 		}
 		return PluginConfig{}, fmt.Errorf("%w: no configured plugin's discovery rule matches the source (name one in source.plugin.name)", ErrPluginNotConfigured)
 	}
-	names := make([]string, 0, len(r.plugins))
-	for _, p := range r.plugins {
+	names := make([]string, 0, len(s))
+	for _, p := range s {
 		if p.Name == name {
 			return p, nil
 		}
@@ -290,7 +385,7 @@ func (r *Renderer) pluginFor(name, dir string) (PluginConfig, error) {
 
 const msgPluginRun = "plugin command finished"
 
-func (r *Renderer) runStep(ctx context.Context, p PluginConfig, step string, c PluginCommand, cwd string, env []string) ([]byte, error) {
+func runStep(ctx context.Context, log *slog.Logger, p PluginConfig, step string, c PluginCommand, cwd string, env []string) ([]byte, error) {
 	limit := p.maxOutput()
 	if step == "init" {
 		limit = -1 // init's stdout is discarded
@@ -299,7 +394,7 @@ func (r *Renderer) runStep(ctx context.Context, p PluginConfig, step string, c P
 	defer cancel()
 	start := time.Now()
 	out, err := runCommand(ctx, c.argv(), cwd, env, limit)
-	r.log.Debug(msgPluginRun, "plugin", p.Name, "step", step, "duration", time.Since(start), "bytes", len(out))
+	log.Debug(msgPluginRun, "plugin", p.Name, "step", step, "duration", time.Since(start), "bytes", len(out))
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			return nil, fmt.Errorf("plugin %s %s: timed out after %s: %w", p.Name, step, p.timeout(), err)
@@ -399,8 +494,7 @@ var paramUnsafe = regexp.MustCompile(`[^A-Z0-9_]`)
 // (ARGOCD_APP_*), the source's env entries as ARGOCD_ENV_<NAME> (values
 // expanded from the build environment), and its parameters as
 // ARGOCD_APP_PARAMETERS (JSON) and PARAM_<NAME>[_<KEY>|_<INDEX>].
-func pluginEnviron(in toolInput, spec appspec.Plugin, home string) ([]string, error) {
-	build := newBuildEnv(in)
+func pluginEnviron(build buildEnv, spec appspec.Plugin, home string) ([]string, error) {
 	env := append(baseEnviron(home), build.environ()...)
 	for _, e := range spec.Env {
 		if !envName.MatchString(e.Name) {

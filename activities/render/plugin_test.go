@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -102,27 +101,29 @@ func TestPluginRender(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := treeDigest(t, root)
-			src := appspec.Source{RepoURL: "https://example.com/shop.git", TargetRevision: "main", Path: tt.path, Plugin: tt.plugin}
-			objs, err := renderVia(t, root, testPlugins, SingleSource("guestbook", "shop", src, "0123456789abcdef0123456789abcdef01234567"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tt.want, sortedNames(objs)); d != "" {
-				t.Fatalf("objects (-want +got):\n%s", d)
-			}
-			if tt.data != nil {
-				data := stringMap(objs[0].Object, "data")
-				if d := cmp.Diff(tt.data, data); d != "" {
-					t.Fatalf("data (-want +got):\n%s", d)
+	for _, mode := range pluginModes(t) {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				before := treeDigest(t, root)
+				src := appspec.Source{RepoURL: "https://example.com/shop.git", TargetRevision: "main", Path: tt.path, Plugin: tt.plugin}
+				objs, err := renderWith(t, root, testPlugins, mode.server, SingleSource("guestbook", "shop", src, "0123456789abcdef0123456789abcdef01234567"))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if treeDigest(t, root) != before {
-				t.Fatal("the plugin modified the checkout")
-			}
-		})
+				if d := cmp.Diff(tt.want, sortedNames(objs)); d != "" {
+					t.Fatalf("objects (-want +got):\n%s", d)
+				}
+				if tt.data != nil {
+					data := stringMap(objs[0].Object, "data")
+					if d := cmp.Diff(tt.data, data); d != "" {
+						t.Fatalf("data (-want +got):\n%s", d)
+					}
+				}
+				if treeDigest(t, root) != before {
+					t.Fatal("the plugin modified the checkout")
+				}
+			})
+		}
 	}
 }
 
@@ -141,15 +142,17 @@ func TestPluginDetection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Renderer{plugins: testPlugins}
-	for path, want := range map[string]string{"cue-app": "plugin", "glob-app": "plugin", "cmd-app": "plugin", "plain-app": "directory"} {
-		if got := r.detectTool(filepath.Join(root, path)); got != want {
-			t.Errorf("detectTool(%s) = %q, want %q", path, got, want)
+	for _, mode := range pluginModes(t) {
+		r := &Renderer{plugins: testPlugins, pluginServer: mode.server, log: discardLogger()}
+		for path, want := range map[string]string{"cue-app": "plugin", "glob-app": "plugin", "cmd-app": "plugin", "plain-app": "directory"} {
+			if got := r.detectTool(t.Context(), root, filepath.Join(root, path)); got != want {
+				t.Errorf("%s: detectTool(%s) = %q, want %q", mode.name, path, got, want)
+			}
 		}
-	}
-	for path, want := range map[string]string{"cue-app": "cue", "glob-app": "glob", "cmd-app": "cmd"} {
-		if p, ok := r.discoverPlugin(filepath.Join(root, path)); !ok || p.Name != want {
-			t.Errorf("discoverPlugin(%s) = %q, %v; want %q", path, p.Name, ok, want)
+		for path, want := range map[string]string{"cue-app": "cue", "glob-app": "glob", "cmd-app": "cmd"} {
+			if p, ok := r.discoverPlugin(t.Context(), root, filepath.Join(root, path)); !ok || p.Name != want {
+				t.Errorf("%s: discoverPlugin(%s) = %q, %v; want %q", mode.name, path, p.Name, ok, want)
+			}
 		}
 	}
 }
@@ -162,11 +165,17 @@ func TestPluginEnvScrubbed(t *testing.T) {
 	writeFiles(t, root, map[string]string{"app/x": ""})
 	plugins := []PluginConfig{{Name: "printenv", Generate: configMapScript("env", `env | cut -d= -f1 | sort -u | sed "s/.*/  &: set/"`)}}
 	src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: "printenv", Env: []appspec.EnvVar{{Name: "X", Value: "1"}}}}
-	objs, err := renderVia(t, root, plugins, SingleSource("app", "default", src, "sha"))
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range pluginModes(t) {
+		objs, err := renderWith(t, root, plugins, mode.server, SingleSource("app", "default", src, "sha"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPluginEnv(t, mode.name, stringMap(objs[0].Object, "data"))
 	}
-	names := stringMap(objs[0].Object, "data")
+}
+
+func checkPluginEnv(t *testing.T, mode string, names map[string]string) {
+	t.Helper()
 	allowed := map[string]bool{"PATH": true, "HOME": true, "ARGOCD_ENV_X": true, "ARGOCD_APP_PARAMETERS": true,
 		"PWD": true, "SHLVL": true, "_": true, "OLDPWD": true} // the last four are the shell's own
 	for k := range newBuildEnv(toolInput{}) {
@@ -180,7 +189,7 @@ func TestPluginEnvScrubbed(t *testing.T) {
 	}
 	sort.Strings(extra)
 	if len(extra) > 0 || names["PATH"] == "" {
-		t.Fatalf("plugin environment has %v (PATH present: %v)", extra, names["PATH"] != "")
+		t.Fatalf("%s: plugin environment has %v (PATH present: %v)", mode, extra, names["PATH"] != "")
 	}
 }
 
@@ -209,16 +218,22 @@ func TestPluginFailures(t *testing.T) {
 		{name: "not configured", plugin: "nope", err: ErrPluginNotConfigured, contains: `plugin "nope" is not configured`},
 		{name: "no discovery match", plugin: "", err: ErrPluginNotConfigured, contains: "discovery"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
-			src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: tt.plugin}}
-			_, err := renderVia(t, root, plugins, SingleSource("app", "default", src, "sha"))
-			wantError(t, err, tt.err, tt.contains)
-			if d := time.Since(start); d > 10*time.Second {
-				t.Fatalf("took %s", d)
-			}
-		})
+	for _, mode := range pluginModes(t) {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				start := time.Now()
+				src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: tt.plugin}}
+				_, err := renderWith(t, root, plugins, mode.server, SingleSource("app", "default", src, "sha"))
+				want := tt.err
+				if mode.server != nil && want == context.DeadlineExceeded {
+					want = nil // the server's message says so; the Go value stays there
+				}
+				wantError(t, err, want, tt.contains)
+				if d := time.Since(start); d > 10*time.Second {
+					t.Fatalf("took %s", d)
+				}
+			})
+		}
 	}
 	t.Run("timeout kills the process group", func(t *testing.T) {
 		src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: "background"}}
@@ -241,18 +256,18 @@ func TestPluginFailures(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
-	t.Run("symlink out of the repository", func(t *testing.T) {
-		repo := t.TempDir()
-		writeFiles(t, repo, map[string]string{"app/x": ""})
-		if err := os.Symlink(outside, filepath.Join(repo, "app", "escape")); err != nil {
-			t.Fatal(err)
-		}
-		src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: "fails"}}
-		_, err := renderVia(t, repo, plugins, SingleSource("app", "default", src, "sha"))
-		if !errors.Is(err, ErrBadPath) {
-			t.Fatalf("error = %v, want %v", err, ErrBadPath)
-		}
-	})
+	for _, mode := range pluginModes(t) {
+		t.Run(mode.name+"/symlink out of the repository", func(t *testing.T) {
+			repo := t.TempDir()
+			writeFiles(t, repo, map[string]string{"app/x": ""})
+			if err := os.Symlink(outside, filepath.Join(repo, "app", "escape")); err != nil {
+				t.Fatal(err)
+			}
+			src := appspec.Source{RepoURL: "https://example.com/r.git", Path: "app", Plugin: &appspec.Plugin{Name: "fails"}}
+			_, err := renderWith(t, repo, plugins, mode.server, SingleSource("app", "default", src, "sha"))
+			wantError(t, err, ErrBadPath, "symlink app/escape leads out of the repository", outside)
+		})
+	}
 }
 
 // isZombie reports whether pid has exited but is not reaped yet.

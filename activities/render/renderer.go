@@ -51,6 +51,9 @@ type Config struct {
 	CacheDir string
 	// Plugins are the configured config-management plugins.
 	Plugins []PluginConfig
+	// PluginServer runs the plugins in a process without the worker's
+	// credentials (nil: the render runs them itself).
+	PluginServer *PluginClient
 	// CacheTTL is how long rendered manifests stay in the cache (0:
 	// the default CacheTTL).
 	CacheTTL time.Duration
@@ -78,12 +81,14 @@ type Renderer struct {
 	revisions RevisionReader
 	cacheDir  string
 	plugins   []PluginConfig
-	log       *slog.Logger
-	ttl       time.Duration
-	stats     cacheCounters
-	metrics   Metrics
-	sandbox   *Sandbox
-	maxFile   int64
+	// pluginServer is Config.PluginServer.
+	pluginServer *PluginClient
+	log          *slog.Logger
+	ttl          time.Duration
+	stats        cacheCounters
+	metrics      Metrics
+	sandbox      *Sandbox
+	maxFile      int64
 	// netTimeout is Config.NetTimeout.
 	netTimeout time.Duration
 	creds      CredentialLookup
@@ -100,7 +105,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = CacheTTL
 	}
-	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
+	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, pluginServer: cfg.PluginServer, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
 		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials}, nil
 }
 
@@ -280,7 +285,7 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 		tool = s.ExplicitTool()
 	}
 	if tool == "" {
-		tool = r.detectTool(dir)
+		tool = r.detectTool(ctx, root, dir)
 	}
 	if tool == appspec.ToolDirectory && s.Directory != nil && hasJsonnet(root, dir, *s.Directory) {
 		tool = appspec.ToolJsonnet // Argo CD evaluates a directory's Jsonnet files, whatever its options

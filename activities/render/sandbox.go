@@ -111,7 +111,9 @@ type sandboxRequest struct {
 	Roots    map[string]string `json:"roots"` // rootKey(repo, sha) → checkout
 	CacheDir string            `json:"cacheDir"`
 	Plugins  []PluginConfig    `json:"plugins,omitempty"`
-	Limits   SandboxLimits     `json:"limits"`
+	// PluginServer is the address of the worker's plugin server.
+	PluginServer string        `json:"pluginServer,omitempty"`
+	Limits       SandboxLimits `json:"limits"`
 	// MaxFileBytes and NetTimeout are the worker's Config's.
 	MaxFileBytes int64         `json:"maxFileBytes,omitempty"`
 	NetTimeout   time.Duration `json:"netTimeout,omitempty"`
@@ -164,8 +166,12 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 		}
 		roots[rootKey(src.RepoURL, src.SHA)] = root
 	}
-	resp, err := s.run(ctx, sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits,
-		MaxFileBytes: r.maxFile, NetTimeout: r.netTimeout})
+	sreq := sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits,
+		MaxFileBytes: r.maxFile, NetTimeout: r.netTimeout}
+	if r.pluginServer != nil {
+		sreq.PluginServer = r.pluginServer.Address()
+	}
+	resp, err := s.run(ctx, sreq)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -194,7 +200,7 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 // knownErrors are the sentinels a sandbox's error may name by type; the
 // worker gives them back, so that errors.Is holds across the process.
 var knownErrors = []*failure.Sentinel{ErrPathNotFound, ErrBadPath, ErrChart, ErrHelmValues, ErrChartNotFound, ErrChartRepo,
-	ErrJsonnet, ErrKustomize, ErrRemoteBase, ErrPluginNotConfigured, ErrPluginOutput, ErrRenderLimit, ErrFileTooLarge}
+	ErrJsonnet, ErrKustomize, ErrRemoteBase, ErrPluginNotConfigured, ErrPluginOutput, ErrCheckoutTooLarge, ErrRenderLimit, ErrFileTooLarge}
 
 // sandboxError is a sandbox's error message with its failure type.
 func sandboxError(msg, typ string) error {

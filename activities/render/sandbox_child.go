@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/windlass-cd/windlass/internal/failure"
 )
 
@@ -57,7 +59,16 @@ func serveRender(req sandboxRequest) sandboxResponse {
 	var t timings
 	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes, netTimeout: req.NetTimeout,
 		log: slog.New(slog.DiscardHandler), metrics: &t}
-	objs, b, shared, err := r.renderLocal(context.Background(), req.Request)
+	var err error
+	if req.PluginServer != "" {
+		r.pluginServer, err = NewPluginClient(req.PluginServer)
+	}
+	var objs []*unstructured.Unstructured
+	var b []byte
+	var shared bool
+	if err == nil {
+		objs, b, shared, err = r.renderLocal(context.Background(), req.Request)
+	}
 	if err == nil && int64(len(b)) > req.Limits.OutputBytes {
 		err = fmt.Errorf("%w: the rendered manifests (%s) are larger than the output limit of %s", ErrRenderLimit,
 			bytesText(int64(len(b))), bytesText(req.Limits.OutputBytes))
