@@ -40,6 +40,10 @@ func NewPluginClient(addr string) (*PluginClient, error) {
 		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") {
 			return nil, fmt.Errorf("plugin server address %q: want http://host:port", addr)
 		}
+		// The checkout and the plugins' output travel in the clear.
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return nil, fmt.Errorf("plugin server address %q: only loopback is allowed over HTTP; use a unix socket", addr)
+		}
 		c.base = "http://" + u.Host
 	default:
 		return nil, fmt.Errorf("plugin server address %q: want unix:///path, an absolute socket path or http://host:port", addr)

@@ -27,6 +27,7 @@ commands:
   server    run the REST API against an external Temporal
   worker    run the Temporal worker against an external Temporal
   temporal  run a standalone Temporal server (SQLite, as in dev) for server and workers
+  plugin-server run config-management plugins for workers, without their credentials
   render    render a source offline, as a worker would: render --path P [--repo URL] (-h for flags)
   health    assess one object from a file: health [--customizations DIR] --object FILE
   probe     GET a URL, exit 0 on 2xx: probe [--timeout 3s] URL (container health checks)
@@ -98,7 +99,7 @@ func report(stderr io.Writer, cmd string, err error) int {
 
 // serverCommands are the commands beside the client commands, which
 // shell completion offers too.
-var serverCommands = []string{"dev", "server", "worker", "temporal", "render", "health", "probe", "version"}
+var serverCommands = []string{"dev", "server", "worker", "temporal", "plugin-server", "render", "health", "probe", "version"}
 
 func run(ctx context.Context, cmd string, args []string) error {
 	switch cmd {
@@ -116,6 +117,8 @@ func run(ctx context.Context, cmd string, args []string) error {
 		return roles.Worker(ctx, args)
 	case "temporal":
 		return roles.Temporal(ctx, args, os.Stdout)
+	case "plugin-server":
+		return roles.PluginServer(ctx, args)
 	case "render":
 		return runRender(ctx, args, os.Stdout, os.Stderr)
 	case "health":

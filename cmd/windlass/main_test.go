@@ -45,7 +45,7 @@ func TestRunUnknownCommand(t *testing.T) {
 }
 
 func TestUsageText(t *testing.T) {
-	for _, want := range []string{"login", "logout", "app", "proj", "repo", "cluster", "account", "exit codes",
+	for _, want := range []string{"plugin-server", "login", "logout", "app", "proj", "repo", "cluster", "account", "exit codes",
 		"3  unauthenticated or forbidden", "6  timed out"} {
 		if !strings.Contains(usage, want) {
 			t.Errorf("the usage text does not mention %q", want)

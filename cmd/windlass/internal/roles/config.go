@@ -75,6 +75,9 @@ type workerSettings struct {
 	ProjectsFile string
 	// PluginsFile is a YAML or JSON list of config-management plugins.
 	PluginsFile string
+	// PluginServer is the address of an external plugin server; empty:
+	// the worker runs one as a child process.
+	PluginServer string
 	// ResourceCustomizations is an Argo CD-style resource_customizations
 	// directory of Lua health checks (and action scripts).
 	ResourceCustomizations string
@@ -205,6 +208,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.Int64Var(&w.CheckoutsMaxBytes, "checkouts-max-bytes", envInt64("CHECKOUTS_MAX_BYTES", worker.DefaultTreesMaxBytes), "disk budget of the Git checkouts in cache-dir (env WINDLASS_CHECKOUTS_MAX_BYTES)")
 	fs.StringVar(&w.ProjectsFile, "projects-file", env("PROJECTS_FILE", ""), "JSON list of projects: source repos, destinations, resource lists, sync windows (env WINDLASS_PROJECTS_FILE)")
 	fs.StringVar(&w.PluginsFile, "plugins-file", env("PLUGINS_FILE", ""), "YAML or JSON list of config-management plugins: name, discover, init, generate (env WINDLASS_PLUGINS_FILE)")
+	fs.StringVar(&w.PluginServer, "plugin-server", env("PLUGIN_SERVER", ""), "address of the windlass plugin-server that runs the plugins: unix:///path or http://127.0.0.1:port; empty: a child process with a scrubbed environment (env WINDLASS_PLUGIN_SERVER)")
 	fs.StringVar(&w.ResourceCustomizations, "resource-customizations", env("RESOURCE_CUSTOMIZATIONS", ""), "directory of Lua health checks and resource actions, <group>/<Kind>/health.lua and <group>/<Kind>/actions/ (env WINDLASS_RESOURCE_CUSTOMIZATIONS)")
 	fs.StringVar(&w.CustomizationsRepo, "resource-customizations-repo", env("RESOURCE_CUSTOMIZATIONS_REPO", ""), "Git repository of Lua health checks and actions in Argo CD's layout, instead of a directory (env WINDLASS_RESOURCE_CUSTOMIZATIONS_REPO)")
 	fs.StringVar(&w.CustomizationsPath, "resource-customizations-path", env("RESOURCE_CUSTOMIZATIONS_PATH", ""), "folder of the resource-customizations-repo holding the tree (env WINDLASS_RESOURCE_CUSTOMIZATIONS_PATH)")
@@ -320,6 +324,11 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if w.ResourceCustomizations != "" && w.CustomizationsRepo != "" {
 		errs = append(errs, errors.New("resource-customizations and resource-customizations-repo exclude each other"))
+	}
+	if w.PluginServer != "" {
+		if _, err := render.NewPluginClient(w.PluginServer); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if w.CustomizationsEvery <= 0 {
 		errs = append(errs, errors.New("resource-customizations-interval must be positive"))

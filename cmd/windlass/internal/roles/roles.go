@@ -348,6 +348,10 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	if len(ignored) > 0 {
 		log.Warn(msgArgoCDCMIgnored, "file", w.ArgoCDCM, "keys", ignored)
 	}
+	plugSrv, stopPlugins, err := w.pluginServer(ctx, plugins, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	var sandbox *render.Sandbox
 	if w.RenderSandbox {
 		exe, err := os.Executable()
@@ -355,17 +359,20 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 			return nil, nil, fmt.Errorf("render sandbox: %w", err)
 		}
 		if sandbox, err = render.NewSandbox(exe, w.RenderLimits, log); err != nil {
+			stopPlugins()
 			return nil, nil, err
 		}
 	}
 	rdb, err := w.roleProd.Redis.client(redisAddr)
 	if err != nil {
+		stopPlugins()
 		return nil, nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
+		stopPlugins()
 		return nil, nil, fmt.Errorf("redis unreachable at %s: %w", redisAddr, err)
 	}
 	wk, err := worker.New(worker.Config{
@@ -373,7 +380,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Customizations: custom,
-		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
+		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, PluginServer: plugSrv, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
 		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
@@ -381,15 +388,18 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	})
 	if err != nil {
 		_ = rdb.Close()
+		stopPlugins()
 		return nil, nil, err
 	}
 	if err := wk.Start(); err != nil {
 		_ = rdb.Close()
+		stopPlugins()
 		return nil, nil, err
 	}
 	stop := func() {
 		wk.Stop()
 		_ = rdb.Close()
+		stopPlugins()
 		if sandbox != nil {
 			sandbox.Close()
 		}
@@ -569,6 +579,38 @@ func loadProjects(path string) ([]appspec.Project, error) {
 		return nil, fmt.Errorf("projects file %s: %w", path, err)
 	}
 	return list, nil
+}
+
+const msgPluginServerDown = "plugin server not answering yet; plugin renders fail until it does"
+
+// pluginServer is the plugin server the worker's renders use, and how to
+// stop it: none without plugins, the external one PluginServer names, or
+// a child process of this binary with a scrubbed environment.
+func (w workerSettings) pluginServer(ctx context.Context, plugins []render.PluginConfig, log *slog.Logger) (*render.PluginClient, func(), error) {
+	if len(plugins) == 0 {
+		return nil, func() {}, nil
+	}
+	if w.PluginServer != "" {
+		c, err := render.NewPluginClient(w.PluginServer)
+		if err != nil {
+			return nil, nil, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := c.Ping(pctx); err != nil {
+			log.Warn(msgPluginServerDown, "address", w.PluginServer, "error", err) // a sidecar may start later
+		}
+		return c, func() {}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("plugin server: %w", err)
+	}
+	child, err := startPluginChild(ctx, exe, pluginChildEnviron(os.Environ()), log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return child.Client(), child.Stop, nil
 }
 
 // loadPlugins reads a YAML or JSON list of plugins (Argo CD's plugin.yaml
