@@ -46,22 +46,22 @@ func appDir(root, p string) (string, error) {
 // detects it: Chart.yaml means Helm, a kustomization file Kustomize, a
 // configured plugin's discovery rule that plugin, a *.jsonnet file Jsonnet;
 // anything else is a plain directory.
-func (r *Renderer) detectTool(ctx context.Context, root, dir string) string {
+func (r *Renderer) detectTool(ctx context.Context, root, dir string) (string, error) {
 	for _, c := range []struct{ file, tool string }{
 		{"Chart.yaml", appspec.ToolHelm}, {"kustomization.yaml", appspec.ToolKustomize},
 		{"kustomization.yml", appspec.ToolKustomize}, {"Kustomization", appspec.ToolKustomize},
 	} {
 		if _, err := os.Stat(filepath.Join(dir, c.file)); err == nil {
-			return c.tool
+			return c.tool, nil
 		}
 	}
-	if _, ok := r.discoverPlugin(ctx, root, dir); ok {
-		return appspec.ToolPlugin
+	if _, ok, err := r.discoverPlugin(ctx, root, dir); err != nil || ok {
+		return appspec.ToolPlugin, err
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.jsonnet")); len(m) > 0 {
-		return appspec.ToolJsonnet
+		return appspec.ToolJsonnet, nil
 	}
-	return appspec.ToolDirectory
+	return appspec.ToolDirectory, nil
 }
 
 // renderDirectory parses the manifests of a plain directory (in.Dir),

@@ -107,7 +107,7 @@ func TestAppDirAndTool(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := (&Renderer{}).detectTool(t.Context(), root, dir); got != tt.tool {
+			if got, _ := (&Renderer{}).detectTool(t.Context(), root, dir); got != tt.tool {
 				t.Fatalf("detectTool() = %q, want %q", got, tt.tool)
 			}
 		})

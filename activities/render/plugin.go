@@ -148,30 +148,30 @@ func (s pluginSet) hasFindCommand() bool {
 }
 
 // discoverPlugin returns the first configured plugin whose discovery rule
-// matches dir. With a plugin server, the server runs the find commands.
-func (r *Renderer) discoverPlugin(ctx context.Context, root, dir string) (PluginConfig, bool) {
+// matches dir. With a plugin server, the server runs the find commands;
+// when it fails, so does the render, rather than take the source for
+// another tool's.
+func (r *Renderer) discoverPlugin(ctx context.Context, root, dir string) (PluginConfig, bool, error) {
 	set := pluginSet(r.plugins)
 	if r.pluginServer == nil || !set.hasFindCommand() {
-		return set.discover(dir, true)
+		p, ok := set.discover(dir, true)
+		return p, ok, nil
 	}
 	rel, err := filepath.Rel(root, dir)
 	if err != nil {
-		return PluginConfig{}, false
+		return PluginConfig{}, false, err
 	}
 	res, err := r.pluginServer.run(ctx, pluginJob{Op: pluginOpDiscover, Plugins: r.plugins, Dir: filepath.ToSlash(rel)}, root)
 	if err != nil {
-		r.log.Warn(msgPluginDiscoverFailed, "error", err)
-		return PluginConfig{}, false
+		return PluginConfig{}, false, fmt.Errorf("plugin discovery: %w", err)
 	}
 	for _, p := range r.plugins {
 		if p.Name == res.Plugin {
-			return p, true
+			return p, true, nil
 		}
 	}
-	return PluginConfig{}, false
+	return PluginConfig{}, false, nil
 }
-
-const msgPluginDiscoverFailed = "plugin discovery on the plugin server failed"
 
 func (p PluginConfig) discovers(dir string, commands bool) bool {
 	d := p.Discover

@@ -188,6 +188,12 @@ func TestPluginServerDown(t *testing.T) {
 	if failure.TypeOf(err) != "" {
 		t.Fatalf("error type %q: a server that is down may come back, the error must stay retryable", failure.TypeOf(err))
 	}
+	// Discovery by command fails the render rather than take the source
+	// for a directory.
+	plugins = []PluginConfig{{Name: "cmd", Discover: PluginDiscover{Find: PluginFind{Command: []string{"true"}}}, Generate: sh("cat x")}}
+	src.Plugin = nil
+	_, err = renderWith(t, root, plugins, c, SingleSource("app", "default", src, "sha"))
+	wantError(t, err, ErrPluginServerDown, "plugin discovery: plugin server unreachable")
 }
 
 // TestPluginServerBadRequests sends the server requests that no worker

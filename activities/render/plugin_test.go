@@ -145,13 +145,13 @@ func TestPluginDetection(t *testing.T) {
 	for _, mode := range pluginModes(t) {
 		r := &Renderer{plugins: testPlugins, pluginServer: mode.server, log: discardLogger()}
 		for path, want := range map[string]string{"cue-app": "plugin", "glob-app": "plugin", "cmd-app": "plugin", "plain-app": "directory"} {
-			if got := r.detectTool(t.Context(), root, filepath.Join(root, path)); got != want {
-				t.Errorf("%s: detectTool(%s) = %q, want %q", mode.name, path, got, want)
+			if got, err := r.detectTool(t.Context(), root, filepath.Join(root, path)); got != want || err != nil {
+				t.Errorf("%s: detectTool(%s) = %q, %v; want %q", mode.name, path, got, err, want)
 			}
 		}
 		for path, want := range map[string]string{"cue-app": "cue", "glob-app": "glob", "cmd-app": "cmd"} {
-			if p, ok := r.discoverPlugin(t.Context(), root, filepath.Join(root, path)); !ok || p.Name != want {
-				t.Errorf("%s: discoverPlugin(%s) = %q, %v; want %q", mode.name, path, p.Name, ok, want)
+			if p, ok, err := r.discoverPlugin(t.Context(), root, filepath.Join(root, path)); !ok || p.Name != want || err != nil {
+				t.Errorf("%s: discoverPlugin(%s) = %q, %v, %v; want %q", mode.name, path, p.Name, ok, err, want)
 			}
 		}
 	}

@@ -285,7 +285,9 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 		tool = s.ExplicitTool()
 	}
 	if tool == "" {
-		tool = r.detectTool(ctx, root, dir)
+		if tool, err = r.detectTool(ctx, root, dir); err != nil {
+			return nil, "", err
+		}
 	}
 	if tool == appspec.ToolDirectory && s.Directory != nil && hasJsonnet(root, dir, *s.Directory) {
 		tool = appspec.ToolJsonnet // Argo CD evaluates a directory's Jsonnet files, whatever its options
