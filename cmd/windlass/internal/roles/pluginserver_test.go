@@ -252,3 +252,42 @@ func TestPluginChildEnviron(t *testing.T) {
 		t.Fatalf("pluginChildEnviron = %q, want %q", got, want)
 	}
 }
+
+// TestWorkerPluginServer picks the worker's plugin server: none without
+// plugins, the one --plugin-server names, else a child of this binary.
+func TestWorkerPluginServer(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	plugins := []render.PluginConfig{{Name: "p", Generate: render.PluginCommand{Command: []string{"true"}}}}
+
+	c, stop, err := workerSettings{}.pluginServer(t.Context(), nil, log)
+	if err != nil || c != nil {
+		t.Fatalf("no plugins: %v, %v", c, err)
+	}
+	stop()
+
+	external := "unix://" + filepath.Join(t.TempDir(), "sidecar.sock")
+	c, stop, err = workerSettings{PluginServer: external}.pluginServer(t.Context(), plugins, log)
+	if err != nil || c.Address() != external {
+		t.Fatalf("external: %v, %v", c, err)
+	}
+	stop()
+
+	c, stop, err = workerSettings{}.pluginServer(t.Context(), plugins, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.Address(), "unix://"+os.TempDir()) {
+		t.Fatalf("child at %s", c.Address())
+	}
+	if err := c.Ping(t.Context()); err != nil {
+		t.Fatalf("the child does not answer: %v", err)
+	}
+	stop()
+	if err := c.Ping(t.Context()); !errors.Is(err, render.ErrPluginServerDown) {
+		t.Fatalf("after stop: %v", err)
+	}
+	sock := strings.TrimPrefix(c.Address(), "unix://")
+	if _, err := os.Stat(filepath.Dir(sock)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the child's directory stays: %v", err)
+	}
+}
