@@ -47,7 +47,8 @@ const (
 
 // PluginConfig configures a config-management plugin in the shape of Argo
 // CD's ConfigManagementPlugin spec (plugin.yaml), run by the plugin server
-// (Config.PluginServer) or, without one, by the render itself. Load it with sigs.k8s.io/yaml (JSON tags).
+// (Config.PluginServer) or, without one, by the render itself. Load it
+// with sigs.k8s.io/yaml (JSON tags).
 type PluginConfig struct {
 	Name string `json:"name"`
 	// Discover says which directories the plugin renders when a source
