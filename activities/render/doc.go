@@ -21,4 +21,10 @@
 // checkout goes through one os.Root (repoRoot), which refuses a symlink
 // leading out at any depth of a chain, and anything but a regular file
 // within Config.MaxFileBytes, with an error naming the path.
+//
+// Config-management plugins run on a PluginServer (windlass
+// plugin-server), a process without the worker's credentials, when
+// Config.PluginServer names one: the PluginClient streams it the plugin
+// job and a tar of the checkout over a unix socket, and the server
+// unpacks it through an os.Root, refusing anything that escapes.
 package render
