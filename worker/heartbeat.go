@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/windlass-cd/windlass/activities/appsets"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 
@@ -25,7 +27,7 @@ type autoHeartbeat struct {
 }
 
 // autoHeartbeatActivities are the activities autoHeartbeat beats for.
-var autoHeartbeatActivities = []string{source.ResolveRevisionName, render.RenderName, render.ResolveChartName}
+var autoHeartbeatActivities = []string{source.ResolveRevisionName, render.RenderName, render.ResolveChartName, appsets.ReconcileName}
 
 func newAutoHeartbeat(every time.Duration, names ...string) *autoHeartbeat {
 	a := &autoHeartbeat{names: map[string]bool{}, every: every, beat: func(ctx context.Context) { activity.RecordHeartbeat(ctx) }}

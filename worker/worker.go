@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"k8s.io/client-go/rest"
 
+	"github.com/windlass-cd/windlass/activities/appsets"
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/notify"
@@ -110,9 +111,14 @@ type Config struct {
 	// Notifications is the notifications configuration (nil: the one the
 	// API saved in Settings' secret store, or none without Settings).
 	Notifications notify.ConfigSource
-	// AppConfig is passed to the app workflows that app of apps creates
-	// (as the API's Options.AppConfig).
+	// AppConfig is passed to the app workflows that app of apps and
+	// ApplicationSets create (as the API's Options.AppConfig).
 	AppConfig workflows.AppConfig
+	// AppSetMaxElements bounds the apps one ApplicationSet yields (0:
+	// appset.DefaultLimit); AppSetSCMURLs are the provider APIs besides
+	// the public ones that a set's tokenRef may be sent to.
+	AppSetMaxElements int
+	AppSetSCMURLs     []string
 }
 
 // CacheConfig bounds the worker's caches.
@@ -312,6 +318,13 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ApplicationSets need the settings: clusters, secrets, projects.
+	var sets *appsets.Activities
+	if cfg.Settings != nil {
+		if sets, err = newAppSets(cfg, src, cfg.Settings); err != nil {
+			return nil, err
+		}
+	}
 	var ws []sdkworker.Worker
 	for _, q := range append([]string{cfg.TaskQueue}, cfg.ExtraTaskQueues...) {
 		w := sdkworker.New(cfg.Client, q, sdkworker.Options{
@@ -331,6 +344,9 @@ func New(cfg Config) (*Worker, error) {
 		plc.Register(w)
 		deps.Register(w)
 		ntf.Register(w)
+		if sets != nil {
+			sets.Register(w)
+		}
 		ws = append(ws, w)
 	}
 	return &Worker{ws: ws, src: src, lib: lib, cache: cfg.Cache, log: log, cfg: cfg}, nil

@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/windlass-cd/windlass/activities/appsets"
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/depends"
 	"github.com/windlass-cd/windlass/activities/notify"
@@ -143,4 +144,16 @@ func evaluateNotifications(ctx workflow.Context, in notify.EvaluateInput) (notif
 func deliverNotification(ctx workflow.Context, in notify.DeliverInput, seq int) workflow.Future {
 	id := "notify/" + in.Delivery.Key + "/" + strconv.Itoa(seq)
 	return workflow.ExecuteActivity(notifyOptions(ctx, id), notify.DeliverName, in)
+}
+
+func reconcileAppSet(ctx workflow.Context, in appsets.ReconcileInput) (appsets.ReconcileOutput, error) {
+	var out appsets.ReconcileOutput
+	err := workflow.ExecuteActivity(appSetOptions(ctx), appsets.ReconcileName, in).Get(ctx, &out)
+	return out, err
+}
+
+func deleteAppSetApps(ctx workflow.Context, in appsets.DeleteAppsInput) (appsets.DeleteAppsOutput, error) {
+	var out appsets.DeleteAppsOutput
+	err := workflow.ExecuteActivity(appSetDeleteOptions(ctx), appsets.DeleteAppsName, in).Get(ctx, &out)
+	return out, err
 }

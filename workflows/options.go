@@ -175,3 +175,26 @@ func evaluateOptions(ctx workflow.Context) workflow.Context {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumAttempts: 2},
 	})
 }
+
+// appSetOptions is for a set's pass: the generators may read Git and
+// HTTP services, and each app is read and maybe written; the activity
+// heartbeats per app.
+func appSetOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Minute,
+		HeartbeatTimeout:    2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 3,
+		},
+	})
+}
+
+// appSetDeleteOptions is for deleting a set's apps, each of which may
+// wait for its resources to go; retried until done.
+func appSetDeleteOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+	})
+}

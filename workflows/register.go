@@ -11,4 +11,5 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(SyncWorkflow, workflow.RegisterOptions{Name: SyncWorkflowName})
 	r.RegisterWorkflowWithOptions(ClusterWatchWorkflow, workflow.RegisterOptions{Name: ClusterWatchWorkflowName})
 	r.RegisterWorkflowWithOptions(SelfHealSweepWorkflow, workflow.RegisterOptions{Name: SelfHealSweepWorkflowName})
+	r.RegisterWorkflowWithOptions(ApplicationSetWorkflow, workflow.RegisterOptions{Name: ApplicationSetWorkflowName})
 }

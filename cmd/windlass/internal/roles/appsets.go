@@ -34,11 +34,16 @@ func appSetEvaluator(ctx context.Context, log *slog.Logger, store secretstore.St
 	if err != nil {
 		return nil, err
 	}
+	return appset.New(sets, source.Trees{Git: git}, store, appset.WithAllowedAPIs(a.scmURLs()...), appset.WithLimit(a.AppSetMaxElements)), nil
+}
+
+// scmURLs splits --appset-allowed-scm-urls.
+func (a apiSettings) scmURLs() []string {
 	var urls []string
 	for u := range strings.SplitSeq(a.AppSetSCMURLs, ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			urls = append(urls, u)
 		}
 	}
-	return appset.New(sets, source.Trees{Git: git}, store, appset.WithAllowedAPIs(urls...), appset.WithLimit(a.AppSetMaxElements)), nil
+	return urls
 }

@@ -111,6 +111,9 @@ type workerSettings struct {
 	HealthScripts health.Options
 	// namespace is copied from the common settings.
 	namespace string
+	// appSets are the ApplicationSet settings: the API's flags where the
+	// role serves the API too, else WINDLASS_APPSET_* (appsets.go).
+	appSets apiSettings
 	// roleProd and metrics are copied from the role (production.go).
 	roleProd prodSettings
 	metrics  *metrics.Metrics
@@ -195,6 +198,7 @@ func envOr(name, def string) string {
 }
 
 func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
+	w.appSets.AppSetSCMURLs, w.appSets.AppSetMaxElements = env("APPSET_ALLOWED_SCM_URLS", ""), envInt("APPSET_MAX_ELEMENTS", appset.DefaultLimit)
 	fs.StringVar(&w.RedisAddr, "redis-address", env("REDIS_ADDRESS", ""), "Redis host:port for the manifest cache (env WINDLASS_REDIS_ADDRESS)")
 	fs.StringVar(&w.Kubeconfig, "kubeconfig", envOr("KUBECONFIG", ""), "kubeconfig of the destination cluster (env KUBECONFIG; default ~/.kube/config)")
 	fs.StringVar(&w.CacheDir, "cache-dir", env("CACHE_DIR", cacheDefault), "Git mirrors and checkouts (env WINDLASS_CACHE_DIR)")

@@ -132,6 +132,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 
 	cfg.workerSettings.namespace = cfg.Namespace
 	cfg.workerSettings.roleProd, cfg.workerSettings.metrics = cfg.prod, m
+	cfg.workerSettings.appSets = cfg.apiSettings
 	store, sets, err := cfg.prod.openSettings(kcfg, cfg.ManagementNamespace, cfg.ProjectsFile)
 	if err != nil {
 		return err
@@ -384,7 +385,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
-		Notifications: w.notifications(),
+		Notifications: w.notifications(), AppSetMaxElements: w.appSets.AppSetMaxElements, AppSetSCMURLs: w.appSets.scmURLs(),
 	})
 	if err != nil {
 		_ = rdb.Close()

@@ -1,0 +1,260 @@
+package appsets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/windlass-cd/windlass/internal/appset"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// fakeApps holds running apps by "<project>/<name>" and records writes.
+type fakeApps struct {
+	apps   map[string]appspec.Application
+	writes []string
+}
+
+func (f *fakeApps) Spec(_ context.Context, project, name string) (appspec.Application, bool, error) {
+	a, ok := f.apps[project+"/"+name]
+	return a, ok, nil
+}
+
+func (f *fakeApps) Owned(_ context.Context, owner string) ([]string, error) {
+	var out []string
+	for id, a := range f.apps {
+		if a.ManagedBy != nil && a.ManagedBy.App == owner {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
+	f.writes = append(f.writes, "upsert "+spec.Project+"/"+spec.Name)
+	f.apps[spec.Project+"/"+spec.Name] = spec
+	return nil
+}
+
+func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) error {
+	f.writes = append(f.writes, "delete "+project+"/"+name+" "+cascade)
+	delete(f.apps, project+"/"+name)
+	return nil
+}
+
+type fakeProjects struct{}
+
+func (fakeProjects) Project(_ context.Context, name string) (appspec.Project, error) {
+	if name != appspec.DefaultProject {
+		return appspec.Project{}, errors.New("not found")
+	}
+	return appspec.DefaultProjectSpec(), nil
+}
+
+// listSet is a set of a list generator over names.
+func listSet(t *testing.T, policy string, preserve bool, names ...string) appset.ApplicationSet {
+	t.Helper()
+	var elems []string
+	for _, n := range names {
+		elems = append(elems, fmt.Sprintf("{name: %s}", n))
+	}
+	y := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: s}
+spec:
+  generators:
+  - list: {elements: [%s]}
+  syncPolicy: {applicationsSync: %q, preserveResourcesOnDeletion: %t}
+  template:
+    metadata: {name: '{{name}}'}
+    spec:
+      project: default
+      source: {repoURL: 'https://git.example/r.git', path: '{{name}}', targetRevision: HEAD}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}
+`, strings.Join(elems, ", "), policy, preserve)
+	set, err := appset.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// run runs Reconcile as an activity.
+func run(t *testing.T, a *Activities, in ReconcileInput) ReconcileOutput {
+	t.Helper()
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	a.Register(env)
+	v, err := env.ExecuteActivity(ReconcileName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out ReconcileOutput
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestReconcilePolicies(t *testing.T) {
+	tests := []struct {
+		policy   string
+		preserve bool
+		// After a, b, c exist: the set yields b (changed path), c, d.
+		wantWrites []string
+		wantApps   []string
+	}{
+		{appset.PolicySync, false, []string{"upsert default/b", "upsert default/d", "delete default/a foreground"}, []string{"default/b", "default/c", "default/d"}},
+		{appset.PolicySync, true, []string{"upsert default/b", "upsert default/d", "delete default/a orphan"}, []string{"default/b", "default/c", "default/d"}},
+		{appset.PolicyCreateOnly, false, []string{"upsert default/d"}, []string{"default/a", "default/b", "default/c", "default/d"}},
+		{appset.PolicyCreateUpdate, false, []string{"upsert default/b", "upsert default/d"}, []string{"default/a", "default/b", "default/c", "default/d"}},
+		{appset.PolicyCreateDelete, false, []string{"upsert default/d", "delete default/a foreground"}, []string{"default/b", "default/c", "default/d"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s preserve=%t", tc.policy, tc.preserve), func(t *testing.T) {
+			apps := &fakeApps{apps: map[string]appspec.Application{}}
+			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "a", "b", "c")})
+			if diff := cmp.Diff([]string{"default/a", "default/b", "default/c"}, first.Created); diff != "" {
+				t.Fatalf("created (-want +got):\n%s", diff)
+			}
+			apps.writes = nil
+			// b's source path changes by hand; the set puts it back
+			// where it may update.
+			b := apps.apps["default/b"]
+			b.Source.Path = "elsewhere"
+			apps.apps["default/b"] = b
+			out := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "b", "c", "d"), Owned: first.Apps})
+			if diff := cmp.Diff(tc.wantWrites, apps.writes); diff != "" {
+				t.Errorf("writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantApps, out.Apps); diff != "" {
+				t.Errorf("apps (-want +got):\n%s", diff)
+			}
+			if out.Error != "" {
+				t.Errorf("error %q", out.Error)
+			}
+		})
+	}
+}
+
+func TestReconcileBadInputWritesNothing(t *testing.T) {
+	foreign := appspec.Application{Name: "b", Project: "default"}
+	tests := []struct {
+		name     string
+		set      func(t *testing.T) appset.ApplicationSet
+		existing map[string]appspec.Application
+		gen      Generator
+		wantKind string
+		wantErr  string
+	}{
+		{"invalid app name", func(t *testing.T) appset.ApplicationSet { return listSet(t, "", false, "Bad_Name") }, nil, nil, ErrKindInvalid, "Bad_Name"},
+		{"duplicate app", func(t *testing.T) appset.ApplicationSet { return listSet(t, "", false, "a", "a") }, nil, nil, ErrKindDuplicate, "both yield app"},
+		{"over the limit", func(t *testing.T) appset.ApplicationSet { return listSet(t, "", false, "a", "b", "c") }, nil,
+			appset.New(nil, nil, nil, appset.WithLimit(2)), ErrKindTooMany, "more than"},
+		{"app of another owner", func(t *testing.T) appset.ApplicationSet { return listSet(t, "", false, "a", "b") },
+			map[string]appspec.Application{"default/b": foreign}, nil, ErrKindConflict, "managed by the API"},
+		{"source failed", func(t *testing.T) appset.ApplicationSet { return listSet(t, "", false, "a") }, nil,
+			failingGenerator{fmt.Errorf("%w: plugin p: context deadline exceeded", appset.ErrSource)}, ErrKindSource, "deadline"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			apps := &fakeApps{apps: map[string]appspec.Application{}}
+			for k, v := range tc.existing {
+				apps.apps[k] = v
+			}
+			gen := tc.gen
+			if gen == nil {
+				gen = appset.New(nil, nil, nil)
+			}
+			a, err := New(gen, apps, fakeProjects{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := run(t, a, ReconcileInput{Set: tc.set(t), Owned: []string{"default/x"}})
+			if out.ErrorKind != tc.wantKind || !strings.Contains(out.Error, tc.wantErr) {
+				t.Errorf("error %s %q, want %s containing %q", out.ErrorKind, out.Error, tc.wantKind, tc.wantErr)
+			}
+			if len(apps.writes) > 0 {
+				t.Errorf("wrote %v", apps.writes)
+			}
+			if diff := cmp.Diff([]string{"default/x"}, out.Apps); diff != "" {
+				t.Errorf("apps kept in the status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+type failingGenerator struct{ err error }
+
+func (f failingGenerator) Generate(context.Context, appset.ApplicationSet) ([]appset.App, error) {
+	return nil, f.err
+}
+
+func TestIgnoreApplicationDifferences(t *testing.T) {
+	apps := &fakeApps{apps: map[string]appspec.Application{}}
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := listSet(t, "", false, "a", "b")
+	first := run(t, a, ReconcileInput{Set: set})
+	for _, id := range first.Apps {
+		app := apps.apps[id]
+		app.Source.TargetRevision = "v2"
+		apps.apps[id] = app
+	}
+	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{Name: "a", JSONPointers: []string{"/spec/source/targetRevision"}}}
+	apps.writes = nil
+	run(t, a, ReconcileInput{Set: set, Owned: first.Apps})
+	if diff := cmp.Diff([]string{"upsert default/b"}, apps.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if got := apps.apps["default/a"].Source.TargetRevision; got != "v2" {
+		t.Errorf("a's ignored targetRevision = %q, want v2 kept", got)
+	}
+	if got := apps.apps["default/b"].Source.TargetRevision; got != "HEAD" {
+		t.Errorf("b's targetRevision = %q, want HEAD", got)
+	}
+	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{JQPathExpressions: []string{".spec.source"}}}
+	apps.writes = nil
+	out := run(t, a, ReconcileInput{Set: set, Owned: first.Apps})
+	if !strings.Contains(out.Error, "not implemented") || len(apps.writes) > 0 {
+		t.Errorf("jq: error %q, writes %v", out.Error, apps.writes)
+	}
+}
+
+func TestDeleteApps(t *testing.T) {
+	apps := &fakeApps{apps: map[string]appspec.Application{
+		"default/mine":  {Name: "mine", Project: "default", ManagedBy: &appspec.ManagedBy{App: Owner("s"), Cascade: "foreground"}},
+		"default/kept":  {Name: "kept", Project: "default", ManagedBy: &appspec.ManagedBy{App: Owner("s")}},
+		"default/other": {Name: "other", Project: "default", ManagedBy: &appspec.ManagedBy{App: Owner("t")}},
+		"default/api":   {Name: "api", Project: "default"},
+	}}
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	a.Register(env)
+	v, err := env.ExecuteActivity(DeleteAppsName, DeleteAppsInput{Set: "s", Owned: []string{"default/api", "default/other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out DeleteAppsOutput
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, apps.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}

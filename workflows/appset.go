@@ -1,0 +1,346 @@
+package workflows
+
+// This file holds the ApplicationSetWorkflow: one per set, it evaluates
+// the set's generators and keeps its apps as the set says (see
+// activities/appsets), on a timer, a refresh signal (a Git webhook) and
+// on demand.
+
+import (
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/windlass-cd/windlass/activities/appsets"
+	"github.com/windlass-cd/windlass/internal/appset"
+	"github.com/windlass-cd/windlass/internal/appspec"
+)
+
+// Names of the set workflow and its messages: wire contracts. The
+// refresh signal (SignalRefresh, RefreshRequest), the status query
+// (QueryStatus), setSpec (UpdateSetSpec) and delete (UpdateDelete) share
+// the app workflow's names.
+const (
+	ApplicationSetWorkflowName = "windlass.ApplicationSetWorkflow"
+	// UpdateEvaluate runs a pass now and answers the set's view after it.
+	UpdateEvaluate = "evaluate"
+)
+
+// ErrTypeInvalidAppSet: a setSpec whose set does not validate.
+const ErrTypeInvalidAppSet = "InvalidApplicationSet"
+
+// DefaultRequeueSeconds is how often a set is evaluated when none of its
+// generators says (Argo CD's default is three minutes too).
+const DefaultRequeueSeconds = 180
+
+// appSetHistoryThreshold continues a set's workflow as new past this many
+// events, so that its history stays small.
+const appSetHistoryThreshold = 2000
+
+// AppSetWorkflowID is the ID of a set's workflow.
+func AppSetWorkflowID(name string) string { return "appset/" + name }
+
+// AppSetInput starts a set's workflow.
+type AppSetInput struct {
+	Set appset.ApplicationSet `json:"set"`
+	// Status is carried over by continue-as-new.
+	Status *AppSetStatus `json:"status,omitempty"`
+}
+
+// AppSetStatus is the set's status.
+type AppSetStatus struct {
+	// Apps are the set's apps, "<project>/<name>", sorted.
+	Apps []string `json:"apps"`
+	// Generated counts the apps the generators yielded at the last pass
+	// that succeeded.
+	Generated int `json:"generated"`
+	// Error, with its kind, is why the last pass wrote nothing.
+	Error     string `json:"error,omitempty"`
+	ErrorKind string `json:"errorKind,omitempty"`
+	// LastEvaluatedAt is the end of the last pass, LastReason what
+	// started it.
+	LastEvaluatedAt time.Time `json:"lastEvaluatedAt,omitzero"`
+	LastReason      string    `json:"lastReason,omitempty"`
+	// LastChange is what the last pass that changed apps did.
+	LastChange *appsets.ReconcileOutput `json:"lastChange,omitempty"`
+	Passes     int                      `json:"passes"`
+	// Deleting is set once the set's deletion has begun.
+	Deleting bool `json:"deleting,omitempty"`
+}
+
+// AppSetView answers the status query, setSpec and evaluate.
+type AppSetView struct {
+	Set    appset.ApplicationSet `json:"set"`
+	Status AppSetStatus          `json:"status"`
+}
+
+// AppSetDeleteRequest deletes a set. KeepApps leaves its apps as they
+// are (kubectl's --cascade=orphan); otherwise each app is deleted with
+// the cascade the set gave it.
+type AppSetDeleteRequest struct {
+	KeepApps  bool   `json:"keepApps,omitempty"`
+	Initiator string `json:"initiator,omitempty"`
+}
+
+// AppSetDeleteResult names the apps deleted with the set.
+type AppSetDeleteResult struct {
+	Deleted []string `json:"deleted,omitempty"`
+}
+
+// AppSetRepos are the normalised repository URLs a set's Git generators
+// read, for the webhook to find it by.
+func AppSetRepos(set appset.ApplicationSet) []string {
+	var out []string
+	var walk func(gs []appset.Generator)
+	walk = func(gs []appset.Generator) {
+		for _, g := range gs {
+			switch {
+			case g.Git != nil:
+				if k := appspec.NormalizeRepoURL(g.Git.RepoURL); k != "" && !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			case g.Matrix != nil:
+				walk(g.Matrix.Generators)
+			case g.Merge != nil:
+				walk(g.Merge.Generators)
+			}
+		}
+	}
+	walk(set.Spec.Generators)
+	return out
+}
+
+// requeueAfter is the shortest requeueAfterSeconds of the set's
+// generators, DefaultRequeueSeconds when none sets one.
+func requeueAfter(set appset.ApplicationSet) time.Duration {
+	best := int64(0)
+	consider := func(p *int64) {
+		if p != nil && *p > 0 && (best == 0 || *p < best) {
+			best = *p
+		}
+	}
+	var walk func(gs []appset.Generator)
+	walk = func(gs []appset.Generator) {
+		for _, g := range gs {
+			switch {
+			case g.Git != nil:
+				consider(g.Git.RequeueAfterSeconds)
+			case g.Plugin != nil:
+				consider(g.Plugin.RequeueAfterSeconds)
+			case g.PullRequest != nil:
+				consider(g.PullRequest.RequeueAfterSeconds)
+			case g.SCMProvider != nil:
+				consider(g.SCMProvider.RequeueAfterSeconds)
+			case g.Matrix != nil:
+				walk(g.Matrix.Generators)
+			case g.Merge != nil:
+				walk(g.Merge.Generators)
+			}
+		}
+	}
+	walk(set.Spec.Generators)
+	if best == 0 {
+		best = DefaultRequeueSeconds
+	}
+	return time.Duration(best) * time.Second
+}
+
+// appSetRun is one run of a set's workflow.
+type appSetRun struct {
+	set    appset.ApplicationSet
+	status AppSetStatus
+	// reason is why the next pass runs ("" while none is asked for).
+	reason string
+	// passDone counts the passes done, which evaluate updates wait for.
+	passDone  int
+	deleting  *AppSetDeleteRequest
+	deleted   *AppSetDeleteResult
+	deleteErr error
+	repos     []string
+}
+
+// ApplicationSetWorkflow keeps a set's apps.
+func ApplicationSetWorkflow(ctx workflow.Context, in AppSetInput) (AppSetDeleteResult, error) {
+	r := &appSetRun{set: in.Set, reason: "started"}
+	if in.Status != nil {
+		r.status = *in.Status
+		r.reason = "continued"
+	}
+	if err := r.handlers(ctx); err != nil {
+		return AppSetDeleteResult{}, err
+	}
+	refresh := workflow.GetSignalChannel(ctx, SignalRefresh)
+	for {
+		r.publish(ctx)
+		if r.deleting != nil {
+			return r.remove(ctx)
+		}
+		if r.reason != "" {
+			r.pass(ctx)
+			continue
+		}
+		if r.shouldContinueAsNew(ctx) {
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+				return AppSetDeleteResult{}, err
+			}
+			if r.drain(refresh) || r.reason != "" || r.deleting != nil {
+				continue
+			}
+			st := r.status
+			return AppSetDeleteResult{}, workflow.NewContinueAsNewError(ctx, ApplicationSetWorkflowName, AppSetInput{Set: r.set, Status: &st})
+		}
+		woke, err := workflow.AwaitWithTimeout(ctx, requeueAfter(r.set), func() bool {
+			return r.reason != "" || r.deleting != nil || refresh.Len() > 0
+		})
+		if err != nil {
+			return AppSetDeleteResult{}, err
+		}
+		if !woke {
+			r.reason = "requeue"
+		}
+		r.drain(refresh)
+	}
+}
+
+// drain takes the refresh signals left, which ask for one more pass.
+func (r *appSetRun) drain(ch workflow.ReceiveChannel) bool {
+	got := false
+	var req RefreshRequest
+	for ch.ReceiveAsync(&req) {
+		r.reason, got = "refresh: "+req.Reason, true
+	}
+	return got
+}
+
+func (r *appSetRun) handlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (AppSetView, error) { return r.view(), nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSetSpec, func(ctx workflow.Context, set appset.ApplicationSet) (AppSetView, error) {
+		r.set, r.reason = set, "spec changed"
+		return r.view(), nil
+	}, workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, set appset.ApplicationSet) error {
+		switch {
+		case r.deleting != nil:
+			return temporal.NewApplicationError("the set is being deleted", ErrTypeDeleting)
+		case set.Metadata.Name != r.set.Metadata.Name:
+			return temporal.NewApplicationError("metadata.name: a set cannot be renamed", ErrTypeInvalidAppSet, "metadata.name")
+		}
+		// The API validated the set (appset.Parse); the pass does again.
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateEvaluate, func(ctx workflow.Context, req RefreshRequest) (AppSetView, error) {
+		want := r.passDone + 1
+		if r.reason != "" {
+			want++ // a pass may be running: wait for one that starts after now
+		}
+		r.reason = "evaluate: " + req.Reason
+		if err := workflow.Await(ctx, func() bool { return r.passDone >= want || r.deleting != nil }); err != nil {
+			return AppSetView{}, err
+		}
+		return r.view(), nil
+	}, workflow.UpdateHandlerOptions{Validator: func(workflow.Context, RefreshRequest) error {
+		if r.deleting != nil {
+			return temporal.NewApplicationError("the set is being deleted", ErrTypeDeleting)
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateDelete, func(ctx workflow.Context, req AppSetDeleteRequest) (AppSetDeleteResult, error) {
+		if r.deleting == nil {
+			r.deleting = &req
+		}
+		if err := workflow.Await(ctx, func() bool { return r.deleted != nil || r.deleteErr != nil }); err != nil {
+			return AppSetDeleteResult{}, err
+		}
+		if r.deleteErr != nil {
+			return AppSetDeleteResult{}, r.deleteErr
+		}
+		return *r.deleted, nil
+	}, workflow.UpdateHandlerOptions{})
+}
+
+func (r *appSetRun) view() AppSetView {
+	st := r.status
+	st.Deleting = r.deleting != nil
+	return AppSetView{Set: r.set, Status: st}
+}
+
+// pass runs one evaluation and records it.
+func (r *appSetRun) pass(ctx workflow.Context) {
+	reason := r.reason
+	r.reason = ""
+	out, err := reconcileAppSet(ctx, appsets.ReconcileInput{Set: r.set, Owned: r.status.Apps})
+	r.status.Passes++
+	r.status.LastReason = reason
+	r.status.LastEvaluatedAt = workflow.Now(ctx)
+	switch {
+	case err != nil:
+		r.status.Error, r.status.ErrorKind = "evaluation failed: "+err.Error(), "EvaluationFailed"
+	default:
+		r.status.Apps = out.Apps
+		r.status.Error, r.status.ErrorKind = out.Error, out.ErrorKind
+		if out.Error == "" {
+			r.status.Generated = out.Generated
+		}
+		if len(out.Created)+len(out.Updated)+len(out.Deleted) > 0 {
+			change := out
+			change.Apps = nil
+			r.status.LastChange = &change
+		}
+	}
+	if r.status.Apps == nil {
+		r.status.Apps = []string{}
+	}
+	r.passDone++
+}
+
+// remove deletes the set: its apps first, unless kept.
+func (r *appSetRun) remove(ctx workflow.Context) (AppSetDeleteResult, error) {
+	res := AppSetDeleteResult{}
+	if !r.deleting.KeepApps {
+		out, err := deleteAppSetApps(ctx, appsets.DeleteAppsInput{Set: r.set.Metadata.Name, Owned: r.status.Apps})
+		if err != nil {
+			r.deleteErr = err
+			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			return res, err
+		}
+		res.Deleted = out.Deleted
+	}
+	r.deleted = &res
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// publish upserts the repositories the set reads, for the webhook.
+func (r *appSetRun) publish(ctx workflow.Context) {
+	repos := AppSetRepos(r.set)
+	if slices.Equal(repos, r.repos) && r.repos != nil {
+		return
+	}
+	r.repos = append([]string{}, repos...)
+	proj := AppSetProject(r.set)
+	_ = workflow.UpsertTypedSearchAttributes(ctx, saRepo.ValueSet(repos), saName.ValueSet(r.set.Metadata.Name), saProject.ValueSet(proj))
+}
+
+// AppSetProject is the project of the set's template ("" when it is not
+// a plain string), by which RBAC names the set: "<project>/<set>".
+func AppSetProject(set appset.ApplicationSet) string {
+	spec, _ := set.Spec.Template["spec"].(map[string]any)
+	proj, _ := spec["project"].(string)
+	if proj == "" {
+		proj = appspec.DefaultProject
+	}
+	return proj
+}
+
+func (r *appSetRun) shouldContinueAsNew(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= appSetHistoryThreshold
+}
