@@ -21,6 +21,13 @@ type AppSetPreview struct {
 
 func (s *Server) appSetRoutes(v1 *echo.Group) {
 	v1.POST("/applicationsets/generate", s.generateAppSet)
+	v1.GET("/applicationsets", s.listAppSets)
+	v1.POST("/applicationsets", s.createAppSet)
+	v1.GET("/applicationsets/:name", s.getAppSet)
+	v1.PUT("/applicationsets/:name", s.updateAppSet)
+	v1.DELETE("/applicationsets/:name", s.deleteAppSet)
+	v1.POST("/applicationsets/:name/refresh", s.refreshAppSet)
+	v1.GET("/stream/applicationsets/:name", s.streamAppSet)
 }
 
 // generateAppSet evaluates an ApplicationSet (YAML or JSON) and answers

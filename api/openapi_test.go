@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/windlass-cd/windlass/activities/appsets"
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api/auth"
@@ -483,6 +484,13 @@ var openAPISchemaTypes = map[string]any{
 	"ClusterList":               ClusterList{},
 	"AppSetApp":                 appset.App{},
 	"AppSetPreview":             AppSetPreview{},
+	"AppSetList":                AppSetList{},
+	"AppSetSummary":             AppSetSummary{},
+	"AppSetChild":               AppSetChild{},
+	"AppSetDetail":              AppSetDetail{},
+	"AppSetStatus":              workflows.AppSetStatus{},
+	"AppSetChange":              appsets.ReconcileOutput{},
+	"AppSetDeleteResult":        workflows.AppSetDeleteResult{},
 	"Account":                   Account{},
 	"AccountList":               AccountList{},
 	"PasswordRequest":           PasswordRequest{},

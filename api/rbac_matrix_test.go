@@ -267,6 +267,24 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/generate",
 			body:  appSetYAML("matrix", "team-a", "list: {elements: [{name: x}]}", "matrix-{{name}}"),
 			allow: []string{admin}, ok: http.StatusOK, perm: "applicationsets, create, team-a/matrix"},
+		// Sets: new-<caller> is created (it never runs: no worker); ghost
+		// does not exist, which only callers that may act on a set of
+		// that name in every project learn.
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/applicationsets", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets",
+			body:  appSetYAML("new-{caller}", "team-a", "list: {elements: [{name: x}]}", "new-{caller}-{{name}}"),
+			allow: []string{admin}, ok: http.StatusCreated, perm: "applicationsets, create, team-a/new-{caller}"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/applicationsets/:name", path: "/api/v1/applicationsets/ghost",
+			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
+		matrixRoute{method: http.MethodPut, pattern: "/api/v1/applicationsets/:name", path: "/api/v1/applicationsets/ghost",
+			body:  appSetYAML("ghost", "team-a", "list: {elements: [{name: x}]}", "ghost-{{name}}"),
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, update, */ghost"},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/applicationsets/:name", path: "/api/v1/applicationsets/ghost",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, delete, */ghost"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/:name/refresh", path: "/api/v1/applicationsets/ghost/refresh",
+			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/stream/applicationsets/:name", path: "/api/v1/stream/applicationsets/ghost",
+			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
 
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/accounts", allow: everyone, ok: http.StatusOK},
 		// Every session may change its own password (here: too short).

@@ -127,7 +127,9 @@ func New(c client.Client, opts Options) (*Server, error) {
 		Skipper: func(c *echo.Context) bool {
 			p := c.Path()
 			return strings.HasSuffix(p, "/sync") || p == "/api/v1/applications/:name/logs" || strings.HasSuffix(p, "/rollback") || strings.HasPrefix(p, "/api/v1/stream") ||
-				(c.Request().Method == http.MethodDelete && p == "/api/v1/applications/:name")
+				(c.Request().Method == http.MethodDelete && p == "/api/v1/applications/:name") ||
+				// A set's pass and deletion touch each of its apps.
+				p == "/api/v1/applicationsets/:name/refresh" || (c.Request().Method == http.MethodDelete && p == "/api/v1/applicationsets/:name")
 		},
 	}))
 	ui := uiHandler(opts.Logger)

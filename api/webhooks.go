@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/api/workflowservice/v1"
 
@@ -47,6 +48,37 @@ func (f appFinder) AppsForRepo(ctx context.Context, normalizedRepoURL string) ([
 				}
 			}
 			out = append(out, app)
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	sets, err := f.setsForRepo(ctx, normalizedRepoURL, v)
+	return append(out, sets...), err
+}
+
+// setsForRepo finds the ApplicationSets whose Git generators read the
+// repository; each refreshes (a pass) on a push to a revision they read.
+func (f appFinder) setsForRepo(ctx context.Context, normalizedRepoURL, v string) ([]webhook.App, error) {
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = %s",
+		workflows.ApplicationSetWorkflowName, workflows.SearchAttrRepo, v)
+	var out []webhook.App
+	var token []byte
+	for {
+		resp, err := f.s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: f.s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: q,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find applicationsets of %s: %w", normalizedRepoURL, err)
+		}
+		for _, e := range resp.Executions {
+			id := e.GetExecution().GetWorkflowId()
+			name, _ := strings.CutPrefix(id, workflows.AppSetWorkflowID(""))
+			view, err := f.s.appSetView(ctx, name)
+			if err != nil {
+				return nil, fmt.Errorf("read applicationset %s: %w", name, err)
+			}
+			out = append(out, webhook.App{ID: id, TargetRevisions: workflows.AppSetRevisions(view.Set, normalizedRepoURL)})
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			return out, nil

@@ -7,6 +7,7 @@ package workflows
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -88,26 +89,44 @@ type AppSetDeleteResult struct {
 	Deleted []string `json:"deleted,omitempty"`
 }
 
+// eachGenerator calls f for every generator of the set, those inside a
+// matrix or a merge too.
+func eachGenerator(gs []appset.Generator, f func(appset.Generator)) {
+	for _, g := range gs {
+		f(g)
+		switch {
+		case g.Matrix != nil:
+			eachGenerator(g.Matrix.Generators, f)
+		case g.Merge != nil:
+			eachGenerator(g.Merge.Generators, f)
+		}
+	}
+}
+
 // AppSetRepos are the normalised repository URLs a set's Git generators
 // read, for the webhook to find it by.
 func AppSetRepos(set appset.ApplicationSet) []string {
-	var out []string
-	var walk func(gs []appset.Generator)
-	walk = func(gs []appset.Generator) {
-		for _, g := range gs {
-			switch {
-			case g.Git != nil:
-				if k := appspec.NormalizeRepoURL(g.Git.RepoURL); k != "" && !slices.Contains(out, k) {
-					out = append(out, k)
-				}
-			case g.Matrix != nil:
-				walk(g.Matrix.Generators)
-			case g.Merge != nil:
-				walk(g.Merge.Generators)
-			}
+	out := []string{}
+	eachGenerator(set.Spec.Generators, func(g appset.Generator) {
+		if g.Git == nil {
+			return
 		}
-	}
-	walk(set.Spec.Generators)
+		if k := appspec.NormalizeRepoURL(g.Git.RepoURL); k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	})
+	return out
+}
+
+// AppSetRevisions are the revisions the set's Git generators read from
+// the repository (normalised URL), "" for one that names none.
+func AppSetRevisions(set appset.ApplicationSet, normalizedRepoURL string) []string {
+	var out []string
+	eachGenerator(set.Spec.Generators, func(g appset.Generator) {
+		if g.Git != nil && appspec.NormalizeRepoURL(g.Git.RepoURL) == normalizedRepoURL {
+			out = append(out, g.Git.Revision)
+		}
+	})
 	return out
 }
 
@@ -115,31 +134,22 @@ func AppSetRepos(set appset.ApplicationSet) []string {
 // generators, DefaultRequeueSeconds when none sets one.
 func requeueAfter(set appset.ApplicationSet) time.Duration {
 	best := int64(0)
-	consider := func(p *int64) {
+	eachGenerator(set.Spec.Generators, func(g appset.Generator) {
+		var p *int64
+		switch {
+		case g.Git != nil:
+			p = g.Git.RequeueAfterSeconds
+		case g.Plugin != nil:
+			p = g.Plugin.RequeueAfterSeconds
+		case g.PullRequest != nil:
+			p = g.PullRequest.RequeueAfterSeconds
+		case g.SCMProvider != nil:
+			p = g.SCMProvider.RequeueAfterSeconds
+		}
 		if p != nil && *p > 0 && (best == 0 || *p < best) {
 			best = *p
 		}
-	}
-	var walk func(gs []appset.Generator)
-	walk = func(gs []appset.Generator) {
-		for _, g := range gs {
-			switch {
-			case g.Git != nil:
-				consider(g.Git.RequeueAfterSeconds)
-			case g.Plugin != nil:
-				consider(g.Plugin.RequeueAfterSeconds)
-			case g.PullRequest != nil:
-				consider(g.PullRequest.RequeueAfterSeconds)
-			case g.SCMProvider != nil:
-				consider(g.SCMProvider.RequeueAfterSeconds)
-			case g.Matrix != nil:
-				walk(g.Matrix.Generators)
-			case g.Merge != nil:
-				walk(g.Merge.Generators)
-			}
-		}
-	}
-	walk(set.Spec.Generators)
+	})
 	if best == 0 {
 		best = DefaultRequeueSeconds
 	}
@@ -157,7 +167,8 @@ type appSetRun struct {
 	deleting  *AppSetDeleteRequest
 	deleted   *AppSetDeleteResult
 	deleteErr error
-	repos     []string
+	published string
+	memo      map[string]any
 }
 
 // ApplicationSetWorkflow keeps a set's apps.
@@ -297,7 +308,19 @@ func (r *appSetRun) pass(ctx workflow.Context) {
 		r.status.Apps = []string{}
 	}
 	r.passDone++
+	memo := map[string]any{MemoAppSetApps: len(r.status.Apps), MemoAppSetGenerated: r.status.Generated, MemoAppSetError: r.status.Error}
+	if !sameJSON(memo, r.memo) {
+		r.memo = memo
+		_ = workflow.UpsertMemo(ctx, memo)
+	}
 }
+
+// Memo fields of a set's workflow, which the API's list shows.
+const (
+	MemoAppSetApps      = "apps"
+	MemoAppSetGenerated = "generated"
+	MemoAppSetError     = "error"
+)
 
 // remove deletes the set: its apps first, unless kept.
 func (r *appSetRun) remove(ctx workflow.Context) (AppSetDeleteResult, error) {
@@ -318,14 +341,15 @@ func (r *appSetRun) remove(ctx workflow.Context) (AppSetDeleteResult, error) {
 	return res, nil
 }
 
-// publish upserts the repositories the set reads, for the webhook.
+// publish upserts the set's project and name (for RBAC and the list) and
+// the repositories it reads (for the webhook) when they change.
 func (r *appSetRun) publish(ctx workflow.Context) {
-	repos := AppSetRepos(r.set)
-	if slices.Equal(repos, r.repos) && r.repos != nil {
+	repos, proj := AppSetRepos(r.set), AppSetProject(r.set)
+	key := proj + "\x00" + strings.Join(repos, "\n")
+	if key == r.published {
 		return
 	}
-	r.repos = append([]string{}, repos...)
-	proj := AppSetProject(r.set)
+	r.published = key
 	_ = workflow.UpsertTypedSearchAttributes(ctx, saRepo.ValueSet(repos), saName.ValueSet(r.set.Metadata.Name), saProject.ValueSet(proj))
 }
 
