@@ -59,3 +59,69 @@ func TestCLIAppSet(t *testing.T) {
 		{name: "appset generate without file", args: "appset generate", code: cmdline.ExitUsage},
 	})
 }
+
+func TestCLIAppSetCRUD(t *testing.T) {
+	detail := map[string]any{
+		"set": map[string]any{"metadata": map[string]any{"name": "guestbook"}, "spec": map[string]any{"syncPolicy": map[string]any{"applicationsSync": "create-only"}}},
+		"status": map[string]any{"apps": []any{"default/dev-guestbook"}, "generated": 1, "passes": 3,
+			"lastEvaluatedAt": "2026-01-02T03:04:05Z", "lastReason": "requeue"},
+		"applications": []any{map[string]any{"project": "default", "name": "dev-guestbook", "sync": "Synced", "health": "Healthy"}},
+	}
+	failing := map[string]any{
+		"set":          map[string]any{"metadata": map[string]any{"name": "bad"}, "spec": map[string]any{}},
+		"status":       map[string]any{"apps": []any{}, "generated": 0, "passes": 1, "error": "duplicate application: two elements yield app default/a", "errorKind": "DuplicateApplication"},
+		"applications": []any{},
+	}
+	runCases(t, []cliCase{
+		{
+			name:   "appset create",
+			args:   "appset create -f $DIR/set.yaml --upsert",
+			files:  map[string]string{"set.yaml": appSetFile},
+			routes: map[string][]reply{"POST /api/v1/applicationsets": {answer(http.StatusCreated, detail)}},
+			want:   []string{"POST /api/v1/applicationsets?upsert=true " + appSetFile},
+		},
+		{
+			name:   "appset create exists",
+			args:   "appset create -f $DIR/set.yaml",
+			files:  map[string]string{"set.yaml": appSetFile},
+			routes: map[string][]reply{"POST /api/v1/applicationsets": {problemReply(http.StatusConflict, "applicationset guestbook exists; update it, or create with upsert=true", "")}},
+			want:   []string{"POST /api/v1/applicationsets " + appSetFile},
+			code:   cmdline.ExitFailed,
+		},
+		{name: "appset create without file", args: "appset create", code: cmdline.ExitUsage},
+		{
+			name:   "appset get",
+			args:   "appset get guestbook",
+			routes: map[string][]reply{"GET /api/v1/applicationsets/guestbook": ok(detail)},
+			want:   []string{"GET /api/v1/applicationsets/guestbook"},
+		},
+		{
+			name:   "appset get error",
+			args:   "appset get bad",
+			routes: map[string][]reply{"GET /api/v1/applicationsets/bad": ok(failing)},
+			want:   []string{"GET /api/v1/applicationsets/bad"},
+		},
+		{
+			name: "appset list",
+			args: "appset list",
+			routes: map[string][]reply{"GET /api/v1/applicationsets": ok(map[string]any{"items": []any{
+				map[string]any{"name": "bad", "project": "default", "apps": 0, "generated": 0, "error": "duplicate application"},
+				map[string]any{"name": "guestbook", "project": "default", "apps": 1, "generated": 1},
+			}})},
+			want: []string{"GET /api/v1/applicationsets"},
+		},
+		{
+			name:   "appset delete",
+			args:   "appset delete guestbook",
+			routes: map[string][]reply{"DELETE /api/v1/applicationsets/guestbook": ok(map[string]any{"deleted": []any{"default/dev-guestbook"}})},
+			want:   []string{"DELETE /api/v1/applicationsets/guestbook?cascade=true"},
+		},
+		{
+			name:   "appset delete keep apps",
+			args:   "appset delete guestbook --cascade=false",
+			routes: map[string][]reply{"DELETE /api/v1/applicationsets/guestbook": ok(map[string]any{})},
+			want:   []string{"DELETE /api/v1/applicationsets/guestbook?cascade=false"},
+		},
+		{name: "appset delete without name", args: "appset delete", code: cmdline.ExitUsage},
+	})
+}
