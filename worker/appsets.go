@@ -38,8 +38,22 @@ func (s setApps) Delete(ctx context.Context, project, name, cascade, initiator s
 // clusters, Git through the worker's mirrors, and tokens and plugin
 // settings from the settings' secret store.
 func newAppSets(cfg Config, src *source.Activities, sets *settings.Store) (*appsets.Activities, error) {
-	eval := appset.New(sets, source.Trees{Git: src}, sets.Secrets(),
+	eval := appset.New(sets, freshTrees{git: src}, sets.Secrets(),
 		appset.WithLimit(cfg.AppSetMaxElements), appset.WithAllowedAPIs(cfg.AppSetSCMURLs...))
 	apps := &children.TemporalApps{Client: cfg.Client, Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Config: cfg.AppConfig}
 	return appsets.New(eval, setApps{apps}, sets)
+}
+
+// freshTrees reads a set's Git trees at the revision's current commit:
+// a pass asks the server (ls-remote) rather than the shared ref cache,
+// so that a pass a webhook started sees the pushed commit. A pass reads
+// each repository once.
+type freshTrees struct{ git *source.Activities }
+
+func (f freshTrees) Tree(ctx context.Context, repoURL, revision string) (string, error) {
+	out, err := f.git.ResolveRevision(ctx, source.ResolveInput{RepoURL: repoURL, Revision: revision, Hard: true})
+	if err != nil {
+		return "", err
+	}
+	return source.Trees{Git: f.git}.Tree(ctx, repoURL, out.SHA)
 }
