@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/windlass-cd/windlass/activities/appsets"
 	"github.com/windlass-cd/windlass/api/rbac"
@@ -76,6 +77,11 @@ func readAppSet(c *echo.Context) (appset.ApplicationSet, error) {
 	set, err := appset.Parse(body)
 	if err != nil {
 		return set, appSetProblem(err)
+	}
+	if errs := validation.IsDNS1123Subdomain(set.Metadata.Name); len(errs) > 0 {
+		pr := problem(http.StatusBadRequest, fmt.Sprintf("metadata.name %q: %s", set.Metadata.Name, strings.Join(errs, "; ")))
+		pr.Field = "metadata.name"
+		return set, pr
 	}
 	set.Status = nil
 	return set, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/windlass-cd/windlass/activities/source"
+	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/testbed"
@@ -134,5 +135,22 @@ func TestGenerateAppSetGit(t *testing.T) {
 	var raw map[string][]map[string]any
 	if err := json.Unmarshal(res.body, &raw); err != nil || raw["applications"][0]["generator"] != "spec.generators[0]" {
 		t.Errorf("body %s", res.body)
+	}
+}
+
+// A set is created only under a name that can be a workflow ID and an
+// owner reference; a bad name is 400 naming the field, and nothing runs.
+func TestCreateAppSetBadName(t *testing.T) {
+	en := newEnv(t)
+	res := en.do(request{method: http.MethodPost, path: "/api/v1/applicationsets", token: en.tokens[auth.AdminAccount],
+		body: appSetYAML("Bad/Name", "team-a", "list: {elements: [{name: x}]}", "x-{{name}}")})
+	var pr Problem
+	res.decode(t, &pr)
+	if res.code != http.StatusBadRequest || pr.Field != "metadata.name" {
+		t.Fatalf("create: %d %s", res.code, res.body)
+	}
+	list := en.do(request{method: http.MethodGet, path: "/api/v1/applicationsets", token: en.tokens[auth.AdminAccount]})
+	if strings.Contains(string(list.body), "Bad/Name") {
+		t.Errorf("the bad set is listed: %s", list.body)
 	}
 }
