@@ -143,4 +143,3 @@ func TestAppSetWorkflow(t *testing.T) {
 		t.Errorf("pass 3 owned (-want +got):\n%s", diff)
 	}
 }
-
