@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -34,18 +33,8 @@ spec:
 func TestRegisteredClusterDriftWatch(t *testing.T) {
 	cfg := bed.env.Cluster.Config
 	server, cluster := cfg.Host, uniq("registered")
-	pem := func(data []byte, file string) string {
-		if len(data) > 0 || file == "" {
-			return string(data)
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	body := map[string]any{"name": cluster, "server": server, "caData": pem(cfg.CAData, cfg.CAFile),
-		"certData": pem(cfg.CertData, cfg.CertFile), "keyData": pem(cfg.KeyData, cfg.KeyFile)}
+	body := map[string]any{"name": cluster, "server": server, "caData": pemOf(t, cfg.CAData, cfg.CAFile),
+		"certData": pemOf(t, cfg.CertData, cfg.CertFile), "keyData": pemOf(t, cfg.KeyData, cfg.KeyFile)}
 	var problem map[string]any
 	if code := call(t, http.MethodPost, "/api/v1/clusters", body, &problem); code != http.StatusCreated {
 		t.Fatalf("register the cluster: status %d: %v", code, problem)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/windlass-cd/windlass/internal/testbed"
 )
@@ -155,4 +157,17 @@ func newAuthRepo(t *testing.T, url string) *testbed.WorkRepo {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// pemOf is PEM data given inline, or read from its file.
+func pemOf(t *testing.T, data []byte, file string) string {
+	t.Helper()
+	if len(data) > 0 || file == "" {
+		return string(data)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
