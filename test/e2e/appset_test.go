@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -261,5 +262,61 @@ spec:
 		if code := call(t, http.MethodDelete, "/api/v1/applications/"+n+"?cascade=orphan", nil, nil); code != http.StatusOK {
 			t.Errorf("the kept app %s: delete status %d", n, code)
 		}
+	}
+}
+
+// A plugin that does not answer in time and a pull-request API that
+// answers 500 are errors in the set's status, with no app written.
+func TestAppSetSourceFailures(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	plugin := uniq("slow")
+	if err := bed.store.Put(t.Context(), "windlass-appset-plugin-"+plugin, map[string][]byte{
+		"baseUrl": []byte(slow.URL), "requestTimeout": []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, generator, want string
+	}{
+		{"plugin timeout", "plugin: {configMapRef: {name: " + plugin + "}}", plugin},
+		{"pull request API 500", "pullRequest: {github: {owner: o, repo: r, api: '" + broken.URL + "'}}", "500"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			set := uniq("src")
+			body := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: %s}
+spec:
+  generators:
+  - %s
+  template:
+    metadata: {name: '%s-x'}
+    spec:
+      project: default
+      source: {repoURL: 'https://git.example/r.git', path: '.'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: x}
+`, set, tc.generator, set)
+			if code := call(t, http.MethodPost, "/api/v1/applicationsets", body, nil); code != http.StatusCreated {
+				t.Fatalf("create: status %d", code)
+			}
+			eventually(t, time.Minute, "the error in the status", func() (bool, string) {
+				d, names := setApps(t, set)
+				if len(names) > 0 {
+					t.Fatalf("apps written: %v", names)
+				}
+				return d.Status.ErrorKind == "GeneratorSourceFailed" && strings.Contains(d.Status.Error, tc.want), fmt.Sprintf("%+v", d.Status)
+			})
+			call(t, http.MethodDelete, "/api/v1/applicationsets/"+set, nil, nil)
+		})
 	}
 }
