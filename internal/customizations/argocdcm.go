@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 )
 
 // argocd-cm's keys.
@@ -36,17 +37,11 @@ type ConfigMap struct {
 	// group and kind "*".
 	IgnoreDifferences []appspec.ResourceIgnoreDifferences
 	// Exclusions and Inclusions are resource.exclusions and
-	// resource.inclusions.
-	Exclusions, Inclusions []ResourceFilter
+	// resource.inclusions; Filter is them compiled.
+	Exclusions, Inclusions []resourcefilter.Rule
+	Filter                 *resourcefilter.Filter
 	// Ignored names the resource.* keys read without effect.
 	Ignored []string
-}
-
-// ResourceFilter is one entry of resource.exclusions or resource.inclusions.
-type ResourceFilter struct {
-	APIGroups []string `json:"apiGroups,omitempty"`
-	Kinds     []string `json:"kinds,omitempty"`
-	Clusters  []string `json:"clusters,omitempty"`
 }
 
 // ignoreRule is the value of an ignoreDifferences key.
@@ -107,6 +102,11 @@ func ParseConfigMap(data []byte) (ConfigMap, error) {
 	if err := errors.Join(errs...); err != nil {
 		return ConfigMap{}, err
 	}
+	f, err := resourcefilter.New(cm.Exclusions, cm.Inclusions)
+	if err != nil {
+		return ConfigMap{}, err
+	}
+	cm.Filter = f
 	return cm, nil
 }
 
@@ -133,7 +133,7 @@ func (cm *ConfigMap) add(k, v string) error {
 	case strings.HasPrefix(k, prefixIgnore):
 		return cm.addIgnore(strings.TrimPrefix(k, prefixIgnore), v)
 	case k == keyExclusions, k == keyInclusions:
-		var fs []ResourceFilter
+		var fs []resourcefilter.Rule
 		if err := yaml.UnmarshalStrict([]byte(v), &fs); err != nil {
 			return err
 		}

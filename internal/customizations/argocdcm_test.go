@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 )
 
 func TestParseConfigMap(t *testing.T) {
@@ -77,8 +78,8 @@ resource.inclusions: |
     kinds: ["Deployment"]
 `,
 			want: ConfigMap{
-				Exclusions: []ResourceFilter{{APIGroups: []string{"cilium.io"}, Kinds: []string{"CiliumIdentity"}, Clusters: []string{"*"}}},
-				Inclusions: []ResourceFilter{{APIGroups: []string{"*"}, Kinds: []string{"Deployment"}}},
+				Exclusions: []resourcefilter.Rule{{APIGroups: []string{"cilium.io"}, Kinds: []string{"CiliumIdentity"}, Clusters: []string{"*"}}},
+				Inclusions: []resourcefilter.Rule{{APIGroups: []string{"*"}, Kinds: []string{"Deployment"}}},
 			},
 		},
 		{
@@ -109,6 +110,9 @@ resource.inclusions: |
 		{name: "a bad ignoreDifferences field", in: "resource.customizations.ignoreDifferences.all: 'jsonPointer: [/a]'\n", wantErr: "resource.customizations.ignoreDifferences.all"},
 		{name: "an action without a script", in: "resource.customizations.actions.apps_Deployment: 'definitions: [{name: restart}]'\n", wantErr: "needs a name and an action.lua"},
 		{name: "bad exclusions", in: "resource.exclusions: 'kinds: x'\n", wantErr: "resource.exclusions"},
+		{name: "exclusions that are not YAML", in: "resource.exclusions: '- kinds: [Secret'\n", wantErr: "resource.exclusions"},
+		{name: "an unknown field in inclusions", in: "resource.inclusions: '- kind: [Secret]'\n", wantErr: `resource.inclusions: error unmarshaling JSON: while decoding JSON: json: unknown field "kind"`},
+		{name: "a bad glob in exclusions", in: "resource.exclusions: '- clusters: [\"https://[a\"]'\n", wantErr: "resource.exclusions[0].clusters: pattern"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,8 +126,11 @@ resource.inclusions: |
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(ConfigMap{}, "Filter")); d != "" {
 				t.Errorf("config (-want +got):\n%s", d)
+			}
+			if got.Filter == nil || got.Filter.Empty() != (len(tt.want.Exclusions)+len(tt.want.Inclusions) == 0) {
+				t.Errorf("filter = %+v, want one of the exclusions and inclusions", got.Filter)
 			}
 		})
 	}
