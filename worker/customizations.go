@@ -14,6 +14,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
@@ -39,6 +40,9 @@ type CustomizationsConfig struct {
 	Actions map[string]customizations.ActionScripts
 	// IgnoreDifferences apply to every app, next to its own.
 	IgnoreDifferences []appspec.ResourceIgnoreDifferences
+	// Resources are the kinds left alone per cluster (resource.exclusions
+	// and resource.inclusions; nil: none).
+	Resources *resourcefilter.Filter
 }
 
 // DefaultCustomizationsEvery is how often the customizations are read

@@ -260,7 +260,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Actions != nil {
 		clOpts = append(clOpts, cluster.WithActions(cfg.Actions))
 	}
-	clOpts = append(clOpts, cluster.WithIgnoreDifferences(cfg.Customizations.IgnoreDifferences...))
+	clOpts = append(clOpts, cluster.WithIgnoreDifferences(cfg.Customizations.IgnoreDifferences...), cluster.WithResourceFilter(cfg.Customizations.Resources))
 	clOpts = append(clOpts, cluster.WithSyncImpersonation(cfg.SyncImpersonation))
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
@@ -296,7 +296,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log)
+	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log, watch.WithResourceFilter(cfg.Customizations.Resources))
 	if err != nil {
 		return nil, err
 	}

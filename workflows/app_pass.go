@@ -114,6 +114,7 @@ func (a *application) reconcile(ctx workflow.Context) {
 	}
 	st.Revision, st.SHA, st.Sync, st.Health, st.Resources, st.Message = p.Revision, ref.SHA, cmp.Sync, cmp.Health, cmp.Resources, ""
 	st.OmittedResources, st.ResourcesRef, st.OmittedKinds = cmp.Omitted, cmp.ResourcesRef, cmp.OmittedKinds
+	st.Conditions = cmp.Conditions
 	a.st.Manifests, a.st.Sources = &ref, sources
 	a.checkOrphans(cctx, drift)
 	a.reportKinds(ctx)

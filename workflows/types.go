@@ -117,6 +117,9 @@ type AppStatus struct {
 	// OmittedKinds are the kinds only omitted resources have
 	// (cluster.CompareOutput.OmittedKinds), for the drift watch.
 	OmittedKinds []appspec.GroupKind `json:"omittedKinds,omitempty"`
+	// Conditions are the last compare's warnings, such as rendered
+	// objects of an excluded kind (cluster.CompareOutput.Conditions).
+	Conditions   []appspec.Condition `json:"conditions,omitempty"`
 	ReconciledAt time.Time           `json:"reconciledAt,omitzero"`
 	// RevisionMetadata describes SHA's commit (subject, author, date)
 	// when a worker has read it.

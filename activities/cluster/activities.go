@@ -16,6 +16,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 )
 
 // Activity names: wire contracts, never rename.
@@ -80,7 +81,8 @@ type Activities struct {
 	decls       Declarations // nil: manifests may not declare apps
 	parents     sync.Map     // app name → manages (mayManage)
 	actions     ActionCatalog
-	healthLog   HealthRecorder // nil: no health transitions are kept
+	healthLog   HealthRecorder         // nil: no health transitions are kept
+	filter      *resourcefilter.Filter // nil: every kind is managed
 }
 
 // Option configures Activities.
@@ -90,6 +92,14 @@ type Option func(*Activities)
 // every app next to its own (Argo CD's resource.customizations.ignoreDifferences).
 func WithIgnoreDifferences(rules ...appspec.ResourceIgnoreDifferences) Option {
 	return func(a *Activities) { a.ignore = append(a.ignore, rules...) }
+}
+
+// WithResourceFilter leaves the kinds f excludes on a cluster alone:
+// they are not listed, compared, applied, pruned or shown in the tree,
+// and a rendered object of such a kind is reported in the compare's
+// conditions (Argo CD's resource.exclusions and resource.inclusions).
+func WithResourceFilter(f *resourcefilter.Filter) Option {
+	return func(a *Activities) { a.filter = f }
 }
 
 // WithHealthChecker replaces the built-in health checks (say with a

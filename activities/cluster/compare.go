@@ -135,7 +135,7 @@ func (a *Activities) compare(ctx context.Context, in CompareInput, dryRun bool, 
 	if err != nil {
 		return CompareOutput{}, fmt.Errorf("compare %s: %w", appName(t), err)
 	}
-	out := CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, Resources: statuses}
+	out := CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy, Resources: statuses, Conditions: excludedConditions(d.excluded)}
 	if !dryRun {
 		out.Sync = appspec.SyncUnknown
 	}

@@ -98,6 +98,9 @@ type desired struct {
 	crds map[schema.GroupKind]string
 	// opts are the app's and the operation's sync options.
 	opts manifest.Options
+	// excluded are the rendered objects whose kind the resource filter
+	// excludes on the destination: left out of objs.
+	excluded []appspec.ResourceKey
 
 	mu       sync.Mutex // guards remapped and reset
 	remapped map[schema.GroupVersionKind]*meta.RESTMapping
@@ -126,6 +129,10 @@ func (a *Activities) load(ctx context.Context, t Target, ref render.ManifestRef,
 	for _, u := range objs {
 		u = u.DeepCopy()
 		if IsDeclaration(u) {
+			if gvk := u.GroupVersionKind(); a.filter.Excluded(gvk.Group, gvk.Kind, t.Destination.Server) {
+				d.excluded = append(d.excluded, declKey(u))
+				continue
+			}
 			d.objs = append(d.objs, &object{obj: u, wave: manifest.Wave(u), decl: true,
 				opts: manifest.ParseOptions(t.SyncOptions, opOptions, manifest.SyncOptionsOf(u))})
 			continue
@@ -153,6 +160,10 @@ func (a *Activities) load(ctx context.Context, t Target, ref render.ManifestRef,
 			u.SetNamespace("")
 		case u.GetNamespace() == "":
 			u.SetNamespace(ns)
+		}
+		if a.filter.Excluded(gvk.Group, gvk.Kind, t.Destination.Server) {
+			d.excluded = append(d.excluded, keyOf(u))
+			continue
 		}
 		o.opts = manifest.ParseOptions(t.SyncOptions, opOptions, manifest.SyncOptionsOf(u))
 		if !o.hook.IsHook() {

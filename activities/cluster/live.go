@@ -167,7 +167,16 @@ func (a *Activities) knownKinds(ctx context.Context, t Target, c *kube.Clients, 
 		return nil, err
 	}
 	kinds := append(slices.Clone(manifests), a.kinds.seenKinds(t)...)
-	return dedupe(append(kinds, swept...)), nil
+	return a.managedKinds(t.Destination.Server, dedupe(append(kinds, swept...))), nil
+}
+
+// managedKinds drops from kinds, in place, those the resource filter
+// excludes on server.
+func (a *Activities) managedKinds(server string, kinds []kindRef) []kindRef {
+	if a.filter.Empty() {
+		return kinds
+	}
+	return slices.DeleteFunc(kinds, func(r kindRef) bool { return a.filter.Excluded(r.gvk.Group, r.gvk.Kind, server) })
 }
 
 // manifestKinds returns the kinds of the mapped objects.
@@ -241,7 +250,8 @@ func (k *kindCache) seenKinds(t Target) []kindRef {
 }
 
 // searchKinds returns the kinds to search for an app's live objects,
-// without duplicate group-resources (the manifests' versions win).
+// without duplicate group-resources (the manifests' versions win) and
+// without the kinds the resource filter excludes.
 func (a *Activities) searchKinds(t Target, c *kube.Clients, objs []*object, extra ...schema.GroupVersionKind) []kindRef {
 	var refs []kindRef
 	for _, o := range objs {
@@ -272,7 +282,7 @@ func (a *Activities) searchKinds(t Target, c *kube.Clients, objs []*object, extr
 			out = append(out, r)
 		}
 	}
-	return out
+	return a.managedKinds(t.Destination.Server, out)
 }
 
 // discover returns the listable kinds of a server through the

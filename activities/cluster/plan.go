@@ -40,6 +40,7 @@ func (a *Activities) plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		return PlanOutput{}, err
 	}
 	objs, skipped := d.expand(t, op)
+	skipped = append(skipped, skippedExcluded(d.excluded, op)...)
 	out := PlanOutput{Skipped: skipped, PruneLast: d.opts.True(optPruneLast)}
 	for _, o := range objs {
 		steps := &out.Steps

@@ -133,7 +133,7 @@ func (a *Activities) resourceTree(ctx context.Context, in ResourceTreeInput) (Re
 		}
 		out.Nodes = append(out.Nodes, n)
 	}
-	children, err := a.listChildren(ctx, c, namespaces, limit)
+	children, err := a.listChildren(ctx, c, t.Destination.Server, namespaces, limit)
 	if err != nil {
 		return out, err
 	}
@@ -162,11 +162,14 @@ func (a *Activities) resourceTree(ctx context.Context, in ResourceTreeInput) (Re
 	return out, nil
 }
 
-// listChildren lists the child kinds in the namespaces, at most limit
-// objects per kind and namespace.
-func (a *Activities) listChildren(ctx context.Context, c *kube.Clients, namespaces map[string]bool, limit int) ([]liveObject, error) {
+// listChildren lists the child kinds that server's resource filter lets
+// in, in the namespaces, at most limit objects per kind and namespace.
+func (a *Activities) listChildren(ctx context.Context, c *kube.Clients, server string, namespaces map[string]bool, limit int) ([]liveObject, error) {
 	var kinds []kindRef
 	for _, gvk := range childKinds {
+		if a.filter.Excluded(gvk.Group, gvk.Kind, server) {
+			continue
+		}
 		if m, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			kinds = append(kinds, refOf(m))
 		}

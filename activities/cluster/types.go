@@ -105,4 +105,7 @@ type CompareOutput struct {
 	// resource of Resources has, in order of first appearance: the drift
 	// watch must watch them too.
 	OmittedKinds []appspec.GroupKind `json:"omittedKinds,omitempty"`
+	// Conditions are the warnings of the compare: the rendered objects
+	// of an excluded kind (at most MaxConditions, then a count).
+	Conditions []appspec.Condition `json:"conditions,omitempty"`
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/failure"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/manifest"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 )
 
 // Activity names: wire contracts, never rename.
@@ -72,18 +73,31 @@ type Activities struct {
 	namespace    string
 	fieldManager string
 	log          *slog.Logger
+	filter       *resourcefilter.Filter // nil: every kind may be watched
+}
+
+// Option configures Activities.
+type Option func(*Activities)
+
+// WithResourceFilter leaves the kinds f excludes on a cluster unwatched.
+func WithResourceFilter(f *resourcefilter.Filter) Option {
+	return func(a *Activities) { a.filter = f }
 }
 
 // New checks its dependencies. fieldManager names Windlass's own writes,
 // which are not drift.
-func New(clusters ClientSource, temporal Temporal, namespace, fieldManager string, log *slog.Logger) (*Activities, error) {
+func New(clusters ClientSource, temporal Temporal, namespace, fieldManager string, log *slog.Logger, opts ...Option) (*Activities, error) {
 	if clusters == nil || temporal == nil || fieldManager == "" {
 		return nil, errors.New("watch: clusters, temporal client and field manager are required")
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Activities{clusters: clusters, temporal: temporal, namespace: namespace, fieldManager: fieldManager, log: log}, nil
+	a := &Activities{clusters: clusters, temporal: temporal, namespace: namespace, fieldManager: fieldManager, log: log}
+	for _, o := range opts {
+		o(a)
+	}
+	return a, nil
 }
 
 // Register registers the activities under their constant names.
@@ -122,12 +136,13 @@ type Progress struct {
 }
 
 const (
-	msgWatching    = "watching cluster for drift"
-	msgDrift       = "drift detected"
-	msgSignalError = "refresh signal failed"
-	msgKindSkipped = "kind not served, not watched"
-	msgKindFailing = "cannot list or watch a kind; retrying"
-	msgNotDrift    = "tracked object changed by windlass or in status only"
+	msgWatching     = "watching cluster for drift"
+	msgDrift        = "drift detected"
+	msgSignalError  = "refresh signal failed"
+	msgKindSkipped  = "kind not served, not watched"
+	msgKindExcluded = "kind excluded, not watched"
+	msgKindFailing  = "cannot list or watch a kind; retrying"
+	msgNotDrift     = "tracked object changed by windlass or in status only"
 )
 
 // Watch runs informers until ctx ends (the activity is cancelled or times
@@ -154,6 +169,10 @@ func (a *Activities) Watch(ctx context.Context, in Input) error {
 		func(o *metav1.ListOptions) { o.LabelSelector = manifest.AppLabel })
 	var informers []cache.SharedIndexInformer
 	for _, gk := range in.Kinds {
+		if a.filter.Excluded(gk.Group, gk.Kind, in.Server) {
+			a.log.Debug(msgKindExcluded, "group", gk.Group, "kind", gk.Kind)
+			continue
+		}
 		m, err := c.Mapper.RESTMapping(schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
 		if err != nil {
 			a.log.Debug(msgKindSkipped, "group", gk.Group, "kind", gk.Kind, "err", err)

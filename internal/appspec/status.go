@@ -52,6 +52,20 @@ func (k ResourceKey) String() string {
 	return k.Group + "/" + k.Kind + ":" + k.Namespace + "/" + k.Name
 }
 
+// Condition is a problem an app's status reports, in Argo CD's terms.
+type Condition struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Condition types.
+const (
+	// ConditionExcludedResourceWarning: a rendered object's kind is
+	// excluded (resource.exclusions or resource.inclusions), so it is
+	// neither compared nor applied.
+	ConditionExcludedResourceWarning = "ExcludedResourceWarning"
+)
+
 // ResourceStatus is the compared state of one resource.
 type ResourceStatus struct {
 	ResourceKey

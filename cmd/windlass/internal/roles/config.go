@@ -218,7 +218,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.StringVar(&w.CustomizationsPath, "resource-customizations-path", env("RESOURCE_CUSTOMIZATIONS_PATH", ""), "folder of the resource-customizations-repo holding the tree (env WINDLASS_RESOURCE_CUSTOMIZATIONS_PATH)")
 	fs.StringVar(&w.CustomizationsRevision, "resource-customizations-revision", env("RESOURCE_CUSTOMIZATIONS_REVISION", "HEAD"), "branch, tag or commit of the resource-customizations-repo (env WINDLASS_RESOURCE_CUSTOMIZATIONS_REVISION)")
 	fs.DurationVar(&w.CustomizationsEvery, "resource-customizations-interval", envDuration("RESOURCE_CUSTOMIZATIONS_INTERVAL", worker.DefaultCustomizationsEvery), "how often the resource customizations are read again, and reloaded when they changed (env WINDLASS_RESOURCE_CUSTOMIZATIONS_INTERVAL)")
-	fs.StringVar(&w.ArgoCDCM, "argocd-cm", env("ARGOCD_CM", ""), "argocd-cm ConfigMap (or its data) in YAML: resource.customizations.health/actions/ignoreDifferences keys (env WINDLASS_ARGOCD_CM)")
+	fs.StringVar(&w.ArgoCDCM, "argocd-cm", env("ARGOCD_CM", ""), "argocd-cm ConfigMap (or its data) in YAML: resource.customizations.health/actions/ignoreDifferences, resource.exclusions and resource.inclusions keys (env WINDLASS_ARGOCD_CM)")
 	fs.StringVar(&w.NotificationsConfig, "notifications-config", env("NOTIFICATIONS_CONFIG", ""), "argocd-notifications-cm ConfigMap (or its data) in YAML: triggers, templates, services, subscriptions; read again when it changes (env WINDLASS_NOTIFICATIONS_CONFIG)")
 	fs.DurationVar(&w.SweepEvery, "self-heal-sweep", envDuration("SELF_HEAL_SWEEP", 5*time.Minute), "how often every selfHeal app is refreshed as a safety net; negative disables (env WINDLASS_SELF_HEAL_SWEEP)")
 	fs.DurationVar(&w.CheckoutsMaxAge, "checkouts-max-age", envDuration("CHECKOUTS_MAX_AGE", worker.DefaultTreesMaxAge), "Git checkouts unused for longer are removed (env WINDLASS_CHECKOUTS_MAX_AGE)")
@@ -263,10 +263,10 @@ func (w workerSettings) customizations() (worker.CustomizationsConfig, []string,
 	if err != nil {
 		return c, nil, err
 	}
-	if len(cm.Exclusions) > 0 || len(cm.Inclusions) > 0 {
-		return c, nil, fmt.Errorf("argocd-cm %s: resource.exclusions and resource.inclusions are not implemented: Windlass would still apply, prune and compare those kinds; remove the keys", w.ArgoCDCM)
-	}
 	c.Health.Inline, c.Actions, c.IgnoreDifferences = cm.Health, cm.Actions, cm.IgnoreDifferences
+	if !cm.Filter.Empty() {
+		c.Resources = cm.Filter
+	}
 	return c, cm.Ignored, nil
 }
 

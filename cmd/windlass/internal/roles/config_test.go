@@ -15,6 +15,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 	"github.com/windlass-cd/windlass/worker"
 )
 
@@ -183,6 +184,12 @@ data:
   resource.compareoptions: 'ignoreResourceStatusField: all'
 `)
 	excl := write("exclusions.yaml", "resource.exclusions: |\n  - kinds: [Event]\n")
+	exclFilter, err := resourcefilter.New([]resourcefilter.Rule{{Kinds: []string{"Event"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badExcl := write("bad-exclusions.yaml", "resource.exclusions: |\n  - kind: [Event]\n")
+	notYAML := write("not-yaml.yaml", "resource.inclusions: |\n  - kinds: [Event\n")
 	base := []string{"--redis-address", "127.0.0.1:6379"}
 	tests := []struct {
 		name    string
@@ -203,7 +210,9 @@ data:
 			ignored: []string{"resource.compareoptions"}},
 		{name: "directory and repository", args: []string{"--resource-customizations", dir, "--resource-customizations-repo", "https://git.example.com/lib.git"}, wantErr: "exclude each other"},
 		{name: "a zero interval", args: []string{"--resource-customizations-interval", "0s"}, wantErr: "resource-customizations-interval must be positive"},
-		{name: "exclusions are refused", args: []string{"--argocd-cm", excl}, wantErr: "resource.exclusions and resource.inclusions are not implemented"},
+		{name: "exclusions", args: []string{"--argocd-cm", excl}, want: worker.CustomizationsConfig{Revision: "HEAD", Every: 3 * time.Minute, Resources: exclFilter}},
+		{name: "exclusions with an unknown field", args: []string{"--argocd-cm", badExcl}, wantErr: `resource.exclusions: error unmarshaling JSON: while decoding JSON: json: unknown field "kind"`},
+		{name: "exclusions that are not YAML", args: []string{"--argocd-cm", notYAML}, wantErr: "argocd-cm " + notYAML + ": resource.inclusions: error converting YAML to JSON"},
 		{name: "a missing argocd-cm", args: []string{"--argocd-cm", filepath.Join(dir, "nope")}, wantErr: "no such file"},
 	}
 	for _, tt := range tests {
@@ -226,7 +235,7 @@ data:
 				t.Fatal(err)
 			}
 			got.Health = health.Options{Inline: got.Health.Inline} // the limits are TestWorkerLimitFlags'
-			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmp.Comparer(sameFilter)); d != "" {
 				t.Errorf("customizations (-want +got):\n%s", d)
 			}
 			if d := cmp.Diff(tt.ignored, ignored); d != "" {
@@ -234,4 +243,11 @@ data:
 			}
 		})
 	}
+}
+
+// sameFilter compares filters by their rules.
+func sameFilter(a, b *resourcefilter.Filter) bool {
+	ae, ai := a.Rules()
+	be, bi := b.Rules()
+	return cmp.Equal(ae, be, cmpopts.EquateEmpty()) && cmp.Equal(ai, bi, cmpopts.EquateEmpty())
 }

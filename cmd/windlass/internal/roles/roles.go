@@ -43,6 +43,7 @@ const (
 	msgReady    = "windlass is ready"
 	// msgArgoCDCMIgnored names the argocd-cm keys read without effect.
 	msgArgoCDCMIgnored = "argocd-cm keys have no effect in windlass"
+	msgResourceFilter  = "resource kinds excluded from management"
 	msgShuttingDown    = "shutting down"
 )
 
@@ -348,6 +349,9 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 	}
 	if len(ignored) > 0 {
 		log.Warn(msgArgoCDCMIgnored, "file", w.ArgoCDCM, "keys", ignored)
+	}
+	if excl, incl := custom.Resources.Rules(); len(excl)+len(incl) > 0 {
+		log.Info(msgResourceFilter, "file", w.ArgoCDCM, "exclusions", len(excl), "inclusions", len(incl))
 	}
 	plugSrv, stopPlugins, err := w.pluginServer(ctx, plugins, log)
 	if err != nil {
