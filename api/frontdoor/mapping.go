@@ -232,6 +232,9 @@ func renderStatus(view *workflows.AppView, conds []condition, prev map[string]an
 		if s.Message != "" && s.Sync == appspec.SyncUnknown {
 			conds = append(conds, condition{Type: condComparison, Message: s.Message})
 		}
+		for _, c := range s.Conditions {
+			conds = append(conds, condition{Type: c.Type, Message: c.Message})
+		}
 	}
 	old := prevConditions(prev)
 	for _, c := range conds {

@@ -191,6 +191,8 @@ func TestRenderStatus(t *testing.T) {
 		History: []workflows.SyncSummary{{SHA: "s", Phase: workflows.PhaseTerminated, Message: "terminated by admin", Initiator: "admin", StartedAt: t0}}}
 	unknown := &workflows.AppView{Status: workflows.AppStatus{Sync: appspec.SyncUnknown, Health: appspec.HealthUnknown, Message: "repository not found"}}
 	invalid := condition{Type: condInvalidSpec, Message: "spec.source: is required"}
+	excluded := &workflows.AppView{Status: workflows.AppStatus{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy,
+		Conditions: []appspec.Condition{{Type: appspec.ConditionExcludedResourceWarning, Message: "Secret gb/s is not applied"}}}}
 
 	for _, tc := range []struct {
 		name  string
@@ -212,6 +214,10 @@ operationState: {operation: {sync: {revision: s}, initiatedBy: {username: admin}
 sync: {status: Unknown}
 health: {status: Unknown}
 conditions: [{type: ComparisonError, message: repository not found, lastTransitionTime: "2026-03-01T11:00:00Z"}]`},
+		{name: "an excluded resource is a warning", view: excluded, want: `
+sync: {status: Synced}
+health: {status: Healthy}
+conditions: [{type: ExcludedResourceWarning, message: Secret gb/s is not applied, lastTransitionTime: "2026-03-01T11:00:00Z"}]`},
 		{name: "no app, invalid spec", conds: []condition{invalid}, want: `
 sync: {status: Unknown}
 health: {status: Unknown}

@@ -168,6 +168,13 @@ export interface AppStatus {
   /** The skip-reconcile annotation pauses the app. */
   reconcileSkipped?: boolean;
   orphanedResources?: OrphanedResources;
+  /** The last compare's warnings, such as rendered kinds that are excluded. */
+  conditions?: AppCondition[];
+}
+
+export interface AppCondition {
+  type: string;
+  message: string;
 }
 
 export interface OrphanedResources {

@@ -259,6 +259,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
           </p>
         )}
         {status.message && <ErrorMessage error={new ApiError(-1, { title: `Status ${status.sync}`, detail: status.message })} />}
+        {status.conditions?.map((c, i) => (
+          <p key={i} className="notice" role="status" data-condition={c.type}>
+            <strong>{c.type}</strong>: {c.message}
+          </p>
+        ))}
         {status.orphanedResources?.warning && (
           <p className="notice" role="status">
             {status.orphanedResources.warning}:{' '}

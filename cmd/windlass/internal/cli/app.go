@@ -264,6 +264,10 @@ func printApp(w io.Writer, v workflows.AppView) {
 		pairs = append(pairs, "Deletion", fmt.Sprintf("%s await approval (windlass app confirm-deletion %s)", plural(n, "resource"), spec.Name))
 	}
 	details(w, pairs...)
+	if len(st.Conditions) > 0 {
+		fmt.Fprintln(w)
+		table(w, "CONDITION\tMESSAGE", st.Conditions, func(c appspec.Condition) []string { return []string{c.Type, c.Message} })
+	}
 	if len(st.Resources) > 0 {
 		fmt.Fprintln(w)
 		resourceTable(w, st.Resources)

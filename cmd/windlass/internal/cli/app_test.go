@@ -189,6 +189,17 @@ func TestCLIApp(t *testing.T) {
 			want: []string{"GET /api/v1/applications/web"},
 		},
 		{
+			name: "app get excluded resources",
+			args: "app get web",
+			routes: map[string][]reply{"GET " + webPath: ok(func() workflows.AppView {
+				v := webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)
+				v.Status.Conditions = []appspec.Condition{{Type: appspec.ConditionExcludedResourceWarning,
+					Message: "Secret web/creds is not applied: its kind is excluded by resource.exclusions or resource.inclusions"}}
+				return v
+			}())},
+			want: []string{"GET /api/v1/applications/web"},
+		},
+		{
 			name:   "app list yaml after the verb",
 			args:   "app list -o yaml",
 			routes: map[string][]reply{"GET " + appsPath: {answer(200, map[string]any{"items": appRows})}},
