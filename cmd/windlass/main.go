@@ -46,6 +46,8 @@ client commands (a client of the REST API, as argocd is of Argo CD's):
   repocreds credential templates for URL prefixes: add | list | rm
   cluster   clusters: add | list | rm
   appset    ApplicationSets: generate (preview the apps a set makes)
+  notifications  preview | trigger run | history
+  settings  server settings: resource-customizations get|set (the health library's Git source)
   account   accounts: list | get-user-info | update-password | generate-token | list-tokens |
             delete-token | can-i
   migrate   migrate argocd: take over a live Argo CD's apps, projects, repositories and clusters

@@ -54,3 +54,24 @@ func TestCLIParityVerbs(t *testing.T) {
 		t.Fatalf("completion bash: %v:\n%s", err, out)
 	}
 }
+
+// The health library's Git source through the CLI: set, read back,
+// refused when it leaves the repository, and cleared.
+func TestCLISettingsCustomizations(t *testing.T) {
+	cli := windlassCLI(t)
+	name := uniq("lib")
+	repoURL, work := newRepo(t, name)
+	push(t, work, map[string]string{"lib/example.com/Widget/health.lua": "return {status = \"Healthy\"}\n"})
+	cliLogin(t, cli)
+	t.Cleanup(func() { cli("", "settings", "resource-customizations", "set", "--clear") })
+	runCLISteps(t, cli, []cliStep{
+		{[]string{"settings", "resource-customizations", "set", "--repo", repoURL, "--path", "lib", "--revision", "main"}, 0, "source set: " + repoURL + ", path lib, revision main"},
+		{[]string{"settings", "resource-customizations", "get"}, 0, "Source:  " + repoURL + ", path lib, revision main"},
+		{[]string{"settings", "resource-customizations", "get", "-o", "json"}, 0, `"path": "lib"`},
+		{[]string{"settings", "resource-customizations", "set", "--repo", repoURL, "--path", "../up"}, 1, ""},
+		{[]string{"settings", "resource-customizations", "get"}, 0, "path lib"}, // the refused source changed nothing
+		{[]string{"settings", "resource-customizations", "set"}, 2, ""},
+		{[]string{"settings", "resource-customizations", "set", "--clear"}, 0, "cleared"},
+		{[]string{"settings", "resource-customizations", "get"}, 0, "none set through the API"},
+	})
+}

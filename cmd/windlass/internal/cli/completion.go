@@ -14,7 +14,7 @@ import (
 )
 
 // subgroups are the verbs that are groups of verbs themselves.
-var subgroups = map[string][]verb{"proj role": roleVerbs, "app actions": actionVerbs}
+var subgroups = map[string][]verb{"proj role": roleVerbs, "app actions": actionVerbs, "settings resource-customizations": customizationsVerbs}
 
 // helpFlag is a flag in a verb's help: "  --name type  help".
 var helpFlag = regexp.MustCompile(`(?m)^  (--?[A-Za-z0-9][A-Za-z0-9-]*)\b`)

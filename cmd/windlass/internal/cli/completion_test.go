@@ -74,7 +74,7 @@ func checkCompletion(t *testing.T, shell, harness string, cases []completionCase
 // TestBashCompletion runs the bash script's function on command lines.
 func TestBashCompletion(t *testing.T) {
 	checkCompletion(t, "bash", `source "$1"; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _windlass; echo "${COMPREPLY[*]}"`, []completionCase{
-		{"windlass ''", "dev server login logout completion account app appset cluster migrate notifications proj repo repocreds"},
+		{"windlass ''", "dev server login logout completion account app appset cluster migrate notifications proj repo repocreds settings"},
 		{"windlass ap", "app appset"},
 		{"windlass app ge", "get get-resource"},
 		{"windlass app sync web --pr", "--project --prune"},
@@ -82,6 +82,8 @@ func TestBashCompletion(t *testing.T) {
 		{"windlass proj role l", "list-tokens"},
 		{"windlass account can", "can-i"},
 		{"windlass completion ''", "bash zsh"},
+		{"windlass settings resource-customizations ''", "get set"},
+		{"windlass settings resource-customizations set --re", "--repo --revision"},
 	})
 }
 
@@ -93,6 +95,7 @@ func TestZshCompletion(t *testing.T) {
 		{"windlass --server http://x app wait web --d", "--config --degraded --health -l --operation --project --selector --server --suspended --sync --timeout"},
 		{"windlass proj role ''", "create-token list-tokens delete-token"},
 		{"windlass app create -f ''", "(files)"},
+		{"windlass settings ''", "resource-customizations"},
 	})
 }
 
