@@ -3,7 +3,13 @@ package api
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labstack/echo/v5"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
@@ -55,5 +61,41 @@ func TestLogFilter(t *testing.T) {
 		if got := newLogFilter(tt.filter).keep(tt.line); got != tt.keep {
 			t.Errorf("filter %q on %q: keep %v, want %v", tt.filter, tt.line, got, tt.keep)
 		}
+	}
+}
+
+func TestLogQuery(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, tt := range []struct {
+		query   string
+		want    corev1.PodLogOptions
+		wantErr string
+	}{
+		{query: "", want: corev1.PodLogOptions{}},
+		{query: "follow=true&previous=1&container=web&tailLines=10&sinceSeconds=60",
+			want: corev1.PodLogOptions{Follow: true, Previous: true, Container: "web", TailLines: n(10), SinceSeconds: n(60)}},
+		{query: "tailLines=0", want: corev1.PodLogOptions{TailLines: n(0)}},
+		{query: "follow=maybe", wantErr: `follow "maybe": want true or false`},
+		{query: "previous=yes", wantErr: `previous "yes": want true or false`},
+		{query: "tailLines=-1", wantErr: `tailLines "-1": want a positive number`},
+		{query: "sinceSeconds=0", wantErr: `sinceSeconds "0": want a positive number`},
+		{query: "sinceSeconds=1h", wantErr: `sinceSeconds "1h": want a positive number`},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/logs?"+tt.query, nil), httptest.NewRecorder())
+			got, _, err := logQuery(c)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("options (-want +got):\n%s", d)
+			}
+		})
 	}
 }
