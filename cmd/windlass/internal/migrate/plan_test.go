@@ -18,6 +18,7 @@ import (
 
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
 
@@ -326,6 +327,14 @@ func TestPlan(t *testing.T) {
 	}
 	if c := fake.clusters["prod"]; c.BearerToken != secretToken || c.CAData != "-----BEGIN" {
 		t.Errorf("cluster prod = %+v, want its token and decoded CA", c.View())
+	}
+	// The keys the workers read with --argocd-cm, as the worker reads them.
+	cm, err := customizations.LoadConfigMap(filepath.Join("out", argoCDCMFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cm.Filter.Excluded("cilium.io", "CiliumIdentity", appspec.InClusterServer) || len(cm.Actions) != 0 {
+		t.Errorf("argocd-cm.yaml = exclusions %v, actions %v; want CiliumIdentity excluded and no actions (they go into the tree)", cm.Exclusions, cm.Actions)
 	}
 	ac, err := os.ReadFile(filepath.Join("out", authConfigFile))
 	if err != nil {

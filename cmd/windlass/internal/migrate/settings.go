@@ -33,13 +33,17 @@ const (
 	// customizationsDir is the --resource-customizations tree under OutDir.
 	customizationsDir = "resource-customizations"
 	authConfigFile    = "auth-config.yaml"
+	// argoCDCMFile is the workers' --argocd-cm under OutDir: the keys
+	// the worker reads from it and nothing else migrates.
+	argoCDCMFile = "argocd-cm.yaml"
 )
+
+// argoCDCMKeys are the argocd-cm keys that go into argoCDCMFile as they are.
+var argoCDCMKeys = []string{"resource.exclusions", "resource.inclusions"}
 
 // notYet are argocd-cm keys (or key prefixes, ending in ".") that
 // Windlass does not implement, with what is lost.
 var notYet = []struct{ key, what string }{
-	{"resource.exclusions", "Windlass has no resource exclusions; the kinds listed would be synced"},
-	{"resource.inclusions", "Windlass has no resource inclusions; kinds outside the list would be synced"},
 	{"kustomize.buildOptions", "Windlass has no Kustomize build options; it builds with the defaults"},
 }
 
@@ -133,11 +137,14 @@ func (b *builder) settings() appConfig {
 	actions := map[string]string{} // group/Kind: actions YAML
 	diffs := map[string]string{}   // group/Kind or "all": rule YAML
 	accounts := map[string]*account{}
+	workerCM := map[string]string{} // keys for argoCDCMFile
 	var other []string
 	for _, k := range sortedKeys(cm) {
 		v := cm[k]
 		switch {
 		case k == keyTracking || k == keyInstanceLabel || k == keyInstallationID:
+		case slices.Contains(argoCDCMKeys, k):
+			workerCM[k] = v
 		case strings.HasPrefix(k, prefixHealth):
 			g, kind := splitGroupKind(strings.TrimPrefix(k, prefixHealth))
 			health[groupKindName(g, kind)] = v
@@ -191,6 +198,7 @@ func (b *builder) settings() appConfig {
 	for _, gk := range sortedKeys(actions) {
 		b.actionRows(gk, actions[gk])
 	}
+	b.argoCDCMRow(workerCM)
 	for _, gk := range sortedKeys(diffs) {
 		var rule argoDiffRule
 		if err := yaml.UnmarshalStrict([]byte(diffs[gk]), &rule); err != nil {
@@ -311,6 +319,24 @@ func (b *builder) actionRows(gk, value string) {
 		path := customizationsDir + "/" + strings.ReplaceAll(gk, "*", "_") + "/actions/" + rel
 		b.fileRow("Action", gk+" "+rel, path, []byte(scripts[rel]), "run workers with --resource-customizations "+joinOut(b.opts.OutDir, customizationsDir))
 	}
+}
+
+// argoCDCMRow writes the keys the workers read from --argocd-cm, when
+// they parse as the worker would read them.
+func (b *builder) argoCDCMRow(keys map[string]string) {
+	if len(keys) == 0 {
+		return
+	}
+	names := strings.Join(sortedKeys(keys), ", ")
+	data, err := yaml.Marshal(keys)
+	if err == nil {
+		_, err = customizations.ParseConfigMap(data)
+	}
+	if err != nil {
+		b.plan.add("Setting", ConfigMapName+" "+names, ActionRefuse, "does not parse: "+err.Error(), nil)
+		return
+	}
+	b.fileRow("Setting", ConfigMapName+" "+names, argoCDCMFile, data, "run workers with --argocd-cm "+joinOut(b.opts.OutDir, argoCDCMFile))
 }
 
 func joinOut(dir, rel string) string {
