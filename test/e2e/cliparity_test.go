@@ -29,8 +29,12 @@ func TestCLIParityVerbs(t *testing.T) {
 		{[]string{"app", "create", name, "--repo", repoURL, "--path", "guestbook", "--revision", "main", "--dest-server", "https://kubernetes.default.svc",
 			"--dest-namespace", ns, "--sync-option", "CreateNamespace=true", "--label", "tier=" + tier}, 0, "default/" + name + " created"},
 		{[]string{"app", "get", name, "--refresh"}, 0, "Reconciled"},
+		{[]string{"app", "diff", name}, 1, "guestbook-ui"}, // nothing applied yet: differences exit 1
 		{[]string{"app", "sync", "-l", "tier=" + tier}, 0, "Succeeded"},
 		{[]string{"app", "wait", name, "--health", "--sync", "--timeout", "2m"}, 0, "health Healthy"},
+		{[]string{"app", "wait", name, "--degraded", "--suspended", "--timeout", "1s"}, 6, ""}, // Healthy is neither
+		{[]string{"app", "wait", name, "--degraded", "--health", "--timeout", "1m"}, 0, "health Healthy"},
+		{[]string{"app", "get", name, "--hard-refresh"}, 0, "Reconciled"},
 		{[]string{"app", "diff", name}, 0, ""},
 		{[]string{"app", "resources", name}, 0, "guestbook-ui"},
 		{[]string{"app", "terminate-op", name}, 5, ""},     // nothing running: Conflict
