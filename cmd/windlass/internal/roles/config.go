@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
@@ -137,6 +138,9 @@ type serverConfig struct {
 	APIAddr    string
 	RedisAddr  string
 	Kubeconfig string
+	// ArgoCDCM is the workers' argocd-cm file: the API's diff and tree
+	// follow its ignoreDifferences and resource filter as they do.
+	ArgoCDCM string
 }
 
 // workerConfig configures `windlass worker`.
@@ -417,6 +421,7 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	fs.StringVar(&c.APIAddr, "api-address", env("API_ADDRESS", "127.0.0.1:8080"), "REST API listen address")
 	fs.StringVar(&c.RedisAddr, "redis-address", env("REDIS_ADDRESS", ""), "Redis host:port for revoked sessions (env WINDLASS_REDIS_ADDRESS)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", envOr("KUBECONFIG", ""), "kubeconfig of the management cluster, where Windlass's Secrets live (env KUBECONFIG)")
+	fs.StringVar(&c.ArgoCDCM, "argocd-cm", env("ARGOCD_CM", ""), "the workers' argocd-cm file: the diff and tree follow its ignoreDifferences, resource.exclusions and resource.inclusions (env WINDLASS_ARGOCD_CM)")
 	bindCommon(fs, &c.common, "127.0.0.1:7233")
 	bindAPI(fs, &c.apiSettings)
 	bindProd(fs, &c.prod, roleServer, &c.RedisAddr)
@@ -433,7 +438,24 @@ func loadServerConfig(args []string) (serverConfig, error) {
 	if err := c.common.validate(); err != nil {
 		return c, fmt.Errorf("invalid configuration: %w", err)
 	}
+	if _, err := inspectorRules(c.ArgoCDCM); err != nil {
+		return c, fmt.Errorf("invalid configuration: %w", err)
+	}
 	return c, nil
+}
+
+// inspectorRules are the API inspector's options from an argocd-cm file
+// (none without one): the system-wide ignoreDifferences and the resource
+// filter, so that the API diffs and lists an app as the workers do.
+func inspectorRules(argoCDCM string) ([]cluster.Option, error) {
+	if argoCDCM == "" {
+		return nil, nil
+	}
+	cm, err := customizations.LoadConfigMap(argoCDCM)
+	if err != nil {
+		return nil, err
+	}
+	return []cluster.Option{cluster.WithIgnoreDifferences(cm.IgnoreDifferences...), cluster.WithResourceFilter(cm.Filter)}, nil
 }
 
 func loadWorkerConfig(args []string) (workerConfig, error) {

@@ -20,6 +20,14 @@ import (
 )
 
 func TestLoadConfig(t *testing.T) {
+	badCM := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+	if err := os.WriteFile(badCM, []byte("resource.exclusions: |\n  - kinds: ['[Secret']\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	goodCM := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+	if err := os.WriteFile(goodCM, []byte("resource.exclusions: |\n  - kinds: [Secret]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		load    func([]string) error
@@ -44,6 +52,10 @@ func TestLoadConfig(t *testing.T) {
 		{"dev zero health-script-timeout", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--health-script-timeout", "0s"}, "health-script-timeout"},
 		{"server needs redis", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0"}, "redis-address is required"},
 		{"server ok", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0", "--redis-address", "127.0.0.1:6379"}, ""},
+		{"server argocd-cm", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--redis-address", "127.0.0.1:6379", "--argocd-cm", goodCM}, ""},
+		{"server argocd-cm with a bad glob", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--redis-address", "127.0.0.1:6379", "--argocd-cm", badCM},
+			`resource.exclusions[0].kinds: pattern "[Secret"`},
+		{"server argocd-cm missing", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--redis-address", "127.0.0.1:6379", "--argocd-cm", badCM + ".nope"}, "no such file"},
 		{"temporal defaults", func(a []string) error { _, err := loadTemporalConfig(a); return err }, nil, ""},
 		{"temporal port zero, no UI", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "127.0.0.1:0", "--ui-address", "off"}, ""},
 		{"temporal bad address", func(a []string) error { _, err := loadTemporalConfig(a); return err }, []string{"--address", "7233"}, "address"},

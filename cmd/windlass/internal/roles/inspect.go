@@ -20,9 +20,10 @@ import (
 // local cluster and the registered ones. hc and acts are the health
 // checker and resource actions of the worker in the same process (nil: the
 // built-ins), so that the API agrees with it. Apps that an app's manifests
-// declare are read through c in namespace.
+// declare are read through c in namespace. extra are further options, such
+// as the worker's system-wide ignoreDifferences and resource filter.
 func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.Store, log *slog.Logger, hc cluster.HealthChecker, acts cluster.ActionCatalog,
-	c client.Client, namespace string) (api.Inspector, error) {
+	c client.Client, namespace string, extra ...cluster.Option) (api.Inspector, error) {
 	decls, err := children.New(&children.TemporalApps{Client: c, Namespace: namespace}, sets)
 	if err != nil {
 		return nil, err
@@ -34,6 +35,7 @@ func newInspector(kcfg *rest.Config, rdb redis.UniversalClient, sets *settings.S
 	if acts != nil {
 		opts = append(opts, cluster.WithActions(acts))
 	}
+	opts = append(opts, extra...)
 	clusters := kube.NewFactory(kcfg, kube.Options{Resolver: sets.ClusterConfig})
 	return api.NewInspector(render.RedisStore{Client: rdb}, clusters, log, opts...)
 }

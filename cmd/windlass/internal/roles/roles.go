@@ -161,7 +161,12 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if lib != nil {
 		checker, acts = lib, lib.Actions()
 	}
-	insp, err := newInspector(kcfg, rdb, sets, log, checker, acts, c, cfg.Namespace)
+	// So are its argocd-cm rules: the diff and tree leave out what it does.
+	rules, err := inspectorRules(cfg.ArgoCDCM)
+	if err != nil {
+		return err
+	}
+	insp, err := newInspector(kcfg, rdb, sets, log, checker, acts, c, cfg.Namespace, rules...)
 	if err != nil {
 		return err
 	}
@@ -250,7 +255,11 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	}
 	defer rdb.Close()
 	cfg.prod.logConnections(log, cfg.common, cfg.RedisAddr)
-	insp, err := newInspector(kcfg, rdb, sets, log, nil, nil, c, cfg.Namespace)
+	rules, err := inspectorRules(cfg.ArgoCDCM)
+	if err != nil {
+		return err
+	}
+	insp, err := newInspector(kcfg, rdb, sets, log, nil, nil, c, cfg.Namespace, rules...)
 	if err != nil {
 		return err
 	}
