@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/windlass-cd/windlass/internal/settings"
 )
 
 // The verbs argocd app has beyond create, sync and get, against the
@@ -67,7 +70,7 @@ func TestCLISettingsCustomizations(t *testing.T) {
 	repoURL, work := newRepo(t, name)
 	push(t, work, map[string]string{"lib/example.com/Widget/health.lua": "return {status = \"Healthy\"}\n"})
 	cliLogin(t, cli)
-	t.Cleanup(func() { cli("", "settings", "resource-customizations", "set", "--clear") })
+	t.Cleanup(func() { _ = bed.settings.PutCustomizations(context.Background(), settings.CustomizationsSource{}) })
 	runCLISteps(t, cli, []cliStep{
 		{[]string{"settings", "resource-customizations", "set", "--repo", repoURL, "--path", "lib", "--revision", "main"}, 0, "source set: " + repoURL + ", path lib, revision main"},
 		{[]string{"settings", "resource-customizations", "get"}, 0, "Source:  " + repoURL + ", path lib, revision main"},
