@@ -196,8 +196,8 @@ func TestDeliverHTTPServices(t *testing.T) {
 					t.Errorf("%s: authorization %q", q.Path, q.Header.Get("Authorization"))
 				}
 			}
-			want := []string{"POST /gh/repos/acme/guestbook/statuses/abc123", "POST /gh/repos/acme/guestbook/deployments",
-				"POST /gh/repos/acme/guestbook/deployments/1/statuses"}
+			want := []string{"POST /gh/repos/acme/guestbook/statuses/abc123", "GET /gh/repos/acme/guestbook/deployments",
+				"POST /gh/repos/acme/guestbook/deployments", "POST /gh/repos/acme/guestbook/deployments/1/statuses"}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Error(d)
 			}
@@ -205,11 +205,11 @@ func TestDeliverHTTPServices(t *testing.T) {
 			if st["state"] != "failure" || st["context"] != "windlass/guestbook" || st["target_url"] != "https://cd.example.com/guestbook" {
 				t.Errorf("status %v", st)
 			}
-			dep := jsonBody(t, r[1].Body)
-			if dep["ref"] != "abc123" || dep["environment"] != "production" {
+			dep := jsonBody(t, r[2].Body)
+			if dep["ref"] != "abc123" || dep["environment"] != "production" || fmt.Sprint(dep["payload"]) != "map[windlassIdempotencyKey:k-github]" {
 				t.Errorf("deployment %v", dep)
 			}
-			ds := jsonBody(t, r[2].Body)
+			ds := jsonBody(t, r[3].Body)
 			if ds["state"] != "failure" || ds["environment_url"] != "https://guestbook.example.com" {
 				t.Errorf("deployment status %v", ds)
 			}
@@ -223,6 +223,43 @@ func TestDeliverHTTPServices(t *testing.T) {
 			}
 			tt.check(t, f.http.Requests()[before:])
 		})
+	}
+}
+
+// A retried delivery finds the deployment its first attempt created and
+// does not create a second; another delivery (another key) creates its own.
+func TestDeliverGitHubDeploymentOnce(t *testing.T) {
+	f := newFixture(t)
+	// Two attempts fail after the deployment was created, at its status.
+	for i, status := range []int{502, 503} {
+		f.http.FailNextAt("/deployments/1/statuses", 1, status)
+		if err := f.deliver(t, "github", ""); err == nil {
+			t.Fatalf("attempt %d succeeded despite the failed deployment status", i+1)
+		}
+	}
+	if err := f.deliver(t, "github", ""); err != nil {
+		t.Fatalf("the third attempt: %v", err)
+	}
+	var creates, statuses []string
+	for _, r := range f.http.Requests() {
+		switch {
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/deployments"):
+			creates = append(creates, r.Path)
+		case r.Method == "POST" && strings.HasSuffix(r.Path, "/deployments/1/statuses"):
+			statuses = append(statuses, r.Path)
+		}
+	}
+	if len(creates) != 1 || len(statuses) != 3 {
+		t.Fatalf("%d deployments created, %d deployment statuses posted; want 1 and 3 (two failed)", len(creates), len(statuses))
+	}
+	// A delivery with another key is another deployment.
+	d := notifications.Delivery{Key: "k-other", App: "default/guestbook", Trigger: "on-sync-failed", Template: "failed",
+		Service: "github", ServiceType: notifications.TypeGitHub}
+	if _, err := f.env.ExecuteActivity(DeliverName, DeliverInput{Delivery: d, App: failedApp(), MaxAttempts: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.http.Requests(); got[len(got)-1].Path != "/gh/repos/acme/guestbook/deployments/2/statuses" {
+		t.Errorf("last request %s %s, want the status of a second deployment", got[len(got)-1].Method, got[len(got)-1].Path)
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/smtp"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -234,29 +236,67 @@ func (a *Activities) sendGitHub(ctx context.Context, s *notifications.GitHubServ
 		if ref == "" {
 			ref = sha
 		}
-		req := map[string]any{
-			"ref": ref, "environment": dp.Environment, "description": truncate(m.t.Message, 140),
-			"required_contexts": dp.RequiredContexts, "auto_merge": dp.AutoMerge != nil && *dp.AutoMerge,
-		}
-		if dp.RequiredContexts == nil {
-			req["required_contexts"] = []string{}
-		}
-		out, err := post("/deployments", req)
+		id, err := a.githubDeployment(ctx, api, hdr, ref, dp, m)
 		if err != nil {
 			return err
 		}
-		var created struct {
-			ID int64 `json:"id"`
-		}
-		if err := json.Unmarshal(out, &created); err != nil || created.ID == 0 {
-			return fmt.Errorf("github: the deployment answer has no id")
-		}
-		_, err = post("/deployments/"+strconv.FormatInt(created.ID, 10)+"/statuses", map[string]any{
+		_, err = post("/deployments/"+strconv.FormatInt(id, 10)+"/statuses", map[string]any{
 			"state": dp.State, "environment_url": dp.EnvironmentURL, "log_url": dp.LogURL, "description": truncate(m.t.Message, 140),
 		})
 		return err
 	}
 	return nil
+}
+
+// deploymentKeyField is the field of a deployment's payload that holds the
+// delivery's idempotency key.
+const deploymentKeyField = "windlassIdempotencyKey"
+
+// githubDeployment returns the deployment of this delivery: the one an
+// earlier attempt created (same ref, environment and idempotency key), or
+// a new one. A retried delivery thus never creates a second deployment.
+func (a *Activities) githubDeployment(ctx context.Context, api string, hdr http.Header, ref string, dp *notifications.GitHubDeployment, m message) (int64, error) {
+	q := url.Values{"ref": {ref}, "per_page": {"100"}}
+	if dp.Environment != "" {
+		q.Set("environment", dp.Environment)
+	}
+	out, err := httpDo(ctx, a.http, http.MethodGet, api+"/deployments?"+q.Encode(), nil, hdr)
+	if err != nil {
+		return 0, err
+	}
+	var found []struct {
+		ID      int64           `json:"id"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(out, &found); err != nil {
+		return 0, fmt.Errorf("github: unreadable deployments list: %w", err)
+	}
+	for _, d := range found {
+		var p map[string]any
+		if json.Unmarshal(d.Payload, &p) == nil && p[deploymentKeyField] == m.d.Key && d.ID != 0 {
+			return d.ID, nil
+		}
+	}
+	req := map[string]any{
+		"ref": ref, "environment": dp.Environment, "description": truncate(m.t.Message, 140),
+		"required_contexts": dp.RequiredContexts, "auto_merge": dp.AutoMerge != nil && *dp.AutoMerge,
+		"payload": map[string]string{deploymentKeyField: m.d.Key},
+	}
+	if dp.RequiredContexts == nil {
+		req["required_contexts"] = []string{}
+	}
+	b, _ := json.Marshal(req)
+	out, err = httpDo(ctx, a.http, http.MethodPost, api+"/deployments", b, hdr)
+	if err != nil {
+		return 0, err
+	}
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || created.ID == 0 {
+		return 0, errors.New("github: the deployment answer has no id")
+	}
+	return created.ID, nil
 }
 
 // fullName is "owner/repo" of a GitHub repository URL.
