@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/health"
 	"github.com/windlass-cd/windlass/internal/metrics"
+	"github.com/windlass-cd/windlass/internal/notifications"
 	"github.com/windlass-cd/windlass/worker"
 )
 
@@ -344,6 +346,9 @@ func (w workerSettings) validate(needRedis bool) error {
 	if _, _, err := w.customizations(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := w.checkNotifications(); err != nil {
+		errs = append(errs, err)
+	}
 	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
 		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))
 	}
@@ -354,6 +359,23 @@ func (w workerSettings) validate(needRedis bool) error {
 		errs = append(errs, errors.New("render-max-file-bytes, health-script-memory-bytes, health-script-max-instructions and health-script-timeout must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// checkNotifications parses --notifications-config when the file exists,
+// so that a bad template, condition, service or subscription stops the
+// worker at start rather than failing each delivery. A missing file is
+// no configuration yet (the worker reads it again when it appears).
+func (w workerSettings) checkNotifications() error {
+	if w.NotificationsConfig == "" {
+		return nil
+	}
+	if _, err := os.Stat(w.NotificationsConfig); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if _, err := notifications.ParseFile(w.NotificationsConfig); err != nil {
+		return fmt.Errorf("notifications-config: %w", err)
+	}
+	return nil
 }
 
 // absolute makes each non-empty path absolute: the renderers compare the

@@ -263,3 +263,41 @@ func sameFilter(a, b *resourcefilter.Filter) bool {
 	be, bi := b.Rules()
 	return cmp.Equal(ae, be, cmpopts.EquateEmpty()) && cmp.Equal(ai, bi, cmpopts.EquateEmpty())
 }
+
+// A notifications file that does not parse stops the worker at start,
+// naming the key; a missing one does not (it is read when it appears).
+func TestNotificationsConfigCheckedAtStart(t *testing.T) {
+	t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hook := "service.webhook.hook: 'url: https://hooks.example.com'\n"
+	for _, tt := range []struct{ name, path, want string }{
+		{"missing", filepath.Join(dir, "none.yaml"), ""},
+		{"good", write("good.yaml", hook+"template.t: 'message: hi'\n"), ""},
+		{"template does not parse", write("tmpl.yaml", "template.t: |\n  message: '{{.app'\n"), "template.t: message does not parse"},
+		{"condition does not compile", write("cond.yaml", "template.t: 'message: x'\ntrigger.on-x: |\n  - when: app.(\n    send: [t]\n"), "trigger.on-x: [0].when does not compile"},
+		{"unknown service", write("svc.yaml", "subscriptions: |\n  - recipients: [pager:ops]\n"), `unknown service "pager"`},
+		{"unknown trigger", write("trig.yaml", hook+"subscriptions: |\n  - recipients: [hook]\n    triggers: [on-nothing]\n"), `unknown trigger "on-nothing"`},
+		{"recipients over the limit", write("many.yaml", hook+"subscriptions: |\n  - recipients: ["+strings.Repeat("hook:a, ", 20)+"hook:b]\n"),
+			"21 recipients, over the limit of 20"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadWorkerConfig([]string{"--redis-address", "127.0.0.1:6379", "--notifications-config", tt.path})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "notifications-config: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one about %q", err, tt.want)
+			}
+		})
+	}
+}
