@@ -218,6 +218,9 @@ func (s *Server) upsert(ctx context.Context, spec appspec.Application) (workflow
 	if err := s.checkCycle(ctx, spec); err != nil {
 		return workflows.AppView{}, err
 	}
+	if err := s.checkSubscriptions(ctx, spec.Annotations); err != nil {
+		return workflows.AppView{}, err
+	}
 	id := workflows.AppWorkflowID(spec.Project, spec.Name)
 	start := s.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       id,

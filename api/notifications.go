@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"net/http"
@@ -46,23 +47,53 @@ func (s *Server) getNotifications(c *echo.Context) error {
 	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionGet, "*"); err != nil {
 		return err
 	}
-	d, err := s.opts.Settings.Secrets().Get(c.Request().Context(), notify.ConfigSecretName)
-	if errors.Is(err, secretstore.ErrNotFound) {
-		d, err = map[string][]byte{}, nil
-	}
-	if err != nil {
-		return err
-	}
-	text := string(d[notify.ConfigKey])
-	data, err := notifications.DecodeData([]byte(text))
-	if err != nil {
-		return err
-	}
-	cfg, err := notifications.Parse(data)
+	text, cfg, err := s.notificationsConfig(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, notificationsView(text, cfg))
+}
+
+// notificationsConfig reads the configuration saved through the API
+// (empty when none is).
+func (s *Server) notificationsConfig(ctx context.Context) (string, *notifications.Config, error) {
+	d, err := s.opts.Settings.Secrets().Get(ctx, notify.ConfigSecretName)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		d, err = map[string][]byte{}, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	text := string(d[notify.ConfigKey])
+	data, err := notifications.DecodeData([]byte(text))
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := notifications.Parse(data)
+	if err != nil {
+		return "", nil, err
+	}
+	return text, cfg, nil
+}
+
+// checkSubscriptions refuses (422) subscription annotations of an app or
+// a project that the saved configuration cannot deliver: an unknown
+// trigger or service, or too many recipients. A worker configured from a
+// file is not visible here; it reports them as app events instead.
+func (s *Server) checkSubscriptions(ctx context.Context, annotations map[string]string) error {
+	if !notifications.HasSubscriptions(annotations) {
+		return nil
+	}
+	_, cfg, err := s.notificationsConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cfg.CheckSubscriptions(annotations); err != nil {
+		pr := problem(http.StatusUnprocessableEntity, err.Error())
+		pr.Field = "annotations"
+		return pr
+	}
+	return nil
 }
 
 func notificationsView(text string, cfg *notifications.Config) NotificationsView {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/windlass-cd/windlass/activities/notify"
+	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/notifications"
 )
 
 func notificationsBody(t *testing.T, config string) string {
@@ -79,4 +82,41 @@ func TestNotificationsConfig(t *testing.T) {
 	en.do(request{method: http.MethodGet, path: "/api/v1/settings/notifications", token: en.tokens[viewerAccount]}).wantStatus(t, http.StatusOK)
 	en.do(request{method: http.MethodPut, path: "/api/v1/settings/notifications", token: en.tokens[viewerAccount],
 		body: notificationsBody(t, goodNotifications)}).wantStatus(t, http.StatusForbidden)
+}
+
+// A subscription annotation the saved configuration cannot deliver (an
+// unknown trigger or service, too many recipients) is refused when the
+// app or the project is saved, and nothing is saved; a good one is kept.
+func TestNotificationSubscriptionsCheckedAtSave(t *testing.T) {
+	const name = "subscribed-guestbook"
+	startStubApps(t, appspec.DefaultProject, name)
+	en := newEnv(t, func(o *Options) { o.TaskQueue = stubAppQueue })
+	en.admin(request{method: http.MethodPut, path: "/api/v1/settings/notifications", body: notificationsBody(t, goodNotifications)}).wantStatus(t, http.StatusOK)
+	var many []string
+	for i := range notifications.MaxRecipients + 1 {
+		many = append(many, fmt.Sprintf("r%d", i))
+	}
+	app := func(annotation, value string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\n  annotations:\n    " +
+			notifications.AnnotationPrefix + annotation + ": '" + value + "'\nspec:\n" +
+			"  source: {repoURL: https://git.example.com/default/guestbook.git, path: .}\n  destination: {namespace: guestbook}\n"
+	}
+	for _, tt := range []struct{ name, annotation, value, detail string }{
+		{"unknown trigger", "on-nothing.hook", "", `unknown trigger "on-nothing"`},
+		{"unknown service", "on-failed.pager", "ops", `unknown service "pager"`},
+		{"recipients over the limit", "on-failed.hook", strings.Join(many, ";"), "21 recipients, over the limit of 20"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := en.admin(request{method: http.MethodPost, path: "/api/v1/applications", body: app(tt.annotation, tt.value)})
+			res.wantStatus(t, http.StatusUnprocessableEntity)
+			if p := res.problem(t); !strings.Contains(p.Detail, tt.detail) || p.Field != "annotations" {
+				t.Errorf("problem %+v, want one about %q", p, tt.detail)
+			}
+			en.admin(request{method: http.MethodGet, path: "/api/v1/applications/" + name}).wantStatus(t, http.StatusNotFound)
+			proj := `{"name": "subscribed", "annotations": {"` + notifications.AnnotationPrefix + tt.annotation + `": "` + tt.value + `"}}`
+			en.admin(request{method: http.MethodPost, path: "/api/v1/projects", body: proj}).wantStatus(t, http.StatusUnprocessableEntity)
+			en.admin(request{method: http.MethodGet, path: "/api/v1/projects/subscribed"}).wantStatus(t, http.StatusNotFound)
+		})
+	}
+	en.admin(request{method: http.MethodPost, path: "/api/v1/applications", body: app("on-failed.hook", "")}).wantStatus(t, http.StatusCreated)
 }

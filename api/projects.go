@@ -125,6 +125,9 @@ func (s *Server) updateProject(c *echo.Context) error {
 // storeProject checks the project's roles with RBAC (their policies must
 // stay inside the project), then stores it and puts its roles in force.
 func (s *Server) storeProject(ctx context.Context, p appspec.Project) error {
+	if err := s.checkSubscriptions(ctx, p.Annotations); err != nil {
+		return err
+	}
 	all, err := s.opts.Settings.Projects(ctx)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package notifications
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -68,14 +69,10 @@ func (c *Config) subscriptions(app App, project map[string]string) (map[string][
 			if !ok {
 				continue
 			}
-			triggers, svc, err := c.annotationTarget(rest)
-			if err == nil {
-				var rs []string
-				rs, err = recipients(src.ann[k])
-				for _, t := range triggers {
-					for _, r := range rs {
-						add(t, Destination{Service: svc, Recipient: r})
-					}
+			triggers, svc, rs, err := c.annotationSubscription(rest, src.ann[k])
+			for _, t := range triggers {
+				for _, r := range rs {
+					add(t, Destination{Service: svc, Recipient: r})
 				}
 			}
 			if err != nil {
@@ -107,6 +104,44 @@ func (c *Config) defaultTriggers(svc string) []string {
 		return t
 	}
 	return c.DefaultTriggers
+}
+
+// annotationSubscription reads one subscription annotation: the part
+// after AnnotationPrefix, and its value.
+func (c *Config) annotationSubscription(rest, value string) (triggers []string, svc string, rs []string, err error) {
+	if triggers, svc, err = c.annotationTarget(rest); err != nil {
+		return nil, "", nil, err
+	}
+	if rs, err = recipients(value); err != nil {
+		return nil, "", nil, err
+	}
+	return triggers, svc, rs, nil
+}
+
+// CheckSubscriptions reports each subscription annotation (of an app or a
+// project) that names an unknown trigger or service, or too many
+// recipients, so that it is refused when saved rather than skipped at
+// every evaluation.
+func (c *Config) CheckSubscriptions(annotations map[string]string) error {
+	var errs []error
+	for _, k := range sortedKeys(annotations) {
+		if rest, ok := strings.CutPrefix(k, AnnotationPrefix); ok {
+			if _, _, _, err := c.annotationSubscription(rest, annotations[k]); err != nil {
+				errs = append(errs, fmt.Errorf("annotation %s: %w", k, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HasSubscriptions says whether annotations hold a subscription.
+func HasSubscriptions(annotations map[string]string) bool {
+	for k := range annotations {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // annotationTarget reads "<trigger>.<service>" or "<service>".

@@ -221,3 +221,43 @@ func TestEvaluateRefusesBadSubscriptions(t *testing.T) {
 		t.Errorf("deliveries (-want +got):\n%s", d)
 	}
 }
+
+// The same bad subscriptions are refused by CheckSubscriptions, the check
+// the API runs when an app or a project is saved; a good one passes.
+func TestCheckSubscriptions(t *testing.T) {
+	c := planConfig(t)
+	many := make([]string, MaxRecipients+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("c%d", i)
+	}
+	for _, tt := range []struct {
+		name string
+		ann  map[string]string
+		want string
+	}{
+		{"good", map[string]string{AnnotationPrefix + "on-degraded.slack": "ok", "other": "x"}, ""},
+		{"unknown service", map[string]string{AnnotationPrefix + "on-degraded.pager": "x"}, `on-degraded.pager: unknown service "pager"`},
+		{"unknown trigger", map[string]string{AnnotationPrefix + "on-nothing.slack": "x"}, `on-nothing.slack: unknown trigger "on-nothing"`},
+		{"recipients over the limit", map[string]string{AnnotationPrefix + "on-degraded.hook": strings.Join(many, ";")},
+			fmt.Sprintf("%d recipients, over the limit of %d", MaxRecipients+1, MaxRecipients)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := c.CheckSubscriptions(tt.ann)
+			if HasSubscriptions(tt.ann) != true {
+				t.Error("HasSubscriptions is false")
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "annotation "+AnnotationPrefix) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one about %q", err, tt.want)
+			}
+		})
+	}
+	if HasSubscriptions(map[string]string{"other": "x"}) {
+		t.Error("HasSubscriptions without a subscription")
+	}
+}
