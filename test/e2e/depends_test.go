@@ -219,13 +219,7 @@ func (d *devProcess) kill(t *testing.T) {
 		return code == http.StatusOK, fmt.Sprint(code, err)
 	})
 	// A new dev does not know the old sessions: log in again.
-	pw, err := os.ReadFile(filepath.Join(d.dir, ".windlass", "initial-admin-password"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, stderr, code := d.cli(string(pw), "login", "--server", "http://"+d.api, "--username", "admin", "--password-stdin"); code != 0 {
-		t.Fatalf("login: exit %d: %s", code, stderr)
-	}
+	d.login(t)
 }
 
 // A sync that waits for a dependency survives the death of its worker:

@@ -84,11 +84,19 @@ func startDev(t *testing.T, env ...string) *devProcess {
 		_, perr := os.Stat(pwFile)
 		return code == http.StatusOK && perr == nil, fmt.Sprint(code, err, perr)
 	})
-	pw, err := os.ReadFile(pwFile)
+	d.login(t)
+	return d
+}
+
+// login logs the CLI and d.token in as admin, with the password file dev
+// writes.
+func (d *devProcess) login(t *testing.T) {
+	t.Helper()
+	pw, err := os.ReadFile(filepath.Join(d.dir, ".windlass", "initial-admin-password"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := cli(string(pw), "login", "--server", "http://"+d.api, "--username", "admin", "--password-stdin"); code != 0 {
+	if _, stderr, code := d.cli(string(pw), "login", "--server", "http://"+d.api, "--username", "admin", "--password-stdin"); code != 0 {
 		t.Fatalf("login: exit %d: %s", code, stderr)
 	}
 	var sess struct{ Token string }
@@ -96,7 +104,6 @@ func startDev(t *testing.T, env ...string) *devProcess {
 		t.Fatalf("login through the API: status %d", code)
 	}
 	d.token = sess.Token
-	return d
 }
 
 // ready is the status code of dev's /readyz.

@@ -211,8 +211,10 @@ func TestDeleteForegroundCascade(t *testing.T) {
 }
 
 // A repository credential (a Git password, a chart repository's template
-// password and client key) never shows up in any workflow history of the
-// namespace, in the archive, nor in the logs.
+// password and client key) and a notification service's credential (a
+// webhook's bearer token and basic password, the Slack token, the SMTP
+// password, the GitHub token, the Teams URL) never show up in any workflow
+// history of the namespace, in the archive, nor in the logs.
 func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	ns, name := uniq("sec"), uniq("secret")
 	work, body := privateGuestbook(t, ns, name)
@@ -233,11 +235,19 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 
 	outside := createSymlinkChainApp(t)
 	chartSecrets := createPrivateChartApp(t)
+	ntf := setupNotifications(t)
+	ntfApp, ntfProj := ntf.failingSubscribedApp(t)
+	// Deleted, its app workflow closes: closed runs go to the archive.
+	if code := call(t, http.MethodDelete, "/api/v1/applications/"+ntfApp+"?project="+ntfProj, nil, nil); code != http.StatusOK {
+		t.Fatalf("delete %s: status %d", ntfApp, code)
+	}
 
 	// Every history in the namespace, open and closed.
 	secret := []byte(bed.secret)
-	what := []string{"the repository secret", "the file outside the checkout", "the chart repository password", "the chart repository client key"}
-	scanned := scanHistories(t, bed.temporal, append([][]byte{secret, outside}, chartSecrets...), func(i int, where string) {
+	what := []string{"the repository secret", "the file outside the checkout", "the chart repository password", "the chart repository client key",
+		"the webhook bearer token", "the webhook basic password", "the Slack token", "the SMTP password", "the GitHub token", "the Teams URL"}
+	needles := append(append([][]byte{secret, outside}, chartSecrets...), ntf.needles()...)
+	scanned := scanHistories(t, bed.temporal, needles, func(i int, where string) {
 		t.Fatalf("%s is in the history of %s", what[i], where)
 	})
 	if scanned < 50 {
@@ -245,7 +255,7 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	}
 	// And the archive, where closed runs go (TestArchivedSyncsListAndRollBack
 	// shows the scan reads it).
-	scanArchive(t, append([][]byte{secret, outside}, chartSecrets...), func(i int, where string) {
+	scanArchive(t, needles, func(i int, where string) {
 		t.Fatalf("%s is in the archive file %s", what[i], where)
 	})
 	logs, err := os.ReadFile(bed.logs.Name())
@@ -261,7 +271,10 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	if bytes.Contains(logs, outside) {
 		t.Fatal("the file outside the checkout is in the logs")
 	}
-	for i, s := range chartSecrets {
+	if !bytes.Contains(logs, []byte("notification sent")) {
+		t.Fatal("the log file has no delivery: the log scan is not looking at the right file")
+	}
+	for i, s := range needles[2:] {
 		if bytes.Contains(logs, s) {
 			t.Fatalf("%s is in the logs", what[2+i])
 		}

@@ -18,7 +18,18 @@ type Request struct {
 	Path   string
 	Header http.Header
 	Body   string
+	// Failed: the receiver was told to fail it (FailNext).
+	Failed bool
+	// Held: HoldNext held it, unanswered, until its client went away.
+	Held bool
+	// Duplicate: a request with the same Idempotency-Key was answered
+	// 2xx before; the receiver answers it again and does not accept it.
+	Duplicate bool
 }
+
+// idempotencyHeader is the header the notify activities send a
+// delivery's key in.
+const idempotencyHeader = "Idempotency-Key"
 
 // HTTP is a recording HTTP receiver. It answers 200 with "{}", except:
 // the next FailNext requests (to FailNextAt's path suffix) fail,
@@ -34,6 +45,10 @@ type HTTP struct {
 	failStatus  int
 	failSuffix  string
 	deployments []deployment
+	accepted    map[string]bool
+	holdPrefix  string
+	held        chan struct{}
+	stop        chan struct{}
 }
 
 // deployment is one created GitHub deployment.
@@ -47,10 +62,36 @@ type deployment struct {
 // NewHTTP starts a receiver on loopback, closed when the test ends.
 func NewHTTP(t testing.TB) *HTTP {
 	t.Helper()
-	h := &HTTP{}
+	h := &HTTP{accepted: map[string]bool{}, stop: make(chan struct{})}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
-	t.Cleanup(h.Close)
+	t.Cleanup(func() {
+		close(h.stop) // releases a held request whose client still waits
+		h.Close()
+	})
 	return h
+}
+
+// HoldNext holds the next request whose path starts with prefix: it is
+// recorded, then left unanswered until its client goes away (or the test
+// ends). The channel is closed when it arrives: the sender is then
+// caught in the middle of a delivery.
+func (h *HTTP) HoldNext(prefix string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holdPrefix, h.held = prefix, make(chan struct{})
+	return h.held
+}
+
+// Accepted returns the requests to a path prefix that were answered 2xx
+// and were not duplicates: the messages the receiver took in.
+func (h *HTTP) Accepted(prefix string) []Request {
+	var out []Request
+	for _, r := range h.Requests() {
+		if strings.HasPrefix(r.Path, prefix) && !r.Held && !r.Duplicate && !r.Failed {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // FailNext makes the next n requests fail with status.
@@ -67,11 +108,28 @@ func (h *HTTP) FailNextAt(suffix string, n, status int) {
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	h.mu.Lock()
-	h.reqs = append(h.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b)})
+	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b)}
+	if h.held != nil && strings.HasPrefix(r.URL.Path, h.holdPrefix) {
+		req.Held = true
+		h.reqs = append(h.reqs, req)
+		close(h.held)
+		h.held = nil
+		h.mu.Unlock()
+		select {
+		case <-r.Context().Done():
+		case <-h.stop:
+		}
+		return
+	}
 	fail := h.failLeft > 0 && strings.HasSuffix(r.URL.Path, h.failSuffix)
 	if fail {
 		h.failLeft--
+		req.Failed = true
+	} else if key := r.Header.Get(idempotencyHeader); key != "" {
+		req.Duplicate = h.accepted[key]
+		h.accepted[key] = true
 	}
+	h.reqs = append(h.reqs, req)
 	status := h.failStatus
 	var deploys []byte
 	if !fail && strings.HasSuffix(r.URL.Path, "/deployments") {
