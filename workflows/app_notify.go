@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/notify"
@@ -153,6 +155,10 @@ func (a *application) deliver(ctx workflow.Context, d notifications.Delivery, ap
 		what := fmt.Sprintf("%s (%s) to %s:%s", d.Trigger, d.Template, d.Service, d.Recipient)
 		if err != nil {
 			rec.Result, rec.Error = NotificationFailed, errorMessage(err)
+			var ae *temporal.ApplicationError
+			if errors.As(err, &ae) && ae.HasDetails() && ae.Details(&out) == nil {
+				rec.Attempts = out.Attempts // a final failure carries its attempts
+			}
 			a.event(gctx, EventWarning, "NotificationFailed", what+": "+rec.Error)
 		} else {
 			a.event(gctx, EventNormal, "NotificationSent", fmt.Sprintf("%s, attempt %d", what, out.Attempts))

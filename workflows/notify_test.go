@@ -80,7 +80,8 @@ func notifiedSpec() appspec.Application {
 // nothing; the outcomes are recorded in the events and the history.
 func (s *appSuite) TestNotificationsOncePerSync() {
 	spy := s.spyNotifications(hookConfig)
-	spy.fail[notifications.TriggerSyncRunning] = temporal.NewNonRetryableApplicationError("POST http://127.0.0.1/…: 400 Bad Request", notify.ErrTypeDelivery, nil)
+	spy.fail[notifications.TriggerSyncRunning] = temporal.NewNonRetryableApplicationError("POST http://127.0.0.1/…: 400 Bad Request", notify.ErrTypeDelivery, nil,
+		notify.DeliverOutput{Attempts: 3})
 	rejected := temporal.NewNonRetryableApplicationError("apply rejected", "ApplyFailed", nil)
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
@@ -122,6 +123,7 @@ func (s *appSuite) TestNotificationsOncePerSync() {
 	s.Equal("on-deployed", recs[0].Trigger)
 	s.Equal(int32(1), recs[0].Attempts)
 	s.Contains(recs[1].Error, "400 Bad Request")
+	s.Equal(int32(3), recs[1].Attempts, "a failure records its attempts")
 	var reasons []string
 	for _, e := range view.Status.Events {
 		reasons = append(reasons, e.Reason)

@@ -146,7 +146,8 @@ func (a *Activities) Deliver(ctx context.Context, in DeliverInput) (DeliverOutpu
 	log.WarnContext(ctx, msgFailed, "err", err.Error())
 	if IsPermanent(err) || (in.MaxAttempts > 0 && attempt >= in.MaxAttempts) {
 		a.record(d.ServiceType, ResultFailed)
-		return DeliverOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDelivery, nil)
+		// The attempts go with the failure, for the history.
+		return DeliverOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDelivery, nil, DeliverOutput{Attempts: attempt})
 	}
 	a.record(d.ServiceType, ResultRetried)
 	return DeliverOutput{}, err
