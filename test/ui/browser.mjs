@@ -11,6 +11,8 @@ const commitMessage = env('WINDLASS_COMMIT_MESSAGE');
 const app = env('WINDLASS_APP');
 const namespace = env('WINDLASS_APP_NAMESPACE');
 const control = env('WINDLASS_CONTROL');
+const notifyConfig = env('WINDLASS_NOTIFY_CONFIG');
+const notifySecret = env('WINDLASS_NOTIFY_SECRET');
 
 const started = Date.now();
 const browser = await launch();
@@ -51,8 +53,14 @@ try {
       window.__sameDocument = true;
     });
     const { token } = await api('POST', '/api/v1/session', undefined, { username: 'admin', password: adminPassword });
+    // Notifications: on-deployed goes to a receiver that takes it and to one that refuses it.
+    await api('PUT', '/api/v1/settings/notifications', token, { config: notifyConfig });
     await api('POST', '/api/v1/applications', token, {
       name: app,
+      annotations: {
+        'notifications.argoproj.io/subscribe.on-deployed.hook': '',
+        'notifications.argoproj.io/subscribe.on-deployed.down': '',
+      },
       project: 'default',
       source: { repoURL: repo, path: 'guestbook', targetRevision: 'main' },
       destination: { namespace },
@@ -252,6 +260,32 @@ try {
     check((await rows.filter({ hasText: 'Deployment' }).count()) === 0, 'Application only still shows resources');
     await page.getByRole('checkbox', { name: 'Application only' }).uncheck();
     await screenshot('ui-health.png');
+  });
+
+  await step('6c the notifications tab shows one message sent and one refused', async () => {
+    await page.getByRole('tab', { name: 'Notifications' }).click();
+    const rows = (result) => page.locator(`table.notifications tbody tr[data-trigger="on-deployed"][data-result="${result}"]`);
+    const sent = rows('Sent').filter({ hasText: 'hook' });
+    const refused = rows('Failed').filter({ hasText: 'down' });
+    await sent.first().waitFor({ timeout: 60_000 });
+    await refused.first().waitFor({ timeout: 60_000 });
+    const why = await refused.first().textContent();
+    check(why.includes('400 Bad Request') && why.includes('receiver told to fail'), `the refused row says ${why}`);
+    check((await sent.first().locator('td:nth-child(6)').textContent()) === '1', 'the sent row does not show 1 attempt');
+    await screenshot('ui-notifications.png');
+  });
+
+  await step('6d the settings page shows the notifications configuration, no credential', async () => {
+    await page.goto('/settings/notifications');
+    const services = page.locator('table.notification-services tbody tr');
+    await services.filter({ hasText: 'hook' }).filter({ hasText: 'webhook' }).waitFor();
+    check((await services.count()) === 2, `${await services.count()} services listed, want 2`);
+    await page.getByText('Configuration', { exact: true }).click();
+    await page.locator('pre.notification-config', { hasText: '$hook-token' }).waitFor();
+    check(!(await page.content()).includes(notifySecret), 'the settings page shows the webhook token');
+    await screenshot('ui-settings-notifications.png');
+    await page.goto(`/applications/default/${app}`);
+    await waitStatus('Synced', 'Healthy');
   });
 
   await step('the list, with the app Synced and Healthy', async () => {

@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/windlass-cd/windlass/activities/notify"
+	"github.com/windlass-cd/windlass/internal/notifications/notifytest"
 	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/web"
 )
@@ -262,7 +264,10 @@ func TestBrowser(t *testing.T) {
 		commitMessage+"\n\nThe body is not shown.\n")
 	shots := screenshotDir(t)
 	suffix := time.Now().UnixNano() % 1_000_000
+	notifyConfig, token := browserNotifications(t)
 	runScript(t, 4*time.Minute, "browser.mjs", map[string]string{
+		"WINDLASS_NOTIFY_CONFIG":  notifyConfig,
+		"WINDLASS_NOTIFY_SECRET":  token,
 		"WINDLASS_URL":            bed.api.URL,
 		"WINDLASS_ADMIN_PASSWORD": bed.adminPassword,
 		"WINDLASS_VIEWER":         viewerName + ":" + viewerPassword,
@@ -274,6 +279,37 @@ func TestBrowser(t *testing.T) {
 		"WINDLASS_SCREENSHOTS":    shots,
 		"CHROMIUM":                chromiumPath(),
 	})
+}
+
+// browserNotifications starts two loopback webhook receivers, one that
+// takes messages and one that refuses them (400), stores the first one's
+// token, and returns the configuration the script saves and the token,
+// which the UI must never show.
+func browserNotifications(t *testing.T) (string, string) {
+	t.Helper()
+	ok, down := notifytest.NewHTTP(t), notifytest.NewHTTP(t)
+	down.FailNext(1000, http.StatusBadRequest)
+	token := fmt.Sprintf("ui-hook-%d-do-not-show", time.Now().UnixNano())
+	if err := bed.store.Put(t.Context(), notify.SecretName, map[string][]byte{"hook-token": []byte(token)}); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`service.webhook.hook: |
+  url: %s/hook
+  bearerToken: $hook-token
+service.webhook.down: |
+  url: %s/down
+template.app-deployed: |
+  message: "{{.app.metadata.name}} runs {{.app.status.sync.revision}}"
+  webhook:
+    hook:
+      method: POST
+      path: /deployed
+      body: '{"revision": "{{.app.status.sync.revision}}"}'
+    down:
+      method: POST
+      path: /deployed
+      body: '{"revision": "{{.app.status.sync.revision}}"}'
+`, ok.URL, down.URL), token
 }
 
 // Names long enough that a node of the default width cuts them.

@@ -40,6 +40,8 @@ var bed struct {
 	// namespace is Temporal's namespace.
 	namespace     string
 	adminPassword string
+	// store is the settings' secret store (the notifications secret).
+	store secretstore.Store
 }
 
 // The read-only account.
@@ -108,6 +110,7 @@ func setup(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
+	bed.store = store
 	w, err := worker.New(worker.Config{
 		Settings: sets, Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
 		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(), WatchDebounce: 200 * time.Millisecond,

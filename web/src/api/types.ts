@@ -432,3 +432,25 @@ export interface HealthTransition {
 export interface HealthHistory {
   transitions: HealthTransition[];
 }
+
+/** NotificationRecord is the outcome of one notification delivery. */
+export interface NotificationRecord {
+  time: string;
+  key: string;
+  trigger: string;
+  template: string;
+  service: string;
+  recipient?: string;
+  oncePer?: string;
+  result: 'Sent' | 'Failed';
+  attempts?: number;
+  error?: string;
+}
+
+/** NotificationsView is the notifications configuration; it holds $references, never credentials. */
+export interface NotificationsView {
+  config: string;
+  services: { name: string; type: string }[];
+  triggers: string[];
+  templates: string[];
+}

@@ -6,6 +6,7 @@ import { DependencyGraph } from '../components/DependencyGraph';
 import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../components/dialogs';
 import { HealthTimeline } from '../components/HealthTimeline';
 import { HistoryTab } from '../components/HistoryTab';
+import { NotificationsTab } from '../components/NotificationsTab';
 import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
 import { ParamsTab } from '../components/ParamsTab';
@@ -25,6 +26,7 @@ const tabs = [
   { id: 'history', label: 'History', icon: 'history' as const },
   { id: 'health', label: 'Health', icon: 'heart' as const },
   { id: 'events', label: 'Events', icon: 'alert' as const },
+  { id: 'notifications', label: 'Notifications', icon: 'external' as const },
   { id: 'params', label: 'Parameters', icon: 'settings' as const },
   { id: 'spec', label: 'Spec', icon: 'edit' as const },
 ];
@@ -297,6 +299,11 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       {tab === 'health' && (
         <TabPanel id="health">
           <HealthTimeline project={project} app={name} version={status.reconciledAt ?? ''} />
+        </TabPanel>
+      )}
+      {tab === 'notifications' && (
+        <TabPanel id="notifications">
+          <NotificationsTab project={project} app={name} version={version} />
         </TabPanel>
       )}
       {tab === 'events' && (

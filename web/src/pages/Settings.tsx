@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiError, del, get, post, put } from '../api/client';
-import type { Account, Check, ClusterView, CustomizationsSource, CustomizationsView, Items, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
+import type { Account, Check, ClusterView, CustomizationsSource, CustomizationsView, Items, NotificationsView, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
 import { Button, Dialog, ErrorMessage, Field, Spinner, TabPanel, Tabs, DialogActions, THead, useAction, useAsync, useToast } from '../components/ui';
 import { customizationsBody, originLabel, settingLabel } from '../lib/customizations';
 import { dateTime } from '../lib/format';
@@ -16,6 +16,7 @@ const sections = [
   { id: 'accounts', label: 'Accounts' },
   { id: 'rbac', label: 'RBAC policy' },
   { id: 'customizations', label: 'Health library' },
+  { id: 'notifications', label: 'Notifications' },
 ];
 
 export function Settings({ section }: { section: string }) {
@@ -32,6 +33,7 @@ export function Settings({ section }: { section: string }) {
         {active === 'accounts' && <Accounts />}
         {active === 'rbac' && <RBAC />}
         {active === 'customizations' && <Customizations />}
+        {active === 'notifications' && <Notifications />}
       </TabPanel>
     </main>
   );
@@ -728,5 +730,52 @@ function EditCustomizations({ setting, onClose, onSaved }: { setting: Customizat
         <DialogActions onCancel={onClose} label="Save" busyLabel="Saving…" busy={busy} />
       </form>
     </Dialog>
+  );
+}
+
+/** Notifications shows the notifications configuration: its services, triggers and templates, and its text, which holds only $references. */
+function Notifications() {
+  const view = useAsync((signal) => get<NotificationsView>('/api/v1/settings/notifications', { signal }), []);
+  const v = view.data;
+  return (
+    <section>
+      <SectionHead title="Notifications" />
+      <p className="muted">
+        Saved with <code>PUT /api/v1/settings/notifications</code>, in the <code>argocd-notifications-cm</code> format. A worker started with{' '}
+        <code>--notifications-config</code> uses its file instead. Service credentials are <code>$references</code> to the{' '}
+        <code>windlass-notifications</code> secret and are never shown.
+      </p>
+      <Loading loading={view.loading && !v} error={view.error} what="The notifications configuration" />
+      {v && v.services.length === 0 && <p className="empty">No notification service is configured.</p>}
+      {v && v.services.length > 0 && (
+        <table className="table compact notification-services">
+          <THead cols={['Service', 'Type']} />
+          <tbody>
+            {v.services.map((s) => (
+              <tr key={s.name}>
+                <td>{s.name}</td>
+                <td>{s.type}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {v && (
+        <>
+          <p>
+            Triggers: {v.triggers.map((t, i) => <span key={t}>{i > 0 && ', '}<code>{t}</code></span>)}
+          </p>
+          <p>
+            Templates: {v.templates.length === 0 ? 'none' : v.templates.map((t, i) => <span key={t}>{i > 0 && ', '}<code>{t}</code></span>)}
+          </p>
+          {v.config && (
+            <details>
+              <summary>Configuration</summary>
+              <pre className="notification-config">{v.config}</pre>
+            </details>
+          )}
+        </>
+      )}
+    </section>
   );
 }
