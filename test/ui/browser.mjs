@@ -278,7 +278,7 @@ try {
   await step('6d the settings page shows the notifications configuration, no credential', async () => {
     await page.goto('/settings/notifications');
     const services = page.locator('table.notification-services tbody tr');
-    await services.filter({ hasText: 'hook' }).filter({ hasText: 'webhook' }).waitFor();
+    await services.filter({ has: page.locator('td:first-child', { hasText: /^hook$/ }) }).filter({ hasText: 'webhook' }).waitFor();
     check((await services.count()) === 2, `${await services.count()} services listed, want 2`);
     await page.getByText('Configuration', { exact: true }).click();
     await page.locator('pre.notification-config', { hasText: '$hook-token' }).waitFor();

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { appPath, get } from '../api/client';
 import type { NotificationRecord } from '../api/types';
 import { dateTime, timeAgo } from '../lib/format';
-import { ErrorMessage, Spinner, THead } from './ui';
+import { Badge, ErrorMessage, Spinner, THead } from './ui';
 
 /** destination is "service:recipient", or the service alone when it needs no recipient. */
 export function destination(r: NotificationRecord): string {
@@ -53,7 +53,7 @@ export function NotificationsTab({ project, app, version }: { project: string; a
                   <td>
                     <code>{destination(r)}</code>
                   </td>
-                  <td>{r.result === 'Sent' ? 'Sent' : <span className="error">Failed</span>}</td>
+                  <td>{r.result === 'Sent' ? 'Sent' : <Badge kind="phase" value="Failed" />}</td>
                   <td>{r.attempts ?? '—'}</td>
                   <td className="msg">{r.error ?? ''}</td>
                 </tr>
