@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/windlass-cd/windlass/activities/appsets"
@@ -13,6 +14,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/placement"
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/rollout"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/notifications"
@@ -155,5 +157,24 @@ func reconcileAppSet(ctx workflow.Context, in appsets.ReconcileInput) (appsets.R
 func deleteAppSetApps(ctx workflow.Context, in appsets.DeleteAppsInput) (appsets.DeleteAppsOutput, error) {
 	var out appsets.DeleteAppsOutput
 	err := workflow.ExecuteActivity(appSetDeleteOptions(ctx), appsets.DeleteAppsName, in).Get(ctx, &out)
+	return out, err
+}
+
+// rolloutSync asks an app for a rollout's sync. A busy app is asked again
+// until it is free; summary names the step and app in the history.
+func rolloutSync(ctx workflow.Context, in rollout.SyncInput, summary string) (rollout.SyncOutput, error) {
+	var out rollout.SyncOutput
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		Summary:             summary,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second},
+	})
+	err := workflow.ExecuteActivity(ctx, rollout.SyncName, in).Get(ctx, &out)
+	return out, err
+}
+
+func checkRollout(ctx workflow.Context, in rollout.CheckInput) (rollout.CheckOutput, error) {
+	var out rollout.CheckOutput
+	err := workflow.ExecuteActivity(quickOptions(ctx), rollout.CheckName, in).Get(ctx, &out)
 	return out, err
 }

@@ -12,4 +12,5 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(ClusterWatchWorkflow, workflow.RegisterOptions{Name: ClusterWatchWorkflowName})
 	r.RegisterWorkflowWithOptions(SelfHealSweepWorkflow, workflow.RegisterOptions{Name: SelfHealSweepWorkflowName})
 	r.RegisterWorkflowWithOptions(ApplicationSetWorkflow, workflow.RegisterOptions{Name: ApplicationSetWorkflowName})
+	r.RegisterWorkflowWithOptions(RollingSyncWorkflow, workflow.RegisterOptions{Name: RollingSyncWorkflowName})
 }
