@@ -25,6 +25,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/activities/reconcile"
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/rollout"
 	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -314,6 +315,11 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A rollout syncs and reads its apps through their workflows.
+	rol, err := rollout.New(rolloutApps{client: cfg.Client, apps: &children.TemporalApps{Client: cfg.Client, Namespace: cfg.Namespace}})
+	if err != nil {
+		return nil, err
+	}
 	ntf, err := newNotify(cfg, log)
 	if err != nil {
 		return nil, err
@@ -343,6 +349,7 @@ func New(cfg Config) (*Worker, error) {
 		wat.Register(w)
 		plc.Register(w)
 		deps.Register(w)
+		rol.Register(w)
 		ntf.Register(w)
 		if sets != nil {
 			sets.Register(w)
