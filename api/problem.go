@@ -82,7 +82,7 @@ func toProblem(err error) *Problem {
 			return problem(http.StatusServiceUnavailable, app.Message())
 		case workflows.ErrTypeUnknownAction, workflows.ErrTypeResourceNotFound:
 			return problem(http.StatusNotFound, app.Message())
-		case workflows.ErrTypeActionDisabled:
+		case workflows.ErrTypeActionDisabled, workflows.ErrTypeRolloutState:
 			return problem(http.StatusConflict, app.Message())
 		case workflows.ErrTypeActionFailed:
 			return problem(http.StatusUnprocessableEntity, app.Message())

@@ -285,6 +285,16 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/stream/applicationsets/:name", path: "/api/v1/stream/applicationsets/ghost",
 			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
+		// A set without a rollout: learning that needs the action on
+		// */<set>.
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/applicationsets/:name/rollout", path: "/api/v1/applicationsets/ghost/rollout",
+			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/:name/rollout/pause", path: "/api/v1/applicationsets/ghost/rollout/pause",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, update, */ghost"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/:name/rollout/resume", path: "/api/v1/applicationsets/ghost/rollout/resume",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, update, */ghost"},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/:name/rollout/abort", path: "/api/v1/applicationsets/ghost/rollout/abort",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, update, */ghost"},
 
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/accounts", allow: everyone, ok: http.StatusOK},
 		// Every session may change its own password (here: too short).

@@ -187,6 +187,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.customizationsRoutes(v1)
 	s.notificationRoutes(v1)
 	s.appSetRoutes(v1)
+	s.rolloutRoutes(v1)
 	uiRoutes(e, ui)
 	return s, nil
 }
