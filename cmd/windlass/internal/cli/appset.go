@@ -18,6 +18,7 @@ var appsetVerbs = []verb{
 	{"list", "", "list the ApplicationSets", (*cli).appsetList},
 	{"delete", "NAME [--cascade=false]", "delete an ApplicationSet and its apps", (*cli).appsetDelete},
 	{"generate", "-f FILE", "print the apps an ApplicationSet would make, writing nothing", (*cli).appsetGenerate},
+	{"rollout", "status|pause|resume|abort NAME", "show, pause, resume or abort a set's progressive rollout", (*cli).appsetRollout},
 }
 
 func appsetPath(name string) string { return "/api/v1/applicationsets/" + url.PathEscape(name) }

@@ -125,3 +125,30 @@ func TestCLIAppSetCRUD(t *testing.T) {
 		{name: "appset delete without name", args: "appset delete", code: cmdline.ExitUsage},
 	})
 }
+
+func TestCLIAppSetRollout(t *testing.T) {
+	halted := ok(map[string]any{"set": "web", "project": "default", "target": "v2", "phase": "Halted",
+		"message": "halted at step 2: default/s1: is Degraded after sync sync/default/s1/1", "step": 1, "haltedBy": "default/s1",
+		"unmatched": []string{"default/x"},
+		"steps": []any{
+			map[string]any{"phase": "Completed", "maxUpdate": 1, "apps": []any{
+				map[string]any{"project": "default", "name": "d1", "phase": "Healthy", "syncID": "sync/default/d1/1", "attempt": 1}}},
+			map[string]any{"phase": "Halted", "maxUpdate": 1, "apps": []any{
+				map[string]any{"project": "default", "name": "s1", "phase": "Failed", "syncID": "sync/default/s1/1", "attempt": 1,
+					"message": "is Degraded after sync sync/default/s1/1"}}},
+			map[string]any{"phase": "Waiting", "maxUpdate": 0, "apps": []any{}},
+		}})
+	const get = "GET /api/v1/applicationsets/web/rollout"
+	const resume = "POST /api/v1/applicationsets/web/rollout/resume"
+	runCases(t, []cliCase{
+		{name: "appset rollout status", args: "appset rollout status web", routes: map[string][]reply{get: halted}, want: []string{get}},
+		{name: "appset rollout status json", args: "appset rollout status web -o json", routes: map[string][]reply{get: halted}, want: []string{get}},
+		{name: "appset rollout resume", args: "appset rollout resume web --reason fixed", routes: map[string][]reply{resume: halted},
+			want: []string{resume + ` {"reason":"fixed"}`}},
+		{name: "appset rollout pause refused", args: "appset rollout pause web",
+			routes: map[string][]reply{"POST /api/v1/applicationsets/web/rollout/pause": {problemReply(http.StatusConflict, "cannot pause a rollout that is Halted", "")}},
+			want:   []string{`POST /api/v1/applicationsets/web/rollout/pause {"reason":""}`}, code: cmdline.ExitFailed},
+		{name: "appset rollout unknown action", args: "appset rollout restart web", code: cmdline.ExitUsage},
+		{name: "appset rollout without name", args: "appset rollout status", code: cmdline.ExitUsage},
+	})
+}
