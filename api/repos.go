@@ -102,8 +102,8 @@ func (s *Server) createRepo(c *echo.Context) error {
 	return c.JSON(http.StatusCreated, r.View())
 }
 
-// lsRemote lists a Git repository's refs, or reads a Helm repository's
-// index, with its credential.
+// lsRemote lists a Git repository's refs, reads a Helm repository's
+// index, or lists an OCI repository's tags, with its credential.
 func (s *Server) lsRemote(r settings.Repository) error {
 	st, err := settings.New(&secretstore.Memory{})
 	if err != nil {
@@ -118,6 +118,9 @@ func (s *Server) lsRemote(r settings.Repository) error {
 		return render.CheckChartRepo(ctx, r.URL, &repocred.Credential{Repository: r}, s.opts.GitTimeout)
 	}
 	ra := &source.RegisteredAuth{Repos: st}
+	if source.IsOCI(r.URL) {
+		return source.CheckOCIRepository(ctx, r.URL, ra, s.opts.GitTimeout)
+	}
 	auth, err := ra.Auth(ctx, r.URL)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/testbed"
+	"github.com/windlass-cd/windlass/internal/testbed/repostore"
 )
 
 const (
@@ -95,20 +96,7 @@ func writeHelmIndex(t *testing.T, dir, baseURL string) {
 // store holding repos and templates, through repocred as in the worker.
 func credsRenderer(t *testing.T, repos, templates []settings.Repository) *Renderer {
 	t.Helper()
-	st, err := settings.New(&secretstore.Memory{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range repos {
-		if err := st.PutRepo(t.Context(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, r := range templates {
-		if err := st.PutRepoCreds(t.Context(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := repostore.New(t, repos, templates)
 	res, err := repocred.NewResolver(st, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -159,7 +159,11 @@ const msgResolved = "revision resolved"
 func (a *Activities) ResolveRevision(ctx context.Context, in ResolveInput) (ResolveOutput, error) {
 	repo := redactURL(in.RepoURL)
 	if IsOCI(in.RepoURL) {
-		out, err := a.resolveOCI(ctx, in.RepoURL, in.Revision)
+		var out ResolveOutput
+		err := a.retryRefused(ctx, func() (err error) {
+			out, err = a.resolveOCI(ctx, in.RepoURL, in.Revision)
+			return err
+		})
 		if err != nil {
 			return ResolveOutput{}, failure.Activity(fmt.Errorf("resolve %s: %w", in.Revision, err))
 		}

@@ -63,7 +63,12 @@ func urlKey(repoURL string) string {
 // from Evict for the tree grace.
 func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
 	if IsOCI(repoURL) {
-		return a.checkoutOCI(ctx, repoURL, sha)
+		var dir string
+		err := a.retryRefused(ctx, func() (err error) {
+			dir, err = a.checkoutOCI(ctx, repoURL, sha)
+			return err
+		})
+		return dir, err
 	}
 	if !fullSHA.MatchString(sha) {
 		return "", fmt.Errorf("%w: %q is not a full commit SHA", ErrRevisionNotFound, sha)

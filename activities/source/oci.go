@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/opencontainers/go-digest"
@@ -97,9 +99,9 @@ func defaultOCILimits() OCILimits {
 }
 
 // OCICredentials is the hook for registry credentials: when the
-// Activities' CredentialResolver also implements it, OCI sources ask it
-// for the credential of their repository, inside the activity. Without
-// it, registries are read anonymously.
+// Activities' CredentialResolver also implements it (RegisteredAuth
+// does), OCI sources ask it for the credential of their repository,
+// inside the activity. Without it, registries are read anonymously.
 type OCICredentials interface {
 	OCICredential(ctx context.Context, repoURL string) (auth.Credential, error)
 }
@@ -107,22 +109,32 @@ type OCICredentials interface {
 // IsOCI reports whether repoURL names an OCI source (oci://).
 func IsOCI(repoURL string) bool { return appspec.IsOCIRepoURL(repoURL) }
 
-// ociRepository opens the registry repository of an oci:// URL. A
+// ociRepository opens the registry repository of an oci:// URL, with the
+// credential and the TLS and proxy settings registered for it. A
 // registry on the loopback interface is spoken to over plain HTTP, as
-// Docker and Helm do.
+// Docker and Helm do, unless its settings name a CA, a client
+// certificate or insecure TLS.
 func (a *Activities) ociRepository(ctx context.Context, repoURL string) (*remote.Repository, error) {
 	ref, err := registry.ParseReference(strings.TrimSuffix(repoURL[len("oci://"):], "/"))
 	if err != nil || ref.Reference != "" {
 		return nil, fmt.Errorf("%w: %q is not oci://registry/repository", ErrRepoNotFound, redactURL(repoURL))
 	}
-	hc := &http.Client{Transport: netdeadline.Transport(a.netTimeout)}
-	client := &auth.Client{Client: hc, Cache: auth.NewCache()}
+	o, err := a.transportOptions(ctx, repoURL)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := o.httpTransport(netdeadline.Transport(a.netTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrTLS, redactURL(repoURL), err)
+	}
+	client := &auth.Client{Client: &http.Client{Transport: tr}, Cache: auth.NewCache()}
 	if c, ok := a.creds.(OCICredentials); ok {
 		client.Credential = func(ctx context.Context, _ string) (auth.Credential, error) {
 			return c.OCICredential(ctx, repoURL)
 		}
 	}
-	repo := &remote.Repository{Client: client, Reference: ref, PlainHTTP: isLoopback(ref.Host())}
+	tlsSet := len(o.CABundle) > 0 || len(o.ClientCert) > 0 || o.InsecureSkipTLS
+	repo := &remote.Repository{Client: client, Reference: ref, PlainHTTP: isLoopback(ref.Host()) && !tlsSet}
 	repo.TagListMaxPages = 100
 	return repo, nil
 }
@@ -241,13 +253,19 @@ func ociError(repoURL, ref string, err error) error {
 		case s == http.StatusNotFound:
 			return fmt.Errorf("%w: %s: %w", ErrRevisionNotFound, at, err)
 		case s == http.StatusUnauthorized || s == http.StatusForbidden:
-			return fmt.Errorf("%w: %s: %w", ErrAuthFailed, at, err)
+			return fmt.Errorf("%w: %s: the registry refused the request (check the credential registered for it): %w", ErrAuthFailed, at, err)
 		case s >= 400 && s < 500 && s != http.StatusRequestTimeout && s != http.StatusTooManyRequests:
 			return fmt.Errorf("%w: %s: %w", ErrBadArtifact, at, err)
 		}
 	}
 	if errors.Is(err, errdef.ErrNotFound) {
 		return fmt.Errorf("%w: %s: %w", ErrRevisionNotFound, at, err)
+	}
+	if errors.Is(err, auth.ErrBasicCredentialNotFound) {
+		return fmt.Errorf("%w: %s: the registry wants a credential and none is registered for it", ErrAuthFailed, at)
+	}
+	if tlsFailure(err) {
+		return fmt.Errorf("%w: %s: %w (check the repository's caData and client certificate)", ErrTLS, at, err)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -334,4 +352,18 @@ func (a *Activities) ociLayer(ctx context.Context, repo *remote.Repository, repo
 			ErrArtifactTooLarge, at, layer.Size, a.oci.MaxArtifactBytes)
 	}
 	return layer, nil
+}
+
+// CheckOCIRepository tests an oci:// repository with creds before it is
+// registered: the registry must list its tags.
+func CheckOCIRepository(ctx context.Context, repoURL string, creds CredentialResolver, timeout time.Duration) error {
+	a := &Activities{creds: creds, netTimeout: timeout, log: slog.New(slog.DiscardHandler)}
+	repo, err := a.ociRepository(ctx, repoURL)
+	if err != nil {
+		return err
+	}
+	if err := repo.Tags(ctx, "", func([]string) error { return nil }); err != nil {
+		return ociError(repoURL, "tags", err)
+	}
+	return nil
 }

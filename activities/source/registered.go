@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/windlass-cd/windlass/internal/repocred"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -79,6 +81,23 @@ func (a *RegisteredAuth) Transport(ctx context.Context, repoURL string) (Transpo
 	return o, nil
 }
 
+var _ OCICredentials = (*RegisteredAuth)(nil)
+
+// OCICredential implements OCICredentials: the registered credential of
+// an oci:// repository, a bearer token as the registry's access token.
+func (a *RegisteredAuth) OCICredential(ctx context.Context, repoURL string) (auth.Credential, error) {
+	m, err := a.lookup(ctx, repoURL)
+	switch {
+	case err != nil:
+		return auth.EmptyCredential, err
+	case m == nil:
+		return auth.EmptyCredential, nil
+	case m.BearerToken != "":
+		return auth.Credential{AccessToken: m.BearerToken}, nil
+	}
+	return auth.Credential{Username: m.Username, Password: m.Password}, nil
+}
+
 // registeredCredential is r's credential, with its secrets held in
 // memory; r.URL is the prefix it serves.
 func registeredCredential(r settings.Repository) RepoCredential {
@@ -101,6 +120,14 @@ type TransportOptions struct {
 	ClientKey       []byte
 	InsecureSkipTLS bool
 	Proxy           string
+}
+
+// httpTransport is a clone of base with o's TLS and proxy settings, or
+// base itself when o sets none.
+func (o TransportOptions) httpTransport(base *http.Transport) (*http.Transport, error) {
+	c := &repocred.Credential{Repository: settings.Repository{URL: "the repository", CAData: string(o.CABundle),
+		TLSClientCertData: string(o.ClientCert), TLSClientCertKey: string(o.ClientKey), Insecure: o.InsecureSkipTLS, Proxy: o.Proxy}}
+	return c.Transport(base)
 }
 
 // TransportResolver is what a CredentialResolver may also do: find a

@@ -15,11 +15,13 @@ import (
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
-// Repository types: a Git repository (the default) or a Helm chart
-// repository (HTTP, or an oci:// registry).
+// Repository types: a Git repository (the default), a Helm chart
+// repository (HTTP, or an oci:// registry) or an OCI source (an oci://
+// repository of plain artifacts).
 const (
 	RepoTypeGit  = "git"
 	RepoTypeHelm = "helm"
+	RepoTypeOCI  = "oci"
 )
 
 // Repository is a registered repository with its credential. The secret
@@ -28,7 +30,7 @@ const (
 // repository under it matches, and it has no project.
 type Repository struct {
 	URL string `json:"url"`
-	// Type is git (the default) or helm.
+	// Type is git (the default), helm or oci.
 	Type string `json:"type,omitempty"`
 	// Project, when set, allows only that project's apps to use the
 	// repository.
@@ -102,19 +104,25 @@ func (r Repository) Validate() error {
 		return fmt.Errorf("%w: set password or bearerToken, not both", ErrInvalid)
 	case r.SSHPrivateKey != "" && r.BearerToken != "":
 		return fmt.Errorf("%w: bearerToken is for HTTPS, not SSH", ErrInvalid)
-	case r.Type != "" && r.Type != RepoTypeGit && r.Type != RepoTypeHelm:
-		return fmt.Errorf("%w: type must be git or helm, not %q", ErrInvalid, r.Type)
+	case r.Type != "" && r.Type != RepoTypeGit && r.Type != RepoTypeHelm && r.Type != RepoTypeOCI:
+		return fmt.Errorf("%w: type must be git, helm or oci, not %q", ErrInvalid, r.Type)
 	case (r.TLSClientCertData == "") != (r.TLSClientCertKey == ""):
 		return fmt.Errorf("%w: set both tlsClientCertData and tlsClientCertKey, or neither", ErrInvalid)
 	case appspec.RepoURLHasPassword(r.URL):
 		// The URL is stored and shown as it is; the message must not echo it.
 		return fmt.Errorf("%w: url holds a password: use the username and password (or bearerToken) fields, which are stored as secrets", ErrInvalid)
 	}
-	if r.Type != RepoTypeHelm {
+	switch {
+	case r.Type == RepoTypeOCI, r.Type == "" && strings.HasPrefix(r.URL, "oci://"):
+		// An untyped oci:// URL serves OCI sources and Helm charts alike.
+		if !strings.HasPrefix(r.URL, "oci://") {
+			return fmt.Errorf("%w: url: an OCI repository is oci://registry/repository", ErrInvalid)
+		}
+	case r.Type != RepoTypeHelm:
 		if err := appspec.CheckRepoTransport(r.URL); err != nil {
 			return fmt.Errorf("%w: url: %w", ErrInvalid, err)
 		}
-	} else if !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "oci://") {
+	case !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "oci://"):
 		return fmt.Errorf("%w: url: a Helm repository is http(s):// or oci://", ErrInvalid)
 	}
 	return r.validateTLS()

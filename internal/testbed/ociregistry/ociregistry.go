@@ -10,10 +10,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -34,16 +37,74 @@ type Registry struct {
 	srv *httptest.Server
 	// Host is its host:port on 127.0.0.1.
 	Host string
+	// push serves the same content without auth or TLS, for Push; nil
+	// when Host itself is open.
+	push *httptest.Server
 }
 
-// Start starts a registry; Close stops it.
-func Start() *Registry {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	return &Registry{srv: srv, Host: strings.TrimPrefix(srv.URL, "http://")}
+// Options protect a registry: clients must send the basic credential
+// Username:Password or the bearer Token (any of those set), over TLS when
+// TLS is set.
+type Options struct {
+	Username, Password string
+	Token              string
+	TLS                *tls.Config
+}
+
+// Start starts an open registry; Close stops it.
+func Start() *Registry { return StartWith(Options{}) }
+
+// StartWith starts a registry protected by o. Push still works: it goes
+// to a second, open listener on the same content.
+func StartWith(o Options) *Registry {
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	if o.Username == "" && o.Token == "" && o.TLS == nil {
+		srv := httptest.NewServer(h)
+		return &Registry{srv: srv, Host: strings.TrimPrefix(srv.URL, "http://")}
+	}
+	srv := httptest.NewUnstartedServer(o.guard(h))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are expected
+	if o.TLS != nil {
+		srv.TLS = o.TLS
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(srv.URL, "http://"), "https://")
+	return &Registry{srv: srv, Host: host, push: httptest.NewServer(h)}
+}
+
+// guard answers 401 with a challenge unless the request carries the
+// credential of o; a bearer registry challenges with Bearer, as
+// registries that take tokens do.
+func (o Options) guard(next http.Handler) http.Handler {
+	if o.Username == "" && o.Token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		basic := o.Username != "" && ok && u == o.Username && subtle.ConstantTimeCompare([]byte(p), []byte(o.Password)) == 1
+		bearer := o.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+o.Token)) == 1
+		if !basic && !bearer {
+			if o.Token != "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="https://auth.invalid/token",service="test"`)
+			} else {
+				w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
+			}
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Close stops the registry.
-func (r *Registry) Close() { r.srv.Close() }
+func (r *Registry) Close() {
+	r.srv.Close()
+	if r.push != nil {
+		r.push.Close()
+	}
+}
 
 // URL is the oci:// URL of repository repo.
 func (r *Registry) URL(repo string) string { return "oci://" + r.Host + "/" + repo }
@@ -58,7 +119,11 @@ type Layer struct {
 // and returns the manifest's digest. The manifest is reproducible: the
 // same layers give the same digest.
 func (r *Registry) Push(ctx context.Context, repo string, tags []string, layers ...Layer) (string, error) {
-	rep, err := remote.NewRepository(r.Host + "/" + repo)
+	host := r.Host
+	if r.push != nil {
+		host = strings.TrimPrefix(r.push.URL, "http://")
+	}
+	rep, err := remote.NewRepository(host + "/" + repo)
 	if err != nil {
 		return "", err
 	}

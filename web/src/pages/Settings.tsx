@@ -313,6 +313,7 @@ function AddRepository({ onClose, onSaved, template }: { onClose: () => void; on
           <select id="repo-type" value={f.type} onChange={set('type')}>
             <option value="">Git</option>
             <option value="helm">Helm chart repository (http(s):// or oci://)</option>
+            <option value="oci">OCI source (oci://)</option>
           </select>
         </Field>
         {!template && (

@@ -102,7 +102,7 @@ func (c *cli) addCredential(ctx context.Context, args []string, cmd, path, what 
 		f.StringVar(&req.Project, "project", "", "only this project's apps may use the repository")
 	}
 	f.BoolVar(&req.InsecureIgnoreHostKey, "insecure-ignore-host-key", false, "accept any SSH host key")
-	f.StringVar(&req.Type, "type", "", "git (default) or helm: a Helm chart repository, http(s):// or oci://")
+	f.StringVar(&req.Type, "type", "", "git (default), helm (a Helm chart repository, http(s):// or oci://) or oci (an OCI source, oci://)")
 	certPath := f.String("tls-client-cert-path", "", "PEM file of a TLS client certificate (with --tls-client-cert-key-path)")
 	certKeyPath := f.String("tls-client-cert-key-path", "", "PEM file of the client certificate's key")
 	caPath := f.String("ca-path", "", "PEM file of CA certificates to trust for the server, besides the system's")
