@@ -98,6 +98,8 @@ type Config struct {
 	// GitShallowFetch fetches a commit alone into an empty mirror
 	// (source.WithShallowFetch).
 	GitShallowFetch bool
+	// Kustomize are the build options of every kustomization.
+	Kustomize render.KustomizeOptions
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -218,7 +220,7 @@ func New(cfg Config) (*Worker, error) {
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
 		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, PluginServer: cfg.PluginServer, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
-		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds,
+		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds, Kustomize: cfg.Kustomize,
 	})
 	if err != nil {
 		return nil, err

@@ -72,38 +72,56 @@ func (r *Renderer) helmTemplate(ctx context.Context, in toolInput, ch *chart.Cha
 	if h == nil {
 		h = &appspec.Helm{}
 	}
+	vals, err := helmValues(in, h)
+	if err != nil {
+		return nil, err
+	}
+	if h.ReleaseName == "" && len(in.AppName) > maxReleaseName {
+		return nil, fmt.Errorf("%w: the application name has %d characters and Helm allows %d in a release name: set helm.releaseName",
+			ErrChart, len(in.AppName), maxReleaseName)
+	}
+	return r.helmRender(ctx, ch, vals, helmRun{
+		releaseName: cmp.Or(h.ReleaseName, in.AppName), namespace: cmp.Or(h.Namespace, in.Namespace, defaultHelmNamespace),
+		includeCRDs: !h.SkipCrds, skipSchemaValidation: h.SkipSchemaValidation, skipTests: h.SkipTests,
+		kubeVersion: h.KubeVersion, apiVersions: h.APIVersions,
+	})
+}
+
+// helmRun are the options of one `helm template`.
+type helmRun struct {
+	releaseName, namespace string
+	includeCRDs            bool
+	skipSchemaValidation   bool
+	skipTests, skipHooks   bool
+	kubeVersion            string
+	apiVersions            []string
+}
+
+// helmRender renders a loaded chart with vals as `helm template` does.
+func (r *Renderer) helmRender(ctx context.Context, ch *chart.Chart, vals map[string]any, o helmRun) ([]*unstructured.Unstructured, error) {
 	switch ch.Metadata.Type {
 	case "", "application":
 	default:
 		return nil, fmt.Errorf("%w: %s charts are not installable", ErrChart, ch.Metadata.Type)
 	}
-	vals, err := helmValues(in, h)
-	if err != nil {
-		return nil, err
-	}
-
 	// A fresh configuration per render: the install action stores its
 	// capabilities, fake client and release storage in it.
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(r.helmLogHandler()))
 	inst := action.NewInstall(cfg)
 	inst.DryRunStrategy = action.DryRunClient
 	inst.Replace = true
-	inst.ReleaseName = cmp.Or(h.ReleaseName, in.AppName)
-	if h.ReleaseName == "" && len(in.AppName) > maxReleaseName {
-		return nil, fmt.Errorf("%w: the application name has %d characters and Helm allows %d in a release name: set helm.releaseName",
-			ErrChart, len(in.AppName), maxReleaseName)
-	}
-	inst.Namespace = cmp.Or(h.Namespace, in.Namespace, defaultHelmNamespace)
-	inst.IncludeCRDs = !h.SkipCrds
-	inst.SkipSchemaValidation = h.SkipSchemaValidation
-	if h.KubeVersion != "" {
-		kv, err := common.ParseKubeVersion(h.KubeVersion)
+	inst.ReleaseName = o.releaseName
+	inst.Namespace = o.namespace
+	inst.IncludeCRDs = o.includeCRDs
+	inst.SkipSchemaValidation = o.skipSchemaValidation
+	if o.kubeVersion != "" {
+		kv, err := common.ParseKubeVersion(o.kubeVersion)
 		if err != nil {
-			return nil, fmt.Errorf("%w: kubeVersion %q: %w", ErrHelmValues, h.KubeVersion, err)
+			return nil, fmt.Errorf("%w: kubeVersion %q: %w", ErrHelmValues, o.kubeVersion, err)
 		}
 		inst.KubeVersion = kv
 	}
-	for _, v := range h.APIVersions {
+	for _, v := range o.apiVersions {
 		// helm's --api-versions also takes comma-separated lists.
 		for p := range strings.SplitSeq(v, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -123,14 +141,14 @@ func (r *Renderer) helmTemplate(ctx context.Context, in toolInput, ch *chart.Cha
 	if !ok {
 		return nil, fmt.Errorf("%w: unexpected release type %T", ErrChart, ri)
 	}
-	return helmObjects(rel, h.SkipTests)
+	return helmObjects(rel, o.skipTests, o.skipHooks)
 }
 
 // helmObjects parses a release the way `helm template` prints it: CRDs and
 // manifests (rel.Manifest, in install order), then hooks, without test
-// hooks when skipTests. Each document is parsed on its own so that the
+// hooks when skipTests and without any when skipHooks. Each document is parsed on its own so that the
 // manifest size limit applies per document, not to the whole chart.
-func helmObjects(rel *release.Release, skipTests bool) ([]*unstructured.Unstructured, error) {
+func helmObjects(rel *release.Release, skipTests, skipHooks bool) ([]*unstructured.Unstructured, error) {
 	docs := releaseutil.SplitManifests(rel.Manifest)
 	keys := make([]string, 0, len(docs))
 	for k := range docs {
@@ -155,7 +173,7 @@ func helmObjects(rel *release.Release, skipTests bool) ([]*unstructured.Unstruct
 		}
 	}
 	for _, hk := range rel.Hooks {
-		if skipTests && slices.Contains(hk.Events, release.HookTest) {
+		if skipHooks || skipTests && slices.Contains(hk.Events, release.HookTest) {
 			continue
 		}
 		if err := add(hk.Path, hk.Manifest); err != nil {

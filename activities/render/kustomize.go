@@ -36,12 +36,12 @@ var (
 // `kustomize edit set|add ...` on a copy of the checkout): here the app's
 // kustomization file is edited in memory and laid over the read-only
 // checkout, so the shared checkout is never written.
-func (r *Renderer) renderKustomize(_ context.Context, in toolInput) ([]*unstructured.Unstructured, error) {
+func (r *Renderer) renderKustomize(ctx context.Context, in toolInput) ([]*unstructured.Unstructured, error) {
 	opts := appspec.Kustomize{}
 	if in.Source.Kustomize != nil {
 		opts = *in.Source.Kustomize
 	}
-	m, err := kustomizeBuild(in, opts)
+	m, err := r.kustomizeBuild(ctx, in, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +62,11 @@ func (r *Renderer) renderKustomize(_ context.Context, in toolInput) ([]*unstruct
 	return out, nil
 }
 
-// kustomizeBuild is `kustomize build in.Dir` after Argo CD's edits, with
-// loads confined to the checkout and remote bases refused unless allowed.
-func kustomizeBuild(in toolInput, opts appspec.Kustomize) (resmap.ResMap, error) {
+// kustomizeBuild is `kustomize build in.Dir` with the worker's build
+// options, after Argo CD's edits, with loads confined to the checkout,
+// remote bases refused unless allowed, and helmCharts inflated in
+// process.
+func (r *Renderer) kustomizeBuild(ctx context.Context, in toolInput, opts appspec.Kustomize) (resmap.ResMap, error) {
 	fsys, err := newRepoFS(in.Root, in.Limit, opts.AllowRemoteBases)
 	if err != nil {
 		return nil, err
@@ -82,6 +84,12 @@ func kustomizeBuild(in toolInput, opts appspec.Kustomize) (resmap.ResMap, error)
 	if err := scan.walk(in.Dir); err != nil {
 		return nil, err
 	}
+	if err := r.inflateHelmCharts(ctx, fsys, scan.helm, r.kustomize); err != nil {
+		if v := fsys.violation(); v != nil {
+			return nil, v
+		}
+		return nil, err
+	}
 	// kustomize keeps the OpenAPI schema in a global: a build that sets
 	// its own runs alone and resets it afterwards.
 	if scan.openAPI {
@@ -94,11 +102,7 @@ func kustomizeBuild(in toolInput, opts appspec.Kustomize) (resmap.ResMap, error)
 		openAPIMu.RLock()
 		defer openAPIMu.RUnlock()
 	}
-	k := krusty.MakeKustomizer(&krusty.Options{
-		Reorder:          krusty.ReorderOptionUnspecified,
-		LoadRestrictions: types.LoadRestrictionsRootOnly,
-		PluginConfig:     types.DisabledPluginConfig(),
-	})
+	k := krusty.MakeKustomizer(r.kustomize.krusty())
 	m, err := k.Run(fsys, in.Dir)
 	if v := fsys.violation(); v != nil {
 		return nil, v
@@ -413,6 +417,8 @@ type kustomizationScan struct {
 	allowRemote bool
 	seen        map[string]bool
 	openAPI     bool
+	// helm lists the folders whose kustomization has helmCharts.
+	helm []string
 }
 
 func (s *kustomizationScan) walk(dir string) error {
@@ -435,6 +441,9 @@ func (s *kustomizationScan) walk(dir string) error {
 	}
 	k.FixKustomization()
 	s.openAPI = s.openAPI || len(k.OpenAPI) > 0
+	if len(k.HelmCharts) > 0 {
+		s.helm = append(s.helm, real)
+	}
 	where := real
 	if r, err := filepath.Rel(s.fsys.root, real); err == nil {
 		where = filepath.ToSlash(r)

@@ -173,12 +173,44 @@ func (f *repoFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	if err != nil {
 		return "", "", err
 	}
+	if _, laid := f.overlay[real]; laid && !f.disk.Exists(real) {
+		// A file only the overlay holds (inflated charts).
+		return filesys.ConfirmedDir(filepath.Dir(real)), filepath.Base(real), nil
+	}
 	return f.disk.CleanedAbs(real)
 }
 
 func (f *repoFS) Exists(p string) bool {
 	real, err := f.resolve(p)
-	return err == nil && f.disk.Exists(real)
+	if err != nil {
+		return false
+	}
+	_, laid := f.overlay[real]
+	return laid || f.disk.Exists(real)
+}
+
+// where is p relative to the root, for messages.
+func (f *repoFS) where(p string) string {
+	if rel, err := filepath.Rel(f.root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// readUnder reads p, which must lie under dir when rootOnly, as
+// kustomize's root-only load restrictor wants.
+func (f *repoFS) readUnder(dir, p string, rootOnly bool) ([]byte, error) {
+	if rootOnly {
+		real, err := f.resolve(p)
+		if err != nil {
+			return nil, err
+		}
+		if !within(real, realPath(dir)) {
+			return nil, f.deny(fmt.Errorf("%w: %s is outside the kustomization's folder %s (the worker's --kustomize-build-options may set --load-restrictor LoadRestrictionsNone)",
+				ErrBadPath, f.where(real), f.where(dir)))
+		}
+	}
+	return f.read(p)
 }
 
 // Glob drops (and records) matches that lead outside the repository.

@@ -303,7 +303,7 @@ func TestKustomizeGolden(t *testing.T) {
 			if tt.opts != nil {
 				opts = *tt.opts
 			}
-			m, err := kustomizeBuild(toolInput{Root: fixture, Dir: dir, Source: req.Sources[0], AppName: req.AppName, Namespace: req.Namespace}, opts)
+			m, err := (&Renderer{}).kustomizeBuild(t.Context(), toolInput{Root: fixture, Dir: dir, Source: req.Sources[0], AppName: req.AppName, Namespace: req.Namespace}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,6 +72,8 @@ type Config struct {
 	// Credentials finds chart repositories' and registries' credentials
 	// (nil: anonymous).
 	Credentials CredentialLookup
+	// Kustomize are the build options of every kustomization.
+	Kustomize KustomizeOptions
 }
 
 // Renderer renders sources and serves rendered manifests from the cache.
@@ -92,6 +94,7 @@ type Renderer struct {
 	// netTimeout is Config.NetTimeout.
 	netTimeout time.Duration
 	creds      CredentialLookup
+	kustomize  KustomizeOptions
 }
 
 // NewRenderer checks its dependencies.
@@ -106,7 +109,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 		cfg.CacheTTL = CacheTTL
 	}
 	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, pluginServer: cfg.PluginServer, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
-		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials}, nil
+		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials, kustomize: cfg.Kustomize}, nil
 }
 
 const (

@@ -117,6 +117,8 @@ type sandboxRequest struct {
 	// MaxFileBytes and NetTimeout are the worker's Config's.
 	MaxFileBytes int64         `json:"maxFileBytes,omitempty"`
 	NetTimeout   time.Duration `json:"netTimeout,omitempty"`
+	// Kustomize are the worker's kustomize build options.
+	Kustomize KustomizeOptions `json:"kustomize,omitzero"`
 }
 
 // sandboxResponse is the sandbox's answer: the manifests as JSON, or the
@@ -167,7 +169,7 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 		roots[rootKey(src.RepoURL, src.SHA)] = root
 	}
 	sreq := sandboxRequest{Request: req, Roots: roots, CacheDir: r.cacheDir, Plugins: r.plugins, Limits: s.limits,
-		MaxFileBytes: r.maxFile, NetTimeout: r.netTimeout}
+		MaxFileBytes: r.maxFile, NetTimeout: r.netTimeout, Kustomize: r.kustomize}
 	if r.pluginServer != nil {
 		sreq.PluginServer = r.pluginServer.Address()
 	}

@@ -57,7 +57,7 @@ func SandboxMain(in io.Reader, out io.Writer) int {
 // serveRender renders one request in this process.
 func serveRender(req sandboxRequest) sandboxResponse {
 	var t timings
-	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes, netTimeout: req.NetTimeout,
+	r := &Renderer{git: checkedOut(req.Roots), cacheDir: req.CacheDir, plugins: req.Plugins, maxFile: req.MaxFileBytes, netTimeout: req.NetTimeout, kustomize: req.Kustomize,
 		log: slog.New(slog.DiscardHandler), metrics: &t}
 	var err error
 	if req.PluginServer != "" {

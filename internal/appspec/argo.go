@@ -527,7 +527,8 @@ type argoKustomize struct {
 	// Windlass always builds with its in-process Kustomize.
 	Version notMapped `json:"version" argo:"ignore"`
 	// KubeVersion and APIVersions reach only the Helm charts a
-	// kustomization inflates (helmCharts), which Windlass does not build.
+	// kustomization inflates (helmCharts); Windlass takes the worker's
+	// build options instead.
 	KubeVersion      notMapped `json:"kubeVersion" argo:"ignore"`
 	APIVersions      notMapped `json:"apiVersions" argo:"ignore"`
 	AllowRemoteBases notMapped `json:"allowRemoteBases" argo:"unknown"`

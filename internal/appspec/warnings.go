@@ -6,8 +6,8 @@ import "fmt"
 // and does not act on, with why.
 var ignoredKustomize = []struct{ field, why string }{
 	{"version", "Windlass builds with its in-process Kustomize, not one of Argo CD's configured binaries"},
-	{"kubeVersion", "it reaches only the Helm charts a kustomization inflates (helmCharts), which Windlass does not build"},
-	{"apiVersions", "it reaches only the Helm charts a kustomization inflates (helmCharts), which Windlass does not build"},
+	{"kubeVersion", "it reaches only the Helm charts a kustomization inflates (helmCharts), which take the worker's --kustomize-build-options instead"},
+	{"apiVersions", "it reaches only the Helm charts a kustomization inflates (helmCharts), which take the worker's --kustomize-build-options instead"},
 }
 
 // ArgoWarnings lists the fields of an Argo CD Application document that

@@ -107,6 +107,9 @@ type workerSettings struct {
 	OCI source.OCILimits
 	// GitShallowFetch fetches a commit alone into an empty mirror.
 	GitShallowFetch bool
+	// KustomizeBuildOptions are Argo CD's kustomize.buildOptions, for
+	// every kustomization (render.ParseKustomizeBuildOptions).
+	KustomizeBuildOptions string
 	// SyncImpersonation: syncs write as their project's destination
 	// service account (Argo CD's application.sync.impersonation.enabled).
 	SyncImpersonation bool
@@ -238,6 +241,7 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	fs.BoolVar(&w.SyncImpersonation, "sync-impersonation", envBool("WINDLASS_SYNC_IMPERSONATION", false), "syncs apply and prune as the service account their project's destinationServiceAccounts names, and fail without one (env WINDLASS_SYNC_IMPERSONATION)")
 	fs.Int64Var(&w.RenderMaxFileBytes, "render-max-file-bytes", envInt64("RENDER_MAX_FILE_BYTES", render.DefaultMaxFileBytes), "largest file a render reads from a repository (env WINDLASS_RENDER_MAX_FILE_BYTES)")
 	fs.BoolVar(&w.GitShallowFetch, "git-shallow-fetch", envBool("WINDLASS_GIT_SHALLOW_FETCH", false), "while a repository's mirror is empty, fetch the commit to check out alone, one level deep (env WINDLASS_GIT_SHALLOW_FETCH)")
+	fs.StringVar(&w.KustomizeBuildOptions, "kustomize-build-options", env("KUSTOMIZE_BUILD_OPTIONS", ""), "kustomize build flags for every kustomization, as Argo CD's kustomize.buildOptions: --enable-helm, --load-restrictor, --reorder, --helm-kube-version, --helm-api-versions (env WINDLASS_KUSTOMIZE_BUILD_OPTIONS)")
 	fs.Int64Var(&w.OCI.MaxArtifactBytes, "oci-max-artifact-bytes", envInt64("OCI_MAX_ARTIFACT_BYTES", source.DefaultOCIMaxArtifactBytes), "largest layer of an oci:// source, as the registry sends it (env WINDLASS_OCI_MAX_ARTIFACT_BYTES)")
 	fs.Int64Var(&w.OCI.MaxExtractedBytes, "oci-max-extracted-bytes", envInt64("OCI_MAX_EXTRACTED_BYTES", source.DefaultOCIMaxExtractedBytes), "largest total of the files unpacked from an oci:// source (env WINDLASS_OCI_MAX_EXTRACTED_BYTES)")
 	fs.Func("oci-layer-media-types", "comma-separated layer media types an oci:// source may have (default "+strings.Join(source.DefaultOCILayerMediaTypes, ",")+"; env WINDLASS_OCI_LAYER_MEDIA_TYPES)", func(v string) error {
@@ -351,6 +355,9 @@ func (w workerSettings) validate(needRedis bool) error {
 	}
 	if l := w.RenderLimits; w.RenderSandbox && (l.MemoryBytes <= 0 || l.CPU <= 0 || l.Wall <= 0 || l.StackBytes <= 0 || l.OutputBytes <= 0) {
 		errs = append(errs, errors.New("render-memory-bytes, render-cpu, render-timeout, render-stack-bytes and render-max-output-bytes must be positive"))
+	}
+	if _, err := render.ParseKustomizeBuildOptions(w.KustomizeBuildOptions); err != nil {
+		errs = append(errs, err)
 	}
 	if w.OCI.MaxArtifactBytes <= 0 || w.OCI.MaxExtractedBytes <= 0 {
 		errs = append(errs, errors.New("oci-max-artifact-bytes and oci-max-extracted-bytes must be positive"))

@@ -49,6 +49,8 @@ func TestLoadConfig(t *testing.T) {
 		{"worker bad plugin server", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--plugin-server", "plugins.sock"}, `plugin server address "plugins.sock"`},
 		{"worker remote plugin server", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--plugin-server", "http://10.0.0.1:7000"}, "only loopback"},
 		{"dev public plugin server", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--plugin-server", "tcp://10.0.0.1:80"}, "want unix:///path"},
+		{"worker kustomize build options", func(a []string) error { _, err := loadWorkerConfig(a); return err }, []string{"--redis-address", "r:1", "--kustomize-build-options", "--enable-helm --load-restrictor LoadRestrictionsNone"}, ""},
+		{"dev kustomize alpha plugins refused", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--kustomize-build-options", "--enable-alpha-plugins"}, "--enable-alpha-plugins is not supported"},
 		{"dev zero health-script-timeout", func(a []string) error { _, err := loadDevConfig(a); return err }, []string{"--health-script-timeout", "0s"}, "health-script-timeout"},
 		{"server needs redis", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0"}, "redis-address is required"},
 		{"server ok", func(a []string) error { _, err := loadServerConfig(a); return err }, []string{"--api-address", "127.0.0.1:0", "--redis-address", "127.0.0.1:6379"}, ""},

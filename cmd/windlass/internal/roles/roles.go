@@ -389,13 +389,17 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		stopPlugins()
 		return nil, nil, fmt.Errorf("redis unreachable at %s: %w", redisAddr, err)
 	}
+	kustomizeOpts, err := render.ParseKustomizeBuildOptions(w.KustomizeBuildOptions)
+	if err != nil {
+		return nil, nil, err
+	}
 	wk, err := worker.New(worker.Config{
 		Client: c, CacheDir: w.CacheDir, Redis: rdb, Kube: kcfg,
 		KubeOptions: kube.Options{QPS: float32(w.KubeQPS), Burst: w.KubeBurst},
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Customizations: custom,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, PluginServer: plugSrv, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
-		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch,
+		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch, Kustomize: kustomizeOpts,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
 		Notifications: w.notifications(), AppSetMaxElements: w.appSets.AppSetMaxElements, AppSetSCMURLs: w.appSets.scmURLs(),
