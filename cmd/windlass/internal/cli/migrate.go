@@ -166,6 +166,11 @@ func (t apiTarget) Repos(ctx context.Context) ([]settings.RepositoryView, error)
 	return items, err
 }
 
+func (t apiTarget) RepoCreds(ctx context.Context) ([]settings.RepositoryView, error) {
+	_, items, err := listItems[settings.RepositoryView](ctx, t.api, "/api/v1/repocreds", nil, 0)
+	return items, err
+}
+
 func (t apiTarget) Clusters(ctx context.Context) ([]settings.ClusterView, error) {
 	_, items, err := listItems[settings.ClusterView](ctx, t.api, "/api/v1/clusters", nil, 0)
 	return items, err
@@ -182,12 +187,21 @@ func (t apiTarget) PutProject(ctx context.Context, p appspec.Project, exists boo
 }
 
 func (t apiTarget) PutRepo(ctx context.Context, r settings.Repository, exists bool) error {
+	return t.upsert(ctx, "/api/v1/repositories", r, exists)
+}
+
+// upsert posts r to path, replacing what is there when it exists.
+func (t apiTarget) upsert(ctx context.Context, path string, r settings.Repository, exists bool) error {
 	var q url.Values
 	if exists {
 		q = url.Values{"upsert": {"true"}}
 	}
-	_, err := t.api.json(ctx, http.MethodPost, "/api/v1/repositories", q, r, nil)
+	_, err := t.api.json(ctx, http.MethodPost, path, q, r, nil)
 	return err
+}
+
+func (t apiTarget) PutRepoCreds(ctx context.Context, r settings.Repository, exists bool) error {
+	return t.upsert(ctx, "/api/v1/repocreds", r, exists)
 }
 
 func (t apiTarget) PutCluster(ctx context.Context, cl settings.Cluster, _ bool) error {

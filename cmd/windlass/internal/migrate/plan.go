@@ -61,6 +61,7 @@ type Current interface {
 	// Apps lists the project and name of every app.
 	Apps(ctx context.Context) ([]AppRef, error)
 	Repos(ctx context.Context) ([]settings.RepositoryView, error)
+	RepoCreds(ctx context.Context) ([]settings.RepositoryView, error)
 	Clusters(ctx context.Context) ([]settings.ClusterView, error)
 }
 
@@ -74,6 +75,7 @@ type AppRef struct {
 type Writer interface {
 	PutProject(ctx context.Context, p appspec.Project, exists bool) error
 	PutRepo(ctx context.Context, r settings.Repository, exists bool) error
+	PutRepoCreds(ctx context.Context, r settings.Repository, exists bool) error
 	PutCluster(ctx context.Context, c settings.Cluster, exists bool) error
 	PutApp(ctx context.Context, a appspec.Application, exists bool) error
 }

@@ -29,6 +29,7 @@ type fakeWindlass struct {
 	projects map[string]appspec.Project
 	apps     map[string]appspec.Application
 	repos    map[string]settings.Repository
+	tmpls    map[string]settings.Repository
 	clusters map[string]settings.Cluster
 	// fail makes the Put of the object of this name fail.
 	fail string
@@ -37,7 +38,7 @@ type fakeWindlass struct {
 func newFake() *fakeWindlass {
 	return &fakeWindlass{
 		projects: map[string]appspec.Project{appspec.DefaultProject: appspec.DefaultProjectSpec()},
-		apps:     map[string]appspec.Application{}, repos: map[string]settings.Repository{}, clusters: map[string]settings.Cluster{},
+		apps:     map[string]appspec.Application{}, repos: map[string]settings.Repository{}, tmpls: map[string]settings.Repository{}, clusters: map[string]settings.Cluster{},
 	}
 }
 
@@ -71,6 +72,14 @@ func (f *fakeWindlass) Repos(context.Context) ([]settings.RepositoryView, error)
 	return out, nil
 }
 
+func (f *fakeWindlass) RepoCreds(context.Context) ([]settings.RepositoryView, error) {
+	var out []settings.RepositoryView
+	for _, k := range sortedKeys(f.tmpls) {
+		out = append(out, f.tmpls[k].View())
+	}
+	return out, nil
+}
+
 func (f *fakeWindlass) Clusters(context.Context) ([]settings.ClusterView, error) {
 	var out []settings.ClusterView
 	for _, k := range sortedKeys(f.clusters) {
@@ -94,6 +103,14 @@ func (f *fakeWindlass) PutRepo(_ context.Context, r settings.Repository, _ bool)
 		return errRefused
 	}
 	f.repos[settings.CanonicalRepoURL(r.URL)] = r
+	return nil
+}
+
+func (f *fakeWindlass) PutRepoCreds(_ context.Context, r settings.Repository, _ bool) error {
+	if r.URL == f.fail {
+		return errRefused
+	}
+	f.tmpls[r.URL] = r
 	return nil
 }
 
@@ -319,8 +336,11 @@ func TestPlan(t *testing.T) {
 	if r := fake.repos["https://git.example.com/org/guestbook"]; r.Password != secretPassword || r.Project != "web" {
 		t.Errorf("repository guestbook = user %q project %q, want its password and project", r.Username, r.Project)
 	}
-	if r := fake.repos["https://git.example.com/team/private"]; r.Username != "bot" || r.Password != secretTemplate {
-		t.Errorf("repository private = user %q, want the repo-creds' credentials", r.Username)
+	if r, ok := fake.tmpls["https://git.example.com/team/"]; !ok || r.Username != "bot" || r.Password != secretTemplate {
+		t.Errorf("template team = user %q, want the repo-creds' credentials", r.Username)
+	}
+	if _, ok := fake.repos["https://git.example.com/team/private"]; ok {
+		t.Error("repository private, which only an app names, was registered; the template serves it")
 	}
 	if r := fake.repos["git@git.example.com:org/ssh"]; r.SSHPrivateKey != secretSSHKey || r.SSHKnownHosts != installation(t).KnownHosts {
 		t.Errorf("repository ssh = key %v, known hosts %q; want its key and Argo CD's known hosts", r.SSHPrivateKey != "", r.SSHKnownHosts)

@@ -31,10 +31,11 @@ var notYetTypes = map[string]string{
 
 // Fields of repository and repo-creds Secrets.
 var (
-	repoFields = []string{"url", "type", "name", "project", "username", "password", "sshPrivateKey", "bearerToken", "insecureIgnoreHostKey"}
+	repoFields = []string{"url", "type", "name", "project", "username", "password", "sshPrivateKey", "bearerToken", "insecureIgnoreHostKey",
+		"insecure", "tlsClientCertData", "tlsClientCertKey", "proxy", "noProxy", "enableOCI"}
 	// repoNotYet hold what Windlass's repositories cannot express yet.
-	repoNotYet = []string{"insecure", "enableLfs", "tlsClientCertData", "tlsClientCertKey", "githubAppID", "githubAppInstallationID",
-		"githubAppPrivateKey", "githubAppEnterpriseBaseUrl", "gcpServiceAccountKey", "proxy", "noProxy", "enableOCI",
+	repoNotYet = []string{"enableLfs", "githubAppID", "githubAppInstallationID",
+		"githubAppPrivateKey", "githubAppEnterpriseBaseUrl", "gcpServiceAccountKey",
 		"forceHttpBasicAuth", "useAzureWorkloadIdentity"}
 	clusterFields = []string{"name", "server", "config", "shard", "clusterResources"}
 )
@@ -48,12 +49,10 @@ func isSSH(u string) bool {
 	return (ok && scheme == "ssh") || (!ok && strings.Contains(u, "@") && strings.Contains(u, ":"))
 }
 
-// checkRepoFields is checkFields for repository and repo-creds Secrets:
-// insecure is Windlass's insecureIgnoreHostKey for SSH, and not
-// implemented for HTTPS (no TLS verification).
+// checkRepoFields is checkFields for repository and repo-creds Secrets.
 func checkRepoFields(s corev1.Secret) string {
-	if isSSH(field(s, "url")) {
-		return checkFields(s, slices.Concat(repoFields, []string{"insecure"}), repoNotYet)
+	if t := field(s, "type"); t != "" && t != settings.RepoTypeGit && t != settings.RepoTypeHelm && t != settings.RepoTypeOCI {
+		return fmt.Sprintf("field type: %q is not git, helm or oci", t)
 	}
 	return checkFields(s, repoFields, repoNotYet)
 }
@@ -84,22 +83,59 @@ func redact(u string) string {
 	return u
 }
 
-// creds are a repository's credentials from a Secret.
+// creds are a repository's credentials and transport settings from a
+// Secret: insecure is insecureIgnoreHostKey for SSH and no certificate
+// check for HTTPS.
 type creds struct {
 	secret                            string
 	username, password, sshKey, token string
 	insecureIgnoreHostKey             bool
+	certData, certKey                 string
+	insecure                          bool
+	proxy, noProxy                    string
 }
 
 func credsOf(s corev1.Secret) creds {
 	yes := func(k string) bool { return strings.TrimSpace(field(s, k)) == "true" }
+	ssh := isSSH(field(s, "url"))
 	return creds{secret: s.Name, username: field(s, "username"), password: field(s, "password"),
 		sshKey: field(s, "sshPrivateKey"), token: field(s, "bearerToken"),
-		insecureIgnoreHostKey: yes("insecureIgnoreHostKey") || (yes("insecure") && isSSH(field(s, "url")))}
+		insecureIgnoreHostKey: yes("insecureIgnoreHostKey") || (yes("insecure") && ssh),
+		certData:              field(s, "tlsClientCertData"), certKey: field(s, "tlsClientCertKey"),
+		insecure: yes("insecure") && !ssh, proxy: field(s, "proxy"), noProxy: field(s, "noProxy")}
 }
 
 func (c creds) empty() bool {
-	return c.username == "" && c.password == "" && c.sshKey == "" && c.token == ""
+	return c.username == "" && c.password == "" && c.sshKey == "" && c.token == "" && c.certData == "" &&
+		!c.insecure && c.proxy == ""
+}
+
+// apply sets c on r.
+func (c creds) apply(r *settings.Repository) {
+	r.Username, r.Password, r.SSHPrivateKey, r.BearerToken = c.username, c.password, c.sshKey, c.token
+	r.InsecureIgnoreHostKey = c.insecureIgnoreHostKey
+	r.TLSClientCertData, r.TLSClientCertKey, r.Insecure = c.certData, c.certKey, c.insecure
+	r.Proxy, r.NoProxy = c.proxy, c.noProxy
+}
+
+// repoURLOf is a Secret's URL in Windlass's terms: Argo CD writes a Helm
+// OCI registry without its scheme and sets enableOCI.
+func repoURLOf(s corev1.Secret) string {
+	u := field(s, "url")
+	if strings.TrimSpace(field(s, "enableOCI")) == "true" && !strings.Contains(u, "://") {
+		return "oci://" + u
+	}
+	return u
+}
+
+// repoTypeOf is a Secret's type; an OCI URL with type helm is a chart
+// registry, and one without a type an OCI source.
+func repoTypeOf(s corev1.Secret) string {
+	t := field(s, "type")
+	if t == settings.RepoTypeGit && strings.HasPrefix(repoURLOf(s), "oci://") {
+		return ""
+	}
+	return t
 }
 
 // template is a repo-creds Secret: credentials for every repository
@@ -107,7 +143,6 @@ func (c creds) empty() bool {
 type template struct {
 	creds
 	prefix string
-	used   []string
 }
 
 // repos plans the repository and repo-creds Secrets, and those of types
@@ -121,6 +156,14 @@ func (b *builder) repos(ctx context.Context) error {
 	for _, v := range views {
 		registered[settings.CanonicalRepoURL(v.URL)] = v
 	}
+	tmplViews, err := b.cur.RepoCreds(ctx)
+	if err != nil {
+		return fmt.Errorf("list credential templates: %w", err)
+	}
+	registeredTmpls := map[string]settings.RepositoryView{}
+	for _, v := range tmplViews {
+		registeredTmpls[v.URL] = v
+	}
 
 	// Credential templates first: repositories take theirs from them.
 	var templates []*template
@@ -132,11 +175,9 @@ func (b *builder) repos(ctx context.Context) error {
 			b.plan.add("RepoCreds", s.Name, ActionRefuse, r, nil)
 			continue
 		}
-		if t := field(s, "type"); t == "helm" || t == "oci" {
-			b.plan.add("RepoCreds", s.Name, ActionRefuse, "not implemented yet: credentials of "+t+" repositories", nil)
-			continue
-		}
-		templates = append(templates, &template{creds: credsOf(s), prefix: field(s, "url")})
+		t := &template{creds: credsOf(s), prefix: repoURLOf(s)}
+		templates = append(templates, t)
+		b.putRepoCreds(s, t, registeredTmpls)
 	}
 	// longest finds the template of a URL: the longest prefix, as Argo CD.
 	longest := func(u string) *template {
@@ -165,32 +206,8 @@ func (b *builder) repos(ctx context.Context) error {
 			}
 		}
 	}
-	// Repositories that only apps name, under a template's prefix: Argo
-	// CD gives them the template's credentials, so Windlass registers them.
-	var appURLs []string
-	for _, u := range b.src.Applications {
-		for _, src := range sourcesOf(u.Object) {
-			if c := settings.CanonicalRepoURL(src.RepoURL); src.Chart == "" && src.RepoURL != "" && !secretURLs[c] {
-				secretURLs[c] = true // once per repository
-				appURLs = append(appURLs, src.RepoURL)
-			}
-		}
-	}
-	slices.Sort(appURLs)
-	for _, u := range appURLs {
-		if t := longest(u); t != nil {
-			t.used = append(t.used, redact(u))
-			b.putRepo("Repository", redact(u), settings.Repository{URL: u}, t, registered, "from repo-creds "+t.secret+"; named by an application")
-		}
-	}
-	for _, t := range templates {
-		reason := fmt.Sprintf("credential template for %s: Windlass has none yet, so each repository under it gets a copy", redact(t.prefix))
-		if len(t.used) > 0 {
-			reason += " (" + strings.Join(t.used, ", ") + ")"
-		}
-		reason += "; register later ones with `windlass repo add`"
-		b.plan.add("RepoCreds", t.secret, ActionSkip, reason, nil)
-	}
+	// Repositories that only apps name need nothing: the templates
+	// registered above serve them, as in Argo CD.
 	return nil
 }
 
@@ -200,27 +217,21 @@ func (b *builder) repoRow(s corev1.Secret, longest func(string) *template, regis
 		b.plan.add("Repository", s.Name, ActionRefuse, r, nil)
 		return
 	}
-	u := field(s, "url")
+	u := repoURLOf(s)
 	c := credsOf(s)
-	if t := field(s, "type"); t == "helm" || t == "oci" {
-		if c.empty() {
-			b.plan.add("Repository", s.Name, ActionSkip, t+" repository "+redact(u)+" without credentials: apps use it without registration", nil)
-		} else {
-			b.plan.add("Repository", s.Name, ActionRefuse, "not implemented yet: credentials of "+t+" repositories", nil)
-		}
+	if t := field(s, "type"); (t == settings.RepoTypeHelm || t == settings.RepoTypeOCI) && c.empty() && longest(u) == nil && field(s, "project") == "" {
+		b.plan.add("Repository", s.Name, ActionSkip, t+" repository "+redact(u)+" without credentials: apps use it without registration", nil)
 		return
 	}
 	var from *template
 	if c.empty() {
-		if from = longest(u); from != nil {
-			from.used = append(from.used, redact(u))
-		}
+		from = longest(u)
 	}
 	reason := redact(u)
 	if from != nil {
 		reason += "; credentials from repo-creds " + from.secret
 	}
-	b.putRepo("Repository", s.Name, settings.Repository{URL: u, Project: field(s, "project")}, templateOr(from, c), registered, reason)
+	b.putRepo("Repository", s.Name, settings.Repository{URL: u, Type: repoTypeOf(s), Project: field(s, "project")}, templateOr(from, c), registered, reason)
 }
 
 func templateOr(t *template, c creds) *template {
@@ -233,8 +244,7 @@ func templateOr(t *template, c creds) *template {
 // putRepo plans registering r with the credentials of t.
 func (b *builder) putRepo(kind, name string, r settings.Repository, t *template, registered map[string]settings.RepositoryView, reason string) {
 	if t != nil {
-		r.Username, r.Password, r.SSHPrivateKey, r.BearerToken = t.username, t.password, t.sshKey, t.token
-		r.InsecureIgnoreHostKey = t.insecureIgnoreHostKey
+		t.apply(&r)
 	}
 	if r.SSHPrivateKey != "" && !r.InsecureIgnoreHostKey {
 		r.SSHKnownHosts = b.src.KnownHosts
@@ -251,6 +261,30 @@ func (b *builder) putRepo(kind, name string, r settings.Repository, t *template,
 		b.plan.add(kind, name, ActionUnchanged, reason+"; registered (secret values are not compared)", nil)
 	default:
 		b.plan.add(kind, name, ActionUpdate, reason+"; registered with other credentials", func(ctx context.Context, w Writer) error { return w.PutRepo(ctx, r, true) })
+	}
+}
+
+// putRepoCreds plans registering the repo-creds Secret s as a
+// credential template (repocred) for its URL prefix.
+func (b *builder) putRepoCreds(s corev1.Secret, t *template, registered map[string]settings.RepositoryView) {
+	r := settings.Repository{URL: t.prefix, Type: repoTypeOf(s)}
+	t.apply(&r)
+	if r.SSHPrivateKey != "" && !r.InsecureIgnoreHostKey {
+		r.SSHKnownHosts = b.src.KnownHosts
+	}
+	if err := r.Validate(); err != nil {
+		b.plan.add("RepoCreds", s.Name, ActionRefuse, err.Error(), nil)
+		return
+	}
+	reason := "credential template for " + redact(t.prefix)
+	old, exists := registered[r.URL]
+	switch {
+	case !exists:
+		b.plan.add("RepoCreds", s.Name, ActionCreate, reason, func(ctx context.Context, w Writer) error { return w.PutRepoCreds(ctx, r, false) })
+	case old == r.View():
+		b.plan.add("RepoCreds", s.Name, ActionUnchanged, reason+"; registered (secret values are not compared)", nil)
+	default:
+		b.plan.add("RepoCreds", s.Name, ActionUpdate, reason+"; registered with other credentials", func(ctx context.Context, w Writer) error { return w.PutRepoCreds(ctx, r, true) })
 	}
 }
 

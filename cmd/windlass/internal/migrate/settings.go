@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -27,6 +28,7 @@ const (
 	prefixIgnoreDiff     = "resource.customizations.ignoreDifferences."
 	prefixAccounts       = "accounts."
 	keyReconciliation    = "timeout.reconciliation"
+	keyKustomizeOptions  = "kustomize.buildOptions"
 	defaultInstanceLabel = "app.kubernetes.io/instance"
 	// defaultTracking is Argo CD 3's default resourceTrackingMethod.
 	defaultTracking = "annotation"
@@ -40,12 +42,6 @@ const (
 
 // argoCDCMKeys are the argocd-cm keys that go into argoCDCMFile as they are.
 var argoCDCMKeys = []string{"resource.exclusions", "resource.inclusions"}
-
-// notYet are argocd-cm keys (or key prefixes, ending in ".") that
-// Windlass does not implement, with what is lost.
-var notYet = []struct{ key, what string }{
-	{"kustomize.buildOptions", "Windlass has no Kustomize build options; it builds with the defaults"},
-}
 
 // ignoredPrefixes are argocd-cm customizations that change nothing
 // Windlass does, with why.
@@ -179,11 +175,13 @@ func (b *builder) settings() appConfig {
 			}
 		case k == keyReconciliation:
 			b.plan.add("Setting", name(k), ActionSkip, "start workers with --refresh-seconds (the default is 180)", nil)
-		default:
-			if i := slices.IndexFunc(notYet, func(n struct{ key, what string }) bool { return n.key == k }); i >= 0 {
-				b.plan.add("Setting", name(k), ActionRefuse, "not implemented yet: "+notYet[i].what, nil)
-				continue
+		case k == keyKustomizeOptions:
+			if o, err := render.ParseKustomizeBuildOptions(v); err != nil {
+				b.plan.add("Setting", name(k), ActionRefuse, err.Error(), nil)
+			} else {
+				b.plan.add("Setting", name(k), ActionSkip, fmt.Sprintf("start workers with --kustomize-build-options %q", o.String()), nil)
 			}
+		default:
 			if i := slices.IndexFunc(ignoredPrefixes, func(p struct{ prefix, why string }) bool { return strings.HasPrefix(k, p.prefix) }); i >= 0 {
 				b.plan.add("Setting", name(k), ActionSkip, ignoredPrefixes[i].why, nil)
 				continue
