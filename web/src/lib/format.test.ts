@@ -6,6 +6,11 @@ describe('format', () => {
     expect(shortSHA('0123456789abcdef0123456789abcdef01234567')).toBe('0123456');
     expect(shortSHA('main')).toBe('main');
     expect(shortSHA(undefined)).toBe('');
+    expect(shortSHA('sha256:' + 'abcd1234'.repeat(8))).toBe('sha256:abcd1234');
+    expect(shortSHA('sha512:' + 'ef'.repeat(64))).toBe('sha512:efefefef');
+    // A tag or a ref with a colon is not a digest.
+    expect(shortSHA('sha256:latest')).toBe('sha256:latest');
+    expect(shortSHA('refs/pull/42/head')).toBe('refs/pull/42/head');
   });
   it('says how long ago', () => {
     const now = Date.parse('2026-01-01T12:00:00Z');

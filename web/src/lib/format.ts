@@ -1,9 +1,15 @@
 // Formatting of revisions, times and durations.
 
-/** shortSHA shortens a full commit SHA to 7 characters; other revisions stay. */
+/**
+ * shortSHA shortens a full commit SHA to 7 characters, and an OCI digest
+ * (an OCI source's revision) to its algorithm and 8 characters,
+ * sha256:abcd1234; other revisions stay.
+ */
 export function shortSHA(rev?: string): string {
   if (!rev) return '';
-  return /^[0-9a-f]{40}$/i.test(rev) || /^[0-9a-f]{64}$/i.test(rev) ? rev.slice(0, 7) : rev;
+  if (/^[0-9a-f]{40}$/i.test(rev) || /^[0-9a-f]{64}$/i.test(rev)) return rev.slice(0, 7);
+  const digest = /^([a-z0-9]+(?:[+._-][a-z0-9]+)*):([0-9a-f]{32,})$/i.exec(rev);
+  return digest ? `${digest[1]}:${digest[2].slice(0, 8)}` : rev;
 }
 
 function valid(d?: string | null): Date | null {

@@ -3,7 +3,7 @@ import { ApiError, del, get, post, put } from '../api/client';
 import type { Account, Check, ClusterView, CustomizationsSource, CustomizationsView, Items, NotificationsView, PolicyView, Project, RepositoryView, TokenInfo, TokenResponse } from '../api/types';
 import { Button, Dialog, ErrorMessage, Field, Spinner, TabPanel, Tabs, DialogActions, THead, useAction, useAsync, useToast } from '../components/ui';
 import { customizationsBody, originLabel, settingLabel } from '../lib/customizations';
-import { dateTime } from '../lib/format';
+import { dateTime, shortSHA } from '../lib/format';
 import { navigate } from '../router';
 import { useCan, useSession } from '../session';
 import { clusterLabel } from './AppList';
@@ -692,7 +692,7 @@ function Customizations() {
                 </td>
                 <td>{originLabel(w)}</td>
                 <td>
-                  <code>{w.revision ? w.revision.slice(0, 7) : '—'}</code>
+                  <code>{w.revision ? shortSHA(w.revision) : '—'}</code>
                 </td>
                 <td>{w.loadedAt ? dateTime(w.loadedAt) : 'never'}</td>
                 <td>{w.error ? <span className="error">failed {w.failedAt ? dateTime(w.failedAt) : ''}: {w.error}</span> : 'ok'}</td>
