@@ -100,6 +100,9 @@ type Config struct {
 	GitShallowFetch bool
 	// Kustomize are the build options of every kustomization.
 	Kustomize render.KustomizeOptions
+	// GitSubmoduleRepos, when set, checks submodules out, those whose
+	// URL they match (source.WithSubmodules).
+	GitSubmoduleRepos []string
 	// Metrics records render and cluster measurements (nil: none; its
 	// methods are nil-safe).
 	Metrics *metrics.Metrics
@@ -191,6 +194,9 @@ func New(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("worker: plugins: %w", err)
 	}
 	srcOpts := []source.Option{source.WithOCILimits(cfg.OCI), source.WithShallowFetch(cfg.GitShallowFetch)}
+	if len(cfg.GitSubmoduleRepos) > 0 {
+		srcOpts = append(srcOpts, source.WithSubmodules(cfg.GitSubmoduleRepos))
+	}
 	if cfg.Cache.RefTTL >= 0 {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
 )
 
@@ -55,6 +56,9 @@ type Activities struct {
 	shallow bool
 	// oci bounds OCI sources (WithOCILimits).
 	oci OCILimits
+	// submodules allows the submodules checked out (WithSubmodules; nil:
+	// none are).
+	submodules *appspec.Project
 }
 
 // Option configures New.

@@ -75,19 +75,11 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 	}
 	key := urlKey(repoURL)
 	return a.checkoutDir(key, sha, func(mkdir func() (string, error)) error {
-		repo, err := a.openMirror(repoURL, key)
+		commit, release, err := a.commitOf(ctx, repoURL, key, sha)
 		if err != nil {
 			return err
 		}
-		commit, err := repo.CommitObject(plumbing.NewHash(sha))
-		if err != nil {
-			c, release, err := a.fetchCommit(ctx, repo, repoURL, sha)
-			if err != nil {
-				return err
-			}
-			defer release()
-			commit = c
-		}
+		defer release()
 		a.commits.put(key+sha, commit)
 		tree, err := commit.Tree()
 		if err != nil {
@@ -100,8 +92,22 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		if err := writeTree(tree, tmp); err != nil {
 			return fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
 		}
-		return nil
+		return a.checkoutSubmodules(ctx, repoURL, tree, tmp, 0)
 	})
+}
+
+// commitOf reads commit sha from repoURL's mirror, fetching it when it is
+// not there; release frees what the fetch used. The caller holds the
+// repository's fetch lock.
+func (a *Activities) commitOf(ctx context.Context, repoURL, key, sha string) (*object.Commit, func(), error) {
+	repo, err := a.openMirror(repoURL, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, err := repo.CommitObject(plumbing.NewHash(sha)); err == nil {
+		return c, func() {}, nil
+	}
+	return a.fetchCommit(ctx, repo, repoURL, sha)
 }
 
 // checkoutDir returns the checkout trees/<key>-<name>, filling it with

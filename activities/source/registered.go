@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -36,11 +37,19 @@ func (a *RegisteredAuth) init() error {
 	return a.err
 }
 
+// lookup finds repoURL's credential; a submodule without one of its own
+// takes its parent's on the same host.
 func (a *RegisteredAuth) lookup(ctx context.Context, repoURL string) (*repocred.Credential, error) {
 	if err := a.init(); err != nil {
 		return nil, err
 	}
-	return a.resolver.Lookup(ctx, repoURL)
+	c, err := a.resolver.Lookup(ctx, repoURL)
+	if c == nil && err == nil {
+		if p := parentRepo(ctx, repoURL); p != "" {
+			return a.resolver.Lookup(ctx, p)
+		}
+	}
+	return c, err
 }
 
 // Auth implements the source activities' credential lookup.
@@ -52,6 +61,9 @@ func (a *RegisteredAuth) Auth(ctx context.Context, repoURL string) (transport.Au
 	creds := Credentials{Repos: append([]RepoCredential(nil), a.Fallback.Repos...)}
 	if m != nil {
 		c := registeredCredential(m.Repository)
+		if !strings.HasPrefix(repoURL, c.URLPrefix) {
+			c.URLPrefix = repoURL // the parent's, for a submodule
+		}
 		if m.SSHKnownHosts != "" {
 			f, err := knownHostsFile(a.KnownHostsDir, m.SSHKnownHosts)
 			if err != nil {

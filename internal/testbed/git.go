@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -262,6 +264,25 @@ func (w *WorkRepo) Symlink(p, target string) error {
 	}
 	if _, err := wt.Add(p); err != nil {
 		return fmt.Errorf("stage %s: %w", p, err)
+	}
+	return nil
+}
+
+// Submodule stages, at the slash-separated path p, a submodule at
+// commit sha (a gitlink), as `git submodule add` followed by a checkout
+// of sha would; the caller writes .gitmodules.
+func (w *WorkRepo) Submodule(p, sha string) error {
+	idx, err := w.repo.Storer.Index()
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	if _, err := idx.Remove(p); err != nil && !errors.Is(err, index.ErrEntryNotFound) {
+		return fmt.Errorf("unstage %s: %w", p, err)
+	}
+	e := idx.Add(p)
+	e.Hash, e.Mode = plumbing.NewHash(sha), filemode.Submodule
+	if err := w.repo.Storer.SetIndex(idx); err != nil {
+		return fmt.Errorf("write index: %w", err)
 	}
 	return nil
 }

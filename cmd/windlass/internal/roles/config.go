@@ -107,6 +107,9 @@ type workerSettings struct {
 	OCI source.OCILimits
 	// GitShallowFetch fetches a commit alone into an empty mirror.
 	GitShallowFetch bool
+	// GitSubmoduleRepos are the globs of the repositories submodules may
+	// point at; none: submodules are not checked out.
+	GitSubmoduleRepos []string
 	// KustomizeBuildOptions are Argo CD's kustomize.buildOptions, for
 	// every kustomization (render.ParseKustomizeBuildOptions).
 	KustomizeBuildOptions string
@@ -251,6 +254,11 @@ func bindWorker(fs *flag.FlagSet, w *workerSettings, cacheDefault string) {
 	if v := env("OCI_LAYER_MEDIA_TYPES", ""); v != "" {
 		w.OCI.LayerMediaTypes = splitList(v)
 	}
+	w.GitSubmoduleRepos = splitList(env("GIT_SUBMODULE_REPOS", ""))
+	fs.Func("git-submodule-repos", "comma-separated globs of the repository URLs a Git submodule may point at (\"!\" denies, as sourceRepos); set, submodules are checked out recursively (env WINDLASS_GIT_SUBMODULE_REPOS)", func(v string) error {
+		w.GitSubmoduleRepos = splitList(v)
+		return nil
+	})
 	h := &w.HealthScripts
 	fs.Int64Var(&h.MemoryLimit, "health-script-memory-bytes", envInt64("HEALTH_SCRIPT_MEMORY_BYTES", health.DefaultMemoryLimit), "memory budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MEMORY_BYTES)")
 	fs.Int64Var(&h.MaxInstructions, "health-script-max-instructions", envInt64("HEALTH_SCRIPT_MAX_INSTRUCTIONS", health.DefaultMaxInstructions), "instruction budget of one Lua health script run (env WINDLASS_HEALTH_SCRIPT_MAX_INSTRUCTIONS)")

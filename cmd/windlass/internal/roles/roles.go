@@ -399,7 +399,7 @@ func startWorker(ctx context.Context, log *slog.Logger, c client.Client, w worke
 		Logger:      log, MaxConcurrentActivities: w.MaxActivities,
 		Credentials: creds, Namespace: w.namespace, Settings: sets, Customizations: custom,
 		SweepEvery: w.SweepEvery, Cache: w.cacheConfig(), Plugins: plugins, PluginServer: plugSrv, RenderSandbox: sandbox, RenderMaxFileBytes: w.RenderMaxFileBytes,
-		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch, Kustomize: kustomizeOpts,
+		OCI: w.OCI, GitShallowFetch: w.GitShallowFetch, Kustomize: kustomizeOpts, GitSubmoduleRepos: w.GitSubmoduleRepos,
 		TaskQueue: w.roleProd.taskQueues()[0], ExtraTaskQueues: w.roleProd.taskQueues()[1:], Metrics: w.metrics,
 		SyncImpersonation: w.SyncImpersonation, AppConfig: workflows.AppConfig{RefreshSeconds: w.RefreshSeconds, DriftWatch: true},
 		Notifications: w.notifications(), AppSetMaxElements: w.appSets.AppSetMaxElements, AppSetSCMURLs: w.appSets.scmURLs(),
