@@ -223,10 +223,14 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	var gpgKeys render.GPGKeyLister // nil, not a nil *settings.Store
+	if cfg.Settings != nil {
+		gpgKeys = cfg.Settings
+	}
 	renderer, err := render.NewRenderer(render.Config{
 		Store: render.RedisStore{Client: cfg.Redis}, Git: src, Revisions: src, CacheDir: filepath.Join(cfg.CacheDir, "render"),
 		CacheTTL: cfg.Cache.ManifestTTL, Plugins: cfg.Plugins, PluginServer: cfg.PluginServer, Logger: log, Metrics: cfg.Metrics, Sandbox: cfg.RenderSandbox,
-		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds, Kustomize: cfg.Kustomize,
+		MaxFileBytes: cfg.RenderMaxFileBytes, Credentials: chartCreds, Kustomize: cfg.Kustomize, Commits: src, GPGKeys: gpgKeys,
 	})
 	if err != nil {
 		return nil, err

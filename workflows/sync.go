@@ -217,6 +217,9 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	if len(req.Sources) == 0 {
 		req = renderRequest(in.Spec, in.SHA)
 	}
+	if in.Project != nil {
+		req.SignatureKeys = in.Project.SignatureKeyIDs()
+	}
 	var (
 		ref render.ManifestRef
 		err error

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,7 +78,7 @@ func TestQuickPass(t *testing.T) {
 		return []render.SourceRequest{{Source: srcA, SHA: a}, {Source: srcB, SHA: b}}
 	}
 	ref := func(a, b string) *render.ManifestRef {
-		req := Request(app, at(a, b))
+		req := Request(app, at(a, b), nil)
 		return &render.ManifestRef{Key: req.Key(), SHA: a, Count: 3, Request: req}
 	}
 	synced := &cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}
@@ -241,6 +242,27 @@ func TestNewRequiresEveryStep(t *testing.T) {
 	} {
 		if _, err := New(tc.p, tc.r, tc.rn, tc.c, nil); err == nil {
 			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// The render request carries the project's signature keys, upper case,
+// and none without a project or keys.
+func TestRequestSignatureKeys(t *testing.T) {
+	app := appspec.Application{Name: "web", Destination: appspec.Destination{Namespace: "web"}}
+	signed := appspec.DefaultProjectSpec()
+	signed.SignatureKeys = []appspec.SignatureKey{{KeyID: "4aee18f83afdeb23"}}
+	for _, tc := range []struct {
+		name string
+		proj *appspec.Project
+		want []string
+	}{
+		{"no project", nil, nil},
+		{"no keys", new(appspec.DefaultProjectSpec()), nil},
+		{"keys", &signed, []string{"4AEE18F83AFDEB23"}},
+	} {
+		if got := Request(app, nil, tc.proj).SignatureKeys; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: SignatureKeys = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func projectStep(steps Steps, in Input, p *Pass) error {
 }
 
 func renderStep(steps Steps, in Input, p *Pass) error {
-	req := Request(in.App, p.Sources)
+	req := Request(in.App, p.Sources, p.Project)
 	if !in.Hard && in.Last != nil && SameRequest(in.Last.Request, req) {
 		last := *in.Last // rendering it again would answer the same ref
 		p.Manifests = &last
@@ -136,9 +136,14 @@ func renderStep(steps Steps, in Input, p *Pass) error {
 	return nil
 }
 
-// Request is the render request of app's sources.
-func Request(app appspec.Application, sources []render.SourceRequest) render.Request {
-	return render.Request{AppName: app.Name, Namespace: app.Destination.Namespace, Sources: sources}
+// Request is the render request of app's sources under project proj
+// (nil: no signature check).
+func Request(app appspec.Application, sources []render.SourceRequest, proj *appspec.Project) render.Request {
+	req := render.Request{AppName: app.Name, Namespace: app.Destination.Namespace, Sources: sources}
+	if proj != nil {
+		req.SignatureKeys = proj.SignatureKeyIDs()
+	}
+	return req
 }
 
 // SameRequest says whether a and b are the same request, as their JSON

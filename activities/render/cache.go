@@ -85,7 +85,10 @@ func (r Request) sharedKey() string {
 		Shared  bool
 		Sources []SourceRequest
 		Tool    string
-	}{CodeVersion, true, r.Sources, r.Tool})
+		// Keys keeps a checked entry apart from an unchecked one; empty,
+		// it leaves the key as it was before signatures were checked.
+		Keys []string `json:",omitempty"`
+	}{CodeVersion, true, r.Sources, r.Tool, r.SignatureKeys})
 }
 
 // hashKey is prefix and the hex SHA-256 of v's JSON.

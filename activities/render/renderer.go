@@ -10,12 +10,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
+	"github.com/windlass-cd/windlass/internal/gpgkey"
 	"github.com/windlass-cd/windlass/internal/manifest"
 )
 
@@ -39,10 +41,24 @@ type RevisionReader interface {
 	RevisionMetadata(repoURL, sha string) (appspec.RevisionMetadata, bool)
 }
 
+// CommitVerifier hands a Git commit, with its signature, to check.
+type CommitVerifier interface {
+	VerifyCommit(ctx context.Context, repoURL, sha string, check func(*object.Commit) error) error
+}
+
+// GPGKeyLister lists the GPG key store.
+type GPGKeyLister interface {
+	GPGKeys(ctx context.Context) ([]gpgkey.Key, error)
+}
+
 // Config holds the Renderer's dependencies and settings.
 type Config struct {
 	Store Store
 	Git   Checkouter
+	// Commits and GPGKeys check the signatures of a request with
+	// SignatureKeys; without them such a request is refused.
+	Commits CommitVerifier
+	GPGKeys GPGKeyLister
 	// Revisions adds the commit's subject, author and date to a rendered
 	// ref (nil: none).
 	Revisions RevisionReader
@@ -95,6 +111,8 @@ type Renderer struct {
 	netTimeout time.Duration
 	creds      CredentialLookup
 	kustomize  KustomizeOptions
+	commits    CommitVerifier
+	gpgKeys    GPGKeyLister
 }
 
 // NewRenderer checks its dependencies.
@@ -109,7 +127,8 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 		cfg.CacheTTL = CacheTTL
 	}
 	return &Renderer{store: cfg.Store, git: cfg.Git, revisions: cfg.Revisions, cacheDir: cfg.CacheDir, plugins: cfg.Plugins, pluginServer: cfg.PluginServer, log: cfg.Logger, ttl: cfg.CacheTTL, metrics: cfg.Metrics,
-		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials, kustomize: cfg.Kustomize}, nil
+		sandbox: cfg.Sandbox, maxFile: cfg.MaxFileBytes, netTimeout: cfg.NetTimeout, creds: cfg.Credentials, kustomize: cfg.Kustomize,
+		commits: cfg.Commits, gpgKeys: cfg.GPGKeys}, nil
 }
 
 const (
@@ -204,6 +223,9 @@ func (r *Renderer) Load(ctx context.Context, ref ManifestRef) ([]*unstructured.U
 // shared says that every source rendered with the directory tool
 // (Request.sharedKey).
 func (r *Renderer) renderFresh(ctx context.Context, req Request) ([]*unstructured.Unstructured, []byte, bool, error) {
+	if err := r.verifySignatures(ctx, req); err != nil {
+		return nil, nil, false, err
+	}
 	if r.sandbox != nil {
 		return r.sandbox.render(ctx, r, req)
 	}

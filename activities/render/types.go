@@ -15,6 +15,9 @@ type Request struct {
 	Sources []SourceRequest `json:"sources"`
 	// Tool forces a tool for every source (the render CLI's --tool).
 	Tool string `json:"tool,omitempty"`
+	// SignatureKeys are the project's GPG key IDs (upper case): each Git
+	// source's commit must be signed by one of them. None: no check.
+	SignatureKeys []string `json:"signatureKeys,omitempty"`
 }
 
 // SourceRequest is a source with its revision resolved.

@@ -182,6 +182,20 @@ func (a *Activities) openMirror(repoURL, key string) (*git.Repository, error) {
 	return repo, nil
 }
 
+// lockedMirror opens repoURL's mirror under its fetch lock, which unlock
+// releases.
+func (a *Activities) lockedMirror(repoURL string) (_ *git.Repository, unlock func(), _ error) {
+	key := urlKey(repoURL)
+	lock := a.locks.get(key)
+	lock.fetch.Lock()
+	repo, err := a.openMirror(repoURL, key)
+	if err != nil {
+		lock.fetch.Unlock()
+		return nil, nil, err
+	}
+	return repo, lock.fetch.Unlock, nil
+}
+
 // fetch brings the mirror's branches and tags up to date. The caller holds
 // the repository's fetch lock.
 func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL string) error {
@@ -222,14 +236,11 @@ func (a *Activities) fetchOnce(ctx context.Context, repo *git.Repository, repoUR
 // fetching first when the mirror has no commit with that prefix.
 func (a *Activities) resolveShortSHA(ctx context.Context, repoURL, rev string) (string, error) {
 	prefix := strings.ToLower(strings.TrimSpace(rev))
-	key := urlKey(repoURL)
-	lock := a.locks.get(key)
-	lock.fetch.Lock()
-	defer lock.fetch.Unlock()
-	repo, err := a.openMirror(repoURL, key)
+	repo, unlock, err := a.lockedMirror(repoURL)
 	if err != nil {
 		return "", err
 	}
+	defer unlock()
 	sha, err := commitWithPrefix(repo, prefix)
 	if errors.Is(err, ErrRevisionNotFound) {
 		if err := a.fetch(ctx, repo, repoURL); err != nil {

@@ -745,7 +745,7 @@ type argoProjectSpec struct {
 	SyncWindows                     []SyncWindow                `json:"syncWindows"`
 	Roles                           []argoRole                  `json:"roles"`
 	OrphanedResources               *OrphanedResources          `json:"orphanedResources"`
-	SignatureKeys                   notMapped                   `json:"signatureKeys"`
+	SignatureKeys                   []SignatureKey              `json:"signatureKeys"`
 	SourceNamespaces                []string                    `json:"sourceNamespaces"`
 	DestinationServiceAccounts      []DestinationServiceAccount `json:"destinationServiceAccounts"`
 	PermitOnlyProjectScopedClusters notMapped                   `json:"permitOnlyProjectScopedClusters" why:"not supported by Windlass: registered clusters belong to no project, so none would be permitted; remove it and restrict clusters with destinations"`
@@ -781,6 +781,7 @@ func (a argoProject) windlass() (Project, error) {
 		OrphanedResources:          s.OrphanedResources,
 		DestinationServiceAccounts: s.DestinationServiceAccounts,
 		SourceNamespaces:           s.SourceNamespaces,
+		SignatureKeys:              s.SignatureKeys,
 	}
 	p.Destinations = convert(s.Destinations, argoDestination.projectDestination)
 	return p, nil

@@ -562,11 +562,11 @@ func TestParseProjectRejects(t *testing.T) {
 			field: "spec.orphanedResources.ignore", reason: "must be a list",
 		},
 		{
-			name: "signatureKeys",
+			name: "signatureKeys not a key ID",
 			edit: func(o map[string]any) {
-				set(o, "spec.signatureKeys", []any{map[string]any{"keyID": "4AEE18F83AFDEB23"}})
+				set(o, "spec.signatureKeys", []any{map[string]any{"keyID": "4AEE18F8"}})
 			},
-			field: "spec.signatureKeys", reason: notSupported,
+			field: "spec.signatureKeys[0].keyID", reason: "not a long GPG key ID",
 		},
 		{
 			name:  "sourceNamespaces not a list",

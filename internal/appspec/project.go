@@ -3,6 +3,7 @@ package appspec
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,10 +47,34 @@ type Project struct {
 	// SourceNamespaces are globs of the Kubernetes namespaces Argo CD
 	// Applications of the project may come from (see sourcens.go).
 	SourceNamespaces []string `json:"sourceNamespaces,omitempty"`
+	// SignatureKeys, when set, are the GPG keys (long key IDs, kept in
+	// the GPG key store) one of which must have signed every Git commit
+	// the project's apps render: Argo CD's signature verification.
+	SignatureKeys []SignatureKey `json:"signatureKeys,omitempty"`
 	// ForeignRepos are the repositories registered for other projects,
 	// which this project's apps may not use. It is filled when the
 	// project is read for a check, never stored.
 	ForeignRepos []string `json:"foreignRepos,omitempty"`
+}
+
+// SignatureKey names a GPG key by its long key ID (16 hex digits).
+type SignatureKey struct {
+	KeyID string `json:"keyID"`
+}
+
+var keyIDPattern = regexp.MustCompile(`^[0-9A-Fa-f]{16}$`)
+
+// SignatureKeyIDs are the project's signature key IDs in upper case; none
+// means that commits need no signature.
+func (p Project) SignatureKeyIDs() []string {
+	if len(p.SignatureKeys) == 0 {
+		return nil
+	}
+	out := make([]string, len(p.SignatureKeys))
+	for i, k := range p.SignatureKeys {
+		out[i] = strings.ToUpper(k.KeyID)
+	}
+	return out
 }
 
 // ProjectRole is a role scoped to one project, as in Argo CD's AppProject:
@@ -134,6 +159,12 @@ func (p Project) Validate() error {
 	for i, e := range p.DestinationServiceAccounts {
 		if err := e.validate(fmt.Sprintf("destinationServiceAccounts[%d]", i)); err != nil {
 			return err
+		}
+	}
+	for i, k := range p.SignatureKeys {
+		if !keyIDPattern.MatchString(k.KeyID) {
+			return &FieldError{Field: fmt.Sprintf("signatureKeys[%d].keyID", i),
+				Reason: fmt.Sprintf("%q is not a long GPG key ID (16 hex digits, as gpg --keyid-format long shows)", k.KeyID)}
 		}
 	}
 	seen := map[string]bool{}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -303,11 +304,17 @@ func (w *WorkRepo) Remove(p string) error {
 // CommitAndPush commits everything staged (an empty commit is allowed) and
 // pushes branch main to origin. It returns the new commit's SHA.
 func (w *WorkRepo) CommitAndPush(ctx context.Context, msg string) (string, error) {
+	return w.SignedCommitAndPush(ctx, msg, nil)
+}
+
+// SignedCommitAndPush is CommitAndPush with the commit signed by key (a
+// private GPG key, see NewGPGKey); nil leaves it unsigned.
+func (w *WorkRepo) SignedCommitAndPush(ctx context.Context, msg string, key *openpgp.Entity) (string, error) {
 	wt, err := w.repo.Worktree()
 	if err != nil {
 		return "", fmt.Errorf("open work tree: %w", err)
 	}
-	h, err := wt.Commit(msg, &git.CommitOptions{Author: signature(), AllowEmptyCommits: true})
+	h, err := wt.Commit(msg, &git.CommitOptions{Author: signature(), AllowEmptyCommits: true, SignKey: key})
 	if err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
