@@ -32,6 +32,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/gpgkey"
 	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
@@ -468,6 +469,9 @@ var openAPISchemaTypes = map[string]any{
 	"AppSummary":                AppSummary{},
 	"AppList":                   AppList{},
 	"Project":                   appspec.Project{},
+	"GPGKey":                    gpgkey.Key{},
+	"GPGKeyList":                GPGKeyList{},
+	"GPGKeyCreate":              GPGKeyCreate{},
 	"GroupKind":                 appspec.GroupKind{},
 	"SyncWindow":                appspec.SyncWindow{},
 	"ProjectRole":               appspec.ProjectRole{},

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,7 +14,9 @@ import (
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/gpgkey"
 	"github.com/windlass-cd/windlass/internal/settings"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // The callers of the matrix.
@@ -255,6 +258,14 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/repocreds/:url", path: "/api/v1/repocreds/" + url.PathEscape(matrixMissingRepo),
 			allow: []string{admin}, ok: http.StatusNotFound, perm: "repositories, delete, " + matrixMissingRepo},
 
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/gpgkeys", allow: everyone, ok: http.StatusOK},
+		matrixRoute{method: http.MethodPost, pattern: "/api/v1/gpgkeys", body: jsonBody(t, GPGKeyCreate{KeyData: matrixGPGKeys(t)[1].KeyData}),
+			allow: []string{admin}, ok: http.StatusCreated, perm: "gpgkeys, create, " + matrixGPGKeys(t)[1].KeyID},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/gpgkeys/:keyID", path: "/api/v1/gpgkeys/" + matrixGPGKeys(t)[0].KeyID,
+			allow: []string{admin, readonly}, ok: http.StatusOK, perm: "gpgkeys, get, " + matrixGPGKeys(t)[0].KeyID},
+		matrixRoute{method: http.MethodDelete, pattern: "/api/v1/gpgkeys/:keyID", path: "/api/v1/gpgkeys/0123456789ABCDEF",
+			allow: []string{admin}, ok: http.StatusNotFound, perm: "gpgkeys, delete, 0123456789ABCDEF"},
+
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/clusters", allow: everyone, ok: http.StatusOK},
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/clusters",
 			body:  `{"name": "new-{caller}", "server": "https://new-{caller}.example.com:6443", "bearerToken": "t"}`,
@@ -348,6 +359,9 @@ func matrixEnv(t *testing.T) (en *env, tokens map[string]string, fresh map[strin
 		t.Fatal(err)
 	}
 	if err := en.settings.PutRepoCreds(ctx, settings.Repository{URL: matrixTemplate, Username: "git", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.settings.AddGPGKeys(ctx, matrixGPGKeys(t)[0].KeyData); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range matrixCallers {
@@ -478,4 +492,31 @@ func TestListFilters(t *testing.T) {
 			})
 		}
 	}
+}
+
+// gpgKeysOnce holds the matrix's GPG keys: the first is stored, the
+// second is created by the POST row.
+var gpgKeysOnce = sync.OnceValues(func() ([]gpgkey.Key, error) {
+	var out []gpgkey.Key
+	for _, name := range []string{"stored", "created"} {
+		_, pub, err := testbed.NewGPGKey(name)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := gpgkey.Parse(pub)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys[0])
+	}
+	return out, nil
+})
+
+func matrixGPGKeys(t *testing.T) []gpgkey.Key {
+	t.Helper()
+	keys, err := gpgKeysOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

@@ -181,6 +181,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	s.projectRoutes(v1)
 	s.repoRoutes(v1)
 	s.repoCredsRoutes(v1)
+	s.gpgKeyRoutes(v1)
 	s.clusterRoutes(v1)
 	s.accountRoutes(v1)
 	s.permissionRoutes(v1)

@@ -17,10 +17,11 @@
 // 3, the plain actions update and delete do not grant them, update/* and
 // delete/* do. Objects are <project>/<app> for applications and logs, the
 // project name for projects, the URL for repositories and clusters, the
-// account name for accounts, and <project>/<set> for applicationsets.
+// account name for accounts, <project>/<set> for applicationsets, and the
+// key ID for gpgkeys.
 //
 // The rest of Argo CD's vocabulary is accepted but not enforced: the
-// resources certificates, gpgkeys, exec and extensions, and the action
+// resources certificates, exec and extensions, and the action
 // invoke. No endpoint asks for them, so such a rule grants
 // nothing; New logs each at Warn.
 //

@@ -21,13 +21,14 @@ const (
 	ResourceLogs         = "logs"
 	// ResourceApplicationSets objects are <project>/<set>.
 	ResourceApplicationSets = "applicationsets"
+	// ResourceGPGKeys objects are key IDs.
+	ResourceGPGKeys = "gpgkeys"
 )
 
 // Resources of Argo CD's vocabulary that policies may name but that no
 // Windlass endpoint asks for yet: their rules are accepted, never matched.
 const (
 	resCertificates = "certificates"
-	resGPGKeys      = "gpgkeys"
 	resExec         = "exec"
 	resExtensions   = "extensions"
 )
@@ -71,9 +72,9 @@ const (
 var (
 	// servedResources are the resources Windlass enforces.
 	servedResources = []string{ResourceApplications, ResourceProjects, ResourceRepositories,
-		ResourceClusters, ResourceAccounts, ResourceLogs, ResourceApplicationSets}
+		ResourceClusters, ResourceAccounts, ResourceLogs, ResourceApplicationSets, ResourceGPGKeys}
 	resources = append(slices.Clone(servedResources),
-		resCertificates, resGPGKeys, resExec, resExtensions)
+		resCertificates, resExec, resExtensions)
 	// servedActions are the actions Windlass enforces, with
 	// action/<group>/<kind>/<name>.
 	servedActions = []string{ActionGet, ActionCreate, ActionUpdate, ActionDelete,

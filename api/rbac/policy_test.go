@@ -50,7 +50,7 @@ func TestGlob(t *testing.T) {
 }
 
 const allResources = "applications, projects, repositories, clusters, accounts, logs, " +
-	"applicationsets, certificates, gpgkeys, exec, extensions"
+	"applicationsets, gpgkeys, certificates, exec, extensions"
 
 func TestValidatePolicy(t *testing.T) {
 	tests := []struct {

@@ -16,7 +16,6 @@ import (
 // objects that match everything.
 const unservedCSV = `
 p, u, certificates, *, *, allow
-p, u, gpgkeys, *, *, allow
 p, u, exec, create, */*, allow
 p, u, extensions, invoke, *, allow
 p, u, *, invoke, *, allow
@@ -50,7 +49,7 @@ func TestUnservedRulesGrantNothing(t *testing.T) {
 	objects := map[string]string{
 		ResourceApplications: "team-a/api", ResourceLogs: "team-a/api", ResourceProjects: "team-a",
 		ResourceRepositories: "https://github.com/acme/app.git", ResourceClusters: "https://k8s.example.com",
-		ResourceAccounts: "u", ResourceApplicationSets: "team-a/set",
+		ResourceAccounts: "u", ResourceApplicationSets: "team-a/set", ResourceGPGKeys: "4AEE18F83AFDEB23",
 	}
 	acts := append(servedActions[:len(servedActions):len(servedActions)], "action/apps/Deployment/restart")
 	for _, res := range servedResources {
@@ -72,9 +71,9 @@ func TestUnservedRulesGrantNothing(t *testing.T) {
 		}
 	}
 	want := []map[string]any{
-		warn(2, "certificates", "*", "*"), warn(3, "gpgkeys", "*", "*"),
-		warn(4, "exec", "create", "*/*"), warn(5, "extensions", "invoke", "*"),
-		warn(6, "*", "invoke", "*"),
+		warn(2, "certificates", "*", "*"),
+		warn(3, "exec", "create", "*/*"), warn(4, "extensions", "invoke", "*"),
+		warn(5, "*", "invoke", "*"),
 	}
 	if diff := cmp.Diff(want, logged()); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
@@ -118,7 +117,7 @@ func TestUnservedRulesLoggedOnce(t *testing.T) {
 		Name:     "ci",
 		Policies: []string{"p, proj:team-a:ci, exec, create, team-a/*, allow", "p, proj:team-a:ci, applications, get, team-a/*, allow"},
 	}}}}
-	e := newEnforcer(t, Config{PolicyCSV: "p, u, gpgkeys, get, *, allow\np, u, clusters, get, *, allow", Logger: log}, projects)
+	e := newEnforcer(t, Config{PolicyCSV: "p, u, certificates, get, *, allow\np, u, clusters, get, *, allow", Logger: log}, projects)
 	if err := e.SetProjects(projects); err != nil {
 		t.Fatalf("SetProjects: %v", err)
 	}
@@ -126,7 +125,7 @@ func TestUnservedRulesLoggedOnce(t *testing.T) {
 	for _, m := range logged() {
 		got = append(got, fmt.Sprintf("%v line %v: %v", m["source"], m["line"], m["resource"]))
 	}
-	want := []string{"policy.csv line 1: gpgkeys", "project team-a role ci line 1: exec"}
+	want := []string{"policy.csv line 1: certificates", "project team-a role ci line 1: exec"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

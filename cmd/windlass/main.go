@@ -44,6 +44,7 @@ client commands (a client of the REST API, as argocd is of Argo CD's):
   proj      projects: list | get | create | delete | role create-token|list-tokens|delete-token
   repo      repositories: add | list | rm
   repocreds credential templates for URL prefixes: add | list | rm
+  gpg       GPG public keys for projects' signatureKeys: add | list | rm
   cluster   clusters: add | list | rm
   appset    ApplicationSets: generate (preview the apps a set makes)
   notifications  preview | trigger run | history

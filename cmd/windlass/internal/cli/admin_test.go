@@ -186,6 +186,48 @@ func TestCLIRepo(t *testing.T) {
 	})
 }
 
+func TestCLIGPG(t *testing.T) {
+	const armored = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxjM\n-----END PGP PUBLIC KEY BLOCK-----\n"
+	alice := map[string]any{"keyID": "4AEE18F83AFDEB23", "fingerprint": "F00", "owner": "alice <alice@acme.io>", "subType": "ed25519", "keyData": armored}
+	runCases(t, []cliCase{
+		{
+			name:   "gpg add",
+			args:   "gpg add --from $DIR/alice.asc",
+			files:  map[string]string{"alice.asc": armored},
+			routes: map[string][]reply{"POST /api/v1/gpgkeys": {answer(201, map[string]any{"items": []any{alice}})}},
+			want:   []string{`POST /api/v1/gpgkeys {"keyData":"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxjM\n-----END PGP PUBLIC KEY BLOCK-----\n"}`},
+		},
+		{
+			name:   "gpg add from stdin, upsert",
+			args:   "gpg add --from - --upsert",
+			stdin:  armored,
+			routes: map[string][]reply{"POST /api/v1/gpgkeys": {answer(201, map[string]any{"items": []any{alice}})}},
+			want:   []string{`POST /api/v1/gpgkeys?upsert=true {"keyData":"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxjM\n-----END PGP PUBLIC KEY BLOCK-----\n"}`},
+		},
+		{
+			name:   "gpg add refused",
+			args:   "gpg add --from $DIR/k.asc",
+			files:  map[string]string{"k.asc": "hello"},
+			routes: map[string][]reply{"POST /api/v1/gpgkeys": {problemReply(400, "invalid GPG key: not an ASCII-armored public key", "")}},
+			want:   []string{`POST /api/v1/gpgkeys {"keyData":"hello"}`},
+			code:   cmdline.ExitError,
+		},
+		{name: "gpg add without --from", args: "gpg add", code: cmdline.ExitUsage},
+		{
+			name:   "gpg list",
+			args:   "gpg list",
+			routes: map[string][]reply{"GET /api/v1/gpgkeys": ok(map[string]any{"items": []any{alice}})},
+			want:   []string{"GET /api/v1/gpgkeys"},
+		},
+		{
+			name:   "gpg rm",
+			args:   "gpg rm 4AEE18F83AFDEB23",
+			routes: map[string][]reply{"DELETE /api/v1/gpgkeys/4AEE18F83AFDEB23": {{status: 204}}},
+			want:   []string{"DELETE /api/v1/gpgkeys/4AEE18F83AFDEB23"},
+		},
+	})
+}
+
 func TestCLICluster(t *testing.T) {
 	prod := map[string]any{"name": "prod", "server": "https://k8s.acme.io:6443", "hasCredentials": true,
 		"connectionState": map[string]string{"status": "Successful"}, "labels": map[string]string{"env": "prod"}}

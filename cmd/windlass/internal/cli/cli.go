@@ -72,7 +72,7 @@ type verb struct {
 // groups are the client commands with verbs.
 var groups = map[string][]verb{
 	"app": appVerbs, "proj": projVerbs, "repo": repoVerbs, "repocreds": repoCredsVerbs, "cluster": clusterVerbs, "account": accountVerbs, "appset": appsetVerbs,
-	"notifications": notificationsVerbs, "settings": settingsVerbs,
+	"notifications": notificationsVerbs, "settings": settingsVerbs, "gpg": gpgVerbs,
 }
 
 // IsCommand reports whether cmd is a client command.

@@ -74,7 +74,7 @@ func checkCompletion(t *testing.T, shell, harness string, cases []completionCase
 // TestBashCompletion runs the bash script's function on command lines.
 func TestBashCompletion(t *testing.T) {
 	checkCompletion(t, "bash", `source "$1"; COMP_WORDS=($WORDS); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _windlass; echo "${COMPREPLY[*]}"`, []completionCase{
-		{"windlass ''", "dev server login logout completion account app appset cluster migrate notifications proj repo repocreds settings"},
+		{"windlass ''", "dev server login logout completion account app appset cluster gpg migrate notifications proj repo repocreds settings"},
 		{"windlass ap", "app appset"},
 		{"windlass app ge", "get get-resource"},
 		{"windlass app sync web --pr", "--project --prune"},
