@@ -487,6 +487,7 @@ var openAPISchemaTypes = map[string]any{
 	"ClusterView":               settings.ClusterView{},
 	"ClusterList":               ClusterList{},
 	"AppSetApp":                 appset.App{},
+	"AppCondition":              appspec.Condition{},
 	"AppSetPreview":             AppSetPreview{},
 	"AppSetList":                AppSetList{},
 	"AppSetSummary":             AppSetSummary{},
