@@ -40,6 +40,9 @@ func (a *application) validateAction(_ workflow.Context, req ActionRequest) erro
 	if a.deleting != nil {
 		return temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
 	}
+	if a.moving != nil {
+		return errMoving(*a.moving)
+	}
 	if req.Action == "" || req.Resource.Kind == "" || req.Resource.Name == "" {
 		return temporal.NewApplicationError("an action needs a name, and a resource with a kind and a name", ErrTypeInvalidSpec, "action")
 	}

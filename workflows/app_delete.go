@@ -41,6 +41,9 @@ func (a *application) validateDelete(_ workflow.Context, req DeleteRequest) erro
 	if a.deleting != nil {
 		return temporal.NewApplicationError("the application is already being deleted", ErrTypeDeleting)
 	}
+	if a.moving != nil {
+		return errMoving(*a.moving)
+	}
 	switch req.Cascade {
 	case "", cluster.CascadeForeground, cluster.CascadeBackground, cluster.CascadeOrphan:
 		return nil

@@ -22,6 +22,8 @@ func (a *application) busy() error {
 	switch {
 	case a.deleting != nil:
 		return temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
+	case a.moving != nil:
+		return errMoving(*a.moving)
 	case a.st.Status.Operation != nil || len(a.pending) > 0 || a.admitting > 0:
 		return temporal.NewApplicationError("another operation is already in progress", ErrTypeOperationInProgress)
 	}
@@ -142,7 +144,7 @@ func (a *application) findSync(req RollbackRequest) (SyncSummary, bool) {
 		}
 	}
 	if p := req.Past; p != nil && p.ID == req.ID {
-		if n, ok := ParseSyncSeq(p.ID, a.st.Spec.Project, a.st.Spec.Name); ok && n <= a.st.SyncSeq {
+		if n, ok := ParseSyncSeqMoved(p.ID, a.st.Spec.Project, a.st.Spec.Name, a.st.Moves); ok && n <= a.st.SyncSeq {
 			return *p, true
 		}
 	}
@@ -229,7 +231,7 @@ func selfHealDelay(n int) time.Duration {
 // can hold an automated sync back until they open.
 func (a *application) autoSync(ctx workflow.Context) {
 	spec, st := a.st.Spec, a.st.Status
-	if !spec.IsAutomated() || st.Sync != appspec.SyncOutOfSync || st.SHA == "" || len(a.pending) > 0 || a.st.Manifests == nil {
+	if !spec.IsAutomated() || st.Sync != appspec.SyncOutOfSync || st.SHA == "" || len(a.pending) > 0 || a.st.Manifests == nil || a.moving != nil {
 		return
 	}
 	key := a.st.Manifests.Key

@@ -42,6 +42,7 @@ type application struct {
 	loopState
 	syncState
 	deletion
+	move
 	published
 	notifying
 
@@ -166,7 +167,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	}{
 		{QueryStatus, func() (AppView, error) { return a.view(), nil }},
 		{QueryResources, func() ([]appspec.ResourceStatus, error) { return a.st.Status.Resources, nil }},
-		{QueryHistory, func() (HistoryView, error) { return HistoryView{Recent: a.st.History}, nil }},
+		{QueryHistory, func() (HistoryView, error) { return HistoryView{Recent: a.st.History, Moves: a.st.Moves}, nil }},
 		{QueryOperation, func() (*Operation, error) { return a.st.Status.Operation, nil }},
 		{QueryManifests, func() (*render.ManifestRef, error) { return a.st.Manifests, nil }},
 		{QueryNotifications, func() ([]NotificationRecord, error) { return a.st.Notifications, nil }},
@@ -188,6 +189,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 		{UpdateDelete, a.deleteUpdate, a.validateDelete},
 		{UpdateApproveDeletion, a.approveDeletion, a.validateApproveDeletion},
 		{UpdateRunAction, a.runAction, a.validateAction},
+		{UpdateMove, a.moveUpdate, a.validateMove},
 	}
 	for _, u := range updates {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
@@ -199,7 +201,8 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 }
 
 func (a *application) view() AppView {
-	return AppView{Spec: a.st.Spec, Status: a.st.Status, History: a.st.History, Refreshes: a.st.Refreshes, Runs: a.st.Runs}
+	return AppView{Spec: a.st.Spec, Status: a.st.Status, History: a.st.History, Refreshes: a.st.Refreshes, Runs: a.st.Runs,
+		Moves: a.st.Moves, MovedTo: a.st.MovedTo}
 }
 
 // event records a notable event in the status, newest first. A repeat of
@@ -227,6 +230,9 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 	if a.deleting != nil {
 		return temporal.NewApplicationError("the application is being deleted", ErrTypeDeleting)
 	}
+	if a.moving != nil {
+		return errMoving(*a.moving)
+	}
 	spec = spec.Defaulted()
 	if err := spec.Validate(); err != nil {
 		var fe *appspec.FieldError
@@ -244,14 +250,26 @@ func (a *application) validateSpec(_ workflow.Context, spec appspec.Application)
 // setSpec checks the spec against its project, then stores it.
 func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (AppView, error) {
 	spec = spec.Defaulted()
+	proj, err := a.checkProject(ctx, spec)
+	if err != nil {
+		return AppView{}, err
+	}
+	a.st.Spec = a.takeRefreshAnnotation(ctx, spec)
+	a.project = &proj
+	a.wake.SendAsync(true)
+	return a.view(), nil
+}
+
+// checkProject reads spec's project and checks that it permits the app.
+func (a *application) checkProject(ctx workflow.Context, spec appspec.Application) (appspec.Project, error) {
 	ctx = withLocalSteps(ctx) // the project lookup is a cheap step
 	proj, err := getProject(ctx, spec.Project)
 	if err != nil {
-		return AppView{}, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
+		return proj, temporal.NewApplicationError("project "+spec.Project+": "+errorMessage(err), ErrTypeNotPermitted, "project")
 	}
 	resolved, err := a.checkDestination(ctx, spec)
 	if err != nil {
-		return AppView{}, err
+		return proj, err
 	}
 	if err := proj.CheckApp(resolved); err != nil {
 		var fe *appspec.FieldError
@@ -259,12 +277,9 @@ func (a *application) setSpec(ctx workflow.Context, spec appspec.Application) (A
 		if errors.As(err, &fe) {
 			field = fe.Field
 		}
-		return AppView{}, temporal.NewApplicationError(err.Error(), ErrTypeNotPermitted, field)
+		return proj, temporal.NewApplicationError(err.Error(), ErrTypeNotPermitted, field)
 	}
-	a.st.Spec = a.takeRefreshAnnotation(ctx, spec)
-	a.project = &proj
-	a.wake.SendAsync(true)
-	return a.view(), nil
+	return proj, nil
 }
 
 func (a *application) run(ctx workflow.Context) error {
@@ -277,6 +292,18 @@ func (a *application) run(ctx workflow.Context) error {
 	}
 	a.st.QueuedSyncs, a.st.QueuedRollbacks = nil, nil
 	for {
+		if a.st.Retrack != "" && !a.retrack(ctx) {
+			a.waitForWork(ctx)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			continue
+		}
+		if a.moving != nil {
+			if done, err := a.runMove(ctx); done {
+				return err
+			}
+		}
 		if a.deleting != nil {
 			if a.runDelete(ctx) {
 				a.notify(ctx)

@@ -100,6 +100,7 @@ func registerOtherPlaceholders(env *testsuite.TestWorkflowEnvironment) {
 	placeholder[cluster.DeleteAppInput, cluster.DeleteAppOutput](env, cluster.DeleteAppName)
 	placeholder[project.WindowInput, appspec.WindowDecision](env, project.SyncWindowName)
 	placeholder[cluster.RunActionInput, cluster.RunActionOutput](env, cluster.RunActionName)
+	placeholder[cluster.RetrackInput, cluster.RetrackOutput](env, cluster.RetrackName)
 	placeholder[depends.CheckInput, depends.CheckOutput](env, depends.CheckName)
 	// No notifications are configured unless a test says so.
 	noNotify, _ := notify.New(notify.StaticSource{}, &secretstore.Memory{}, slog.New(slog.DiscardHandler))

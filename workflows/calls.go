@@ -178,3 +178,9 @@ func checkRollout(ctx workflow.Context, in rollout.CheckInput) (rollout.CheckOut
 	err := workflow.ExecuteActivity(quickOptions(ctx), rollout.CheckName, in).Get(ctx, &out)
 	return out, err
 }
+
+func retrackApp(ctx workflow.Context, in cluster.RetrackInput) (cluster.RetrackOutput, error) {
+	var out cluster.RetrackOutput
+	err := workflow.ExecuteActivity(deleteOptions(ctx), cluster.RetrackName, in).Get(ctx, &out)
+	return out, err
+}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,10 @@ const (
 	UpdateApproveDeletion = "approveDeletion"
 	// UpdateRunAction runs a resource action (ActionRequest).
 	UpdateRunAction = "runAction"
-	SignalRefresh   = "refresh"
+	// UpdateMove moves the app to another project (MoveRequest): its
+	// workflow hands its state to a new one under the new ID, then ends.
+	UpdateMove    = "move"
+	SignalRefresh = "refresh"
 	// SignalSync and SignalRollback take the same payloads as the updates
 	// of the same names, for operators who trigger them from the Temporal
 	// UI or `temporal workflow signal`.
@@ -72,6 +76,10 @@ const (
 	ErrTypeActionDisabled   = "ActionDisabled"
 	ErrTypeResourceNotFound = "ResourceNotFound"
 	ErrTypeActionFailed     = "ActionFailed"
+	// ErrTypeMoving: the app is moving to another project; ErrTypeAppExists:
+	// the project it would move to already has an app of its name.
+	ErrTypeMoving    = "Moving"
+	ErrTypeAppExists = "AppExists"
 )
 
 // MetricReconcileDuration times one reconcile pass through the workflow
@@ -140,4 +148,50 @@ func ParseSyncSeq(id, project, name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(rest)
 	return n, err == nil && n >= 0
+}
+
+// SyncIDOf is the ID of sync n of the app name in project, which moved
+// out of the projects in moves: the project that ran the sync names it.
+func SyncIDOf(project, name string, moves []ProjectMove, n int) string {
+	return SyncWorkflowID(syncProject(project, moves, n), name, n)
+}
+
+func syncProject(project string, moves []ProjectMove, n int) string {
+	for _, m := range moves {
+		if n <= m.LastSeq {
+			return m.Project
+		}
+	}
+	return project
+}
+
+// ParseSyncSeqMoved is ParseSyncSeq for an app that moved out of the
+// projects in moves: id must be sync n's ID as SyncIDOf names it.
+func ParseSyncSeqMoved(id, project, name string, moves []ProjectMove) (int, bool) {
+	for _, p := range append([]string{project}, projectsOf(moves)...) {
+		if n, ok := ParseSyncSeq(id, p, name); ok && syncProject(project, moves, n) == p {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// AppAliases are "<project>/<name>" of the app in project and in each
+// project it moved out of: the values of its syncs' SearchAttrApp.
+func AppAliases(project, name string, moves []ProjectMove) []string {
+	out := []string{project + "/" + name}
+	for _, p := range projectsOf(moves) {
+		if a := p + "/" + name; !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func projectsOf(moves []ProjectMove) []string {
+	out := make([]string, len(moves))
+	for i, m := range moves {
+		out[i] = m.Project
+	}
+	return out
 }

@@ -78,6 +78,38 @@ type AppState struct {
 	NotifyEvals int               `json:"notifyEvals,omitempty"`
 	// Notifications are the latest delivery outcomes, newest first.
 	Notifications []NotificationRecord `json:"notifications,omitempty"`
+	// Moves are the app's former projects, oldest first: the syncs each
+	// project ran keep their IDs (SyncIDOf).
+	Moves []ProjectMove `json:"moves,omitempty"`
+	// Retrack, set by a move, names the project whose tracking the app's
+	// live objects still carry: the new run retracks them before its
+	// first pass.
+	Retrack string `json:"retrack,omitempty"`
+	// MovedTo is set in the last state of a run that handed the app over
+	// to its workflow in this project.
+	MovedTo string `json:"movedTo,omitempty"`
+}
+
+// ProjectMove is one move of an app out of Project: syncs numbered up to
+// LastSeq ran there, with IDs SyncWorkflowID(Project, name, n).
+type ProjectMove struct {
+	Project   string    `json:"project"`
+	LastSeq   int       `json:"lastSeq"`
+	At        time.Time `json:"at,omitzero"`
+	Initiator string    `json:"initiator,omitempty"`
+}
+
+// MoveRequest is the payload of the move update: the app's spec with its
+// new project.
+type MoveRequest struct {
+	Spec      appspec.Application `json:"spec"`
+	Initiator string              `json:"initiator,omitempty"`
+}
+
+// MoveResult answers the move update: the app's workflow ID in its new
+// project, which has started.
+type MoveResult struct {
+	ID string `json:"id"`
 }
 
 // Placement is where a destination cluster's activities run: TaskQueue
@@ -258,6 +290,8 @@ type ApproveDeletionRequest struct {
 // keeps; older ones are closed SyncWorkflows in visibility.
 type HistoryView struct {
 	Recent []SyncSummary `json:"recent"`
+	// Moves are the app's former projects (AppState.Moves).
+	Moves []ProjectMove `json:"moves,omitempty"`
 }
 
 // RefreshRequest is the payload of the refresh signal.
@@ -367,6 +401,10 @@ type AppView struct {
 	// runs (continue-as-new) so far.
 	Refreshes int64 `json:"refreshes,omitempty"`
 	Runs      int   `json:"runs,omitempty"`
+	// Moves are the app's former projects; MovedTo, on the last view of a
+	// workflow that handed the app over, its new project.
+	Moves   []ProjectMove `json:"moves,omitempty"`
+	MovedTo string        `json:"movedTo,omitempty"`
 }
 
 // maxHistory bounds the recent-sync list kept in the workflow; the full

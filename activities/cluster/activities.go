@@ -208,6 +208,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 		{PlanName, a.Plan}, {ApplyWaveName, a.ApplyWave}, {WaitWaveName, a.WaitWave},
 		{PruneName, a.Prune}, {DeleteHooksName, a.DeleteHooks}, {DeleteAppName, a.DeleteApp},
 		{ResourceTreeName, a.ResourceTree}, {OrphansName, a.Orphans}, {RunActionName, a.RunAction},
+		{RetrackName, a.Retrack},
 	} {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}
