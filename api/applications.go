@@ -149,6 +149,13 @@ func (s *Server) updateApp(c *echo.Context) error {
 	if spec.Name != c.Param("name") {
 		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "name in the body does not match the URL", Field: "name"}
 	}
+	// ?project= names the app's project now; a body with another moves it.
+	if from := c.QueryParam("project"); from != "" && from != spec.Project {
+		if err := appspec.ValidateProjectName(from); err != nil {
+			return err
+		}
+		return s.moveApp(c, from, spec)
+	}
 	return s.replaceSpec(c, spec)
 }
 
@@ -207,8 +214,11 @@ func (s *Server) patchApp(c *echo.Context) error {
 	if err := refuseManagedBy(spec); err != nil {
 		return err
 	}
-	if spec.Name != name || spec.Project != proj {
-		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "a patch cannot rename an application or move it to another project", Field: "name"}
+	if spec.Name != name {
+		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "a patch cannot rename an application", Field: "name"}
+	}
+	if spec.Project != proj {
+		return s.moveApp(c, proj, spec)
 	}
 	return s.replaceSpec(c, spec)
 }
@@ -280,7 +290,13 @@ func (s *Server) status(ctx context.Context, id string) (workflows.AppView, erro
 	if err != nil {
 		return view, err
 	}
-	return view, v.Get(&view)
+	if err := v.Get(&view); err != nil {
+		return view, err
+	}
+	if view.MovedTo != "" {
+		return view, movedAway(view)
+	}
+	return view, nil
 }
 
 // stuckView is the view of an app whose workflow cannot answer because
@@ -384,7 +400,12 @@ func (s *Server) rollbackApp(c *echo.Context) error {
 		return problem(http.StatusBadRequest, "request body must name the sync to roll back to: {\"id\": \"sync/<project>/<app>/<n>\"}")
 	}
 	body := workflows.RollbackRequest{ID: in.ID, Force: in.Force, Prune: in.Prune, DryRun: in.DryRun, Initiator: initiator(c)}
-	if body.Past, err = s.rollbackTarget(c.Request().Context(), id, proj, name, body.ID); err != nil {
+	moves := s.appMoves(c.Request().Context(), id)
+	// A sync named in the app's project by its number ran where SyncIDOf says.
+	if n, ok := workflows.ParseSyncSeq(body.ID, proj, name); ok && len(moves) > 0 {
+		body.ID = workflows.SyncIDOf(proj, name, moves, n)
+	}
+	if body.Past, err = s.rollbackTarget(c.Request().Context(), id, proj, name, body.ID, moves); err != nil {
 		return err
 	}
 	return s.runOperation(c, id, workflows.UpdateRollback, body)

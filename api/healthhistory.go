@@ -52,7 +52,7 @@ func (s *Server) appHealthHistory(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ts, err := s.opts.HealthHistory.History(c.Request().Context(), view.Spec.Project+"/"+view.Spec.Name, limit)
+	ts, err := s.movedHealthHistory(c.Request().Context(), view, limit)
 	if err != nil {
 		return problem(http.StatusServiceUnavailable, "reading the health history: "+err.Error())
 	}

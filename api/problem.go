@@ -68,8 +68,12 @@ func toProblem(err error) *Problem {
 			}
 			return pr
 		case workflows.ErrTypeOperationInProgress, workflows.ErrTypeSyncWindow, workflows.ErrTypeRollback,
-			workflows.ErrTypeNoOperation, workflows.ErrTypeDeleting:
+			workflows.ErrTypeNoOperation, workflows.ErrTypeDeleting, workflows.ErrTypeMoving:
 			return problem(http.StatusConflict, app.Message())
+		case workflows.ErrTypeAppExists:
+			pr := problem(http.StatusConflict, app.Message())
+			pr.Field = "project"
+			return pr
 		case workflows.ErrTypeReconcileSkipped:
 			pr := problem(http.StatusConflict, app.Message())
 			if app.HasDetails() {

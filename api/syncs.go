@@ -110,9 +110,10 @@ func (s *Server) syncHistory(c *echo.Context) error {
 		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid", Field: "cursor"}
 	}
 	ctx := c.Request().Context()
+	moves := s.appMoves(ctx, id)
 	out := SyncList{Items: []SyncRecord{}}
 	if !cur.Archived {
-		q := fmt.Sprintf("WorkflowType = '%s' AND %s = '%s/%s'", workflows.SyncWorkflowName, workflows.SearchAttrApp, proj, name)
+		q := syncAppQuery(proj, name, moves)
 		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: cur.Token, Query: q,
 		})
@@ -121,7 +122,7 @@ func (s *Server) syncHistory(c *echo.Context) error {
 		}
 		for _, e := range resp.Executions {
 			out.Items = append(out.Items, s.syncRecord(c, e, SourceRetained))
-			if n, ok := workflows.ParseSyncSeq(e.GetExecution().GetWorkflowId(), proj, name); ok && (cur.Lowest == 0 || n < cur.Lowest) {
+			if n, ok := workflows.ParseSyncSeqMoved(e.GetExecution().GetWorkflowId(), proj, name, moves); ok && (cur.Lowest == 0 || n < cur.Lowest) {
 				cur.Lowest = n
 			}
 		}
@@ -130,12 +131,12 @@ func (s *Server) syncHistory(c *echo.Context) error {
 			cur.Archived = true
 			cur.Next = cur.Lowest - 1
 			if cur.Lowest == 0 {
-				cur.Next = s.latestSyncSeq(ctx, id, proj, name)
+				cur.Next = s.latestSyncSeq(ctx, id, proj, name, moves)
 			}
 		}
 	}
 	if cur.Archived && len(out.Items) < limit {
-		recs, next, err := s.archivedSyncs(c, proj, name, cur.Next, limit-len(out.Items), limit*maxArchiveLookups)
+		recs, next, err := s.archivedSyncs(c, proj, name, moves, cur.Next, limit-len(out.Items), limit*maxArchiveLookups)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func (s *Server) syncHistory(c *echo.Context) error {
 
 // latestSyncSeq is the sequence number of the app's latest sync, from the
 // recent syncs its workflow keeps; 0 when it has none.
-func (s *Server) latestSyncSeq(ctx context.Context, appID, proj, name string) int {
+func (s *Server) latestSyncSeq(ctx context.Context, appID, proj, name string, moves []workflows.ProjectMove) int {
 	v, err := s.c.QueryWorkflow(ctx, appID, "", workflows.QueryHistory)
 	if err != nil {
 		return 0
@@ -163,7 +164,7 @@ func (s *Server) latestSyncSeq(ctx context.Context, appID, proj, name string) in
 	if v.Get(&h) != nil || len(h.Recent) == 0 {
 		return 0
 	}
-	n, _ := workflows.ParseSyncSeq(h.Recent[0].ID, proj, name)
+	n, _ := workflows.ParseSyncSeqMoved(h.Recent[0].ID, proj, name, moves)
 	return n
 }
 
@@ -171,11 +172,11 @@ func (s *Server) latestSyncSeq(ctx context.Context, appID, proj, name string) in
 // archive, until it found want of them or made max lookups, and returns
 // them with the next number to look up (0 at the end). Without a
 // visibility archive there is nothing to find.
-func (s *Server) archivedSyncs(c *echo.Context, proj, name string, from, want, max int) ([]SyncRecord, int, error) {
+func (s *Server) archivedSyncs(c *echo.Context, proj, name string, moves []workflows.ProjectMove, from, want, max int) ([]SyncRecord, int, error) {
 	var out []SyncRecord
 	n := from
 	for ; n > 0 && len(out) < want && max > 0; n, max = n-1, max-1 {
-		e, err := s.archivedExecution(c.Request().Context(), workflows.SyncWorkflowID(proj, name, n))
+		e, err := s.archivedExecution(c.Request().Context(), workflows.SyncIDOf(proj, name, moves, n))
 		switch {
 		case errors.Is(err, errNoArchive):
 			return out, 0, nil
@@ -236,23 +237,24 @@ func (s *Server) syncRecord(c *echo.Context, e *workflowpb.WorkflowExecutionInfo
 	return r
 }
 
-// syncSeqParam reads the :seq of a sync route as the app's sync ID.
-func syncSeqParam(c *echo.Context, proj, name string) (string, error) {
+// syncSeqParam reads the :seq of a sync route as the app's sync ID, in
+// the project that ran it.
+func syncSeqParam(c *echo.Context, proj, name string, moves []workflows.ProjectMove) (string, error) {
 	n, err := strconv.Atoi(c.Param("seq"))
 	if err != nil || n < 1 {
 		return "", &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "a sync is named by its sequence number, 1 or more", Field: "seq"}
 	}
-	return workflows.SyncWorkflowID(proj, name, n), nil
+	return workflows.SyncIDOf(proj, name, moves, n), nil
 }
 
 // syncEvents serves a sync's full event history, from Temporal while it
 // retains the sync and from the archive after.
 func (s *Server) syncEvents(c *echo.Context) error {
-	_, proj, name, err := s.app(c, rbac.ActionGet)
+	appID, proj, name, err := s.app(c, rbac.ActionGet)
 	if err != nil {
 		return err
 	}
-	id, err := syncSeqParam(c, proj, name)
+	id, err := syncSeqParam(c, proj, name, s.appMoves(c.Request().Context(), appID))
 	if err != nil {
 		return err
 	}
@@ -342,8 +344,8 @@ func firstPayload(p *commonpb.Payloads, v any) {
 // workflow: nil when the app keeps it among its recent syncs (or syncID is
 // not one of the app's, which the workflow refuses), else the sync looked
 // up in Temporal or its archive. A caller's own Past is never passed on.
-func (s *Server) rollbackTarget(ctx context.Context, appID, proj, name, syncID string) (*workflows.SyncSummary, error) {
-	if _, ok := workflows.ParseSyncSeq(syncID, proj, name); !ok {
+func (s *Server) rollbackTarget(ctx context.Context, appID, proj, name, syncID string, moves []workflows.ProjectMove) (*workflows.SyncSummary, error) {
+	if _, ok := workflows.ParseSyncSeqMoved(syncID, proj, name, moves); !ok {
 		return nil, nil
 	}
 	if v, err := s.c.QueryWorkflow(ctx, appID, "", workflows.QueryHistory); err == nil {

@@ -36,6 +36,8 @@ type Apps interface {
 	// SyncApplication starts a sync of an app.
 	SyncApplication(ctx context.Context, project, name string, req workflows.SyncRequest) (workflows.SyncAccepted, error)
 	DeleteApplication(ctx context.Context, project, name, cascade, initiator string) (workflows.DeleteResult, error)
+	// MoveApplication moves an app from a project to spec.Project.
+	MoveApplication(ctx context.Context, from string, spec appspec.Application, initiator string) (workflows.AppView, error)
 	Application(ctx context.Context, project, name string) (workflows.AppView, error)
 	// ApplicationNames lists the apps as project and name pairs.
 	ApplicationNames(ctx context.Context) ([][2]string, error)
@@ -76,6 +78,7 @@ type item struct{ kind, key string }
 // Log messages.
 const (
 	msgApplied        = "front door resource applied"
+	msgMoved          = "front door application moved to another project"
 	msgRefused        = "front door resource refused"
 	msgDeleted        = "front door resource deleted, and what it declared"
 	msgReconcileError = "front door reconcile failed"
@@ -344,6 +347,22 @@ func (c *Controller) reconcileApp(ctx context.Context, key string, u *unstructur
 		msg := fmt.Sprintf("application %s/%s is declared by the Application %s", spec.Project, spec.Name, view.Spec.Annotations[DeclaredBy])
 		return c.refuseApp(ctx, u, nil, msg)
 	}
+	if !found {
+		// A changed spec.project moves the app this resource declared.
+		if from, err := c.declaredElsewhere(ctx, key, spec); err != nil {
+			return err
+		} else if from != "" {
+			v, err := c.apps.MoveApplication(ctx, from, spec, "application "+key)
+			if msg, refused := refusal(err); refused {
+				return c.refuseApp(ctx, u, c.viewOf(ctx, key, appRef{from, spec.Name}), msg)
+			}
+			if err != nil {
+				return err
+			}
+			c.cfg.Logger.Info(msgMoved, "resource", key, "from", from, "to", spec.Project)
+			view, found = v, true
+		}
+	}
 	h := hashOf(spec)
 	c.mu.Lock()
 	it := item{kindApp, key}
@@ -407,6 +426,25 @@ func (c *Controller) refuseApp(ctx context.Context, u *unstructured.Unstructured
 		c.cfg.Logger.Info(msgRefused, "kind", kindApp, "resource", u.GetNamespace()+"/"+u.GetName(), "error", msg)
 	}
 	return c.writeAppStatus(ctx, u, view, condition{Type: condInvalidSpec, Message: msg})
+}
+
+// declaredElsewhere is the project of the running app named spec.Name,
+// in a project other than spec.Project, that Application key declared;
+// "" when there is none.
+func (c *Controller) declaredElsewhere(ctx context.Context, key string, spec appspec.Application) (string, error) {
+	names, err := c.apps.ApplicationNames(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		if n[1] != spec.Name || n[0] == spec.Project {
+			continue
+		}
+		if c.viewOf(ctx, key, appRef{n[0], n[1]}) != nil {
+			return n[0], nil
+		}
+	}
+	return "", nil
 }
 
 // viewOf is the view of ref's app if Application key declared it, or

@@ -98,6 +98,25 @@ func (f *fakeApps) ApplyApplication(_ context.Context, spec appspec.Application)
 	return v, nil
 }
 
+// MoveApplication moves the app, keeping its status, as the app workflow
+// hands its state over; an unknown project refuses it.
+func (f *fakeApps) MoveApplication(_ context.Context, from string, spec appspec.Application, _ string) (workflows.AppView, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.apps[appRef{from, spec.Name}]
+	if !ok {
+		return v, &api.Problem{Status: http.StatusNotFound, Detail: "application not found"}
+	}
+	if _, ok := f.projects[spec.Project]; !ok && spec.Project != appspec.DefaultProject {
+		return workflows.AppView{}, &api.Problem{Status: http.StatusForbidden, Detail: "project " + spec.Project + " does not exist", Field: "project"}
+	}
+	delete(f.apps, appRef{from, spec.Name})
+	v.Spec = spec
+	f.apps[appRef{spec.Project, spec.Name}] = v
+	f.applied = append(f.applied, "move "+spec.Name+" "+from+"->"+spec.Project)
+	return v, nil
+}
+
 // SyncApplication records the request; an app with an operation refuses
 // it, as the app workflow does.
 func (f *fakeApps) SyncApplication(_ context.Context, project, name string, req workflows.SyncRequest) (workflows.SyncAccepted, error) {
@@ -407,6 +426,37 @@ func TestProjectRefused(t *testing.T) {
 	waitStatus(t, ns, "elsewhere", "Unknown", "Unknown", "InvalidSpecError: project nope does not exist")
 	if _, err := apps.Application(t.Context(), "nope", "elsewhere"); err == nil {
 		t.Fatal("an app of a refused project exists")
+	}
+}
+
+// A changed spec.project moves the app the resource declared (its state
+// goes with it) instead of creating a second app; a project that does
+// not exist refuses the move and the app stays.
+func TestProjectChangeMoves(t *testing.T) {
+	apps := newFakeApps()
+	apps.projects["team"] = appspec.Project{Name: "team"}
+	ns := uniq("fd-move")
+	start(t, apps, ns)
+	create(t, application(ns, "mover", "x", ""))
+	u := waitStatus(t, ns, "mover", "Synced", "Healthy", "")
+	u.Object["spec"].(map[string]any)["project"] = "nope"
+	if _, err := dyn.Resource(Applications).Namespace(ns).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u = waitStatus(t, ns, "mover", "Synced", "Healthy", "InvalidSpecError: project nope does not exist")
+	u.Object["spec"].(map[string]any)["project"] = "team"
+	if _, err := dyn.Resource(Applications).Namespace(ns).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, ns, "mover", "Synced", "Healthy", "")
+	eventually(t, "the app moved", func() (bool, string) {
+		_, errOld := apps.Application(t.Context(), "default", "mover")
+		_, errNew := apps.Application(t.Context(), "team", "mover")
+		return errOld != nil && errNew == nil, fmt.Sprint(errOld, errNew)
+	})
+	applied, _ := apps.calls()
+	if want := []string{"mover@x", "move mover default->team"}; !slices.Equal(applied, want) {
+		t.Fatalf("applied %v, want %v", applied, want)
 	}
 }
 
