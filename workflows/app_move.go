@@ -110,12 +110,16 @@ func (a *application) runMove(ctx workflow.Context) (bool, error) {
 	st.Retrack, st.WatchedKinds, st.MovedTo = from, nil, ""
 	st.Status.Operation = nil
 	id := AppWorkflowID(spec.Project, spec.Name)
+	// The list and a parent's children find the app before its first pass.
+	sa := []temporal.SearchAttributeUpdate{saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project + "/" + spec.Name), saName.ValueSet(spec.Name)}
+	if spec.ManagedBy != nil {
+		sa = append(sa, saParent.ValueSet(spec.ManagedBy.App))
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(saProject.ValueSet(spec.Project), saApp.ValueSet(spec.Project+"/"+spec.Name),
-			saName.ValueSet(spec.Name)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 	})
 	fut := workflow.ExecuteChildWorkflow(cctx, ApplicationWorkflowName, AppInput{Spec: spec, Config: a.cfg, State: &st})
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {

@@ -40,6 +40,8 @@ type Apps interface {
 	Children(ctx context.Context, parent string) ([]string, error)
 	// Upsert creates or updates an app (Update-With-Start of setSpec).
 	Upsert(ctx context.Context, spec appspec.Application) error
+	// Move moves an app from a project to spec.Project (the move update).
+	Move(ctx context.Context, from string, spec appspec.Application, initiator string) error
 	// Delete deletes an app with a cascade.
 	Delete(ctx context.Context, project, name, cascade, initiator string) error
 	// Sync starts a sync, Refresh asks for a refresh.
@@ -284,12 +286,15 @@ func (c *Children) checkApp(ctx context.Context, parent cluster.Target, spec app
 		return fmt.Errorf("look up application %s: %w", name, err)
 	}
 	for _, p := range projs {
-		if p != spec.Project {
-			return refused(cluster.KindApplication, name, "field metadata.name: the name is taken by application %s/%s", p, name)
-		}
 		v, ok, err := c.apps.View(ctx, p, name)
 		if err != nil {
 			return fmt.Errorf("read application %s/%s: %w", p, name, err)
+		}
+		if p != spec.Project {
+			if ok && v.Spec.ManagedBy != nil && v.Spec.ManagedBy.App == parentOf(parent) {
+				continue // the declaration moves it (Apply)
+			}
+			return refused(cluster.KindApplication, name, "field metadata.name: the name is taken by application %s/%s", p, name)
 		}
 		if ok && v.Spec.ManagedBy != nil && v.Spec.ManagedBy.App != parentOf(parent) {
 			return refused(cluster.KindApplication, name, "field metadata.name: application %s/%s is managed by application %s", p, name, v.Spec.ManagedBy.App)
@@ -326,6 +331,20 @@ func (c *Children) Apply(ctx context.Context, parent cluster.Target, u *unstruct
 	if err != nil {
 		return cluster.ActionFailed, fmt.Errorf("read application %s/%s: %w", spec.Project, spec.Name, err)
 	}
+	if !exists {
+		from, err := c.declaredElsewhere(ctx, parent, spec)
+		switch {
+		case err != nil:
+			return cluster.ActionFailed, err
+		case from != "" && dryRun:
+			return cluster.ActionConfigured, nil
+		case from != "":
+			if err := c.apps.Move(ctx, from, spec, "application "+parentOf(parent)); err != nil {
+				return cluster.ActionFailed, fmt.Errorf("move application %s to project %s: %w", spec.Name, spec.Project, err)
+			}
+			return cluster.ActionConfigured, nil
+		}
+	}
 	switch {
 	case exists && sameApp(cur.Spec, spec):
 		return cluster.ActionUnchanged, nil
@@ -339,6 +358,30 @@ func (c *Children) Apply(ctx context.Context, parent cluster.Target, u *unstruct
 		return cluster.ActionConfigured, nil
 	}
 	return cluster.ActionCreated, nil
+}
+
+// declaredElsewhere is the project of the running app of spec's name, in
+// another project, that parent declares: a changed spec.project moves
+// it, as the API's move does, so that its syncs and resources stay. ""
+// when there is none.
+func (c *Children) declaredElsewhere(ctx context.Context, parent cluster.Target, spec appspec.Application) (string, error) {
+	projs, err := c.apps.Find(ctx, spec.Name)
+	if err != nil {
+		return "", fmt.Errorf("look up application %s: %w", spec.Name, err)
+	}
+	for _, p := range projs {
+		if p == spec.Project {
+			continue
+		}
+		v, ok, err := c.apps.View(ctx, p, spec.Name)
+		if err != nil {
+			return "", fmt.Errorf("read application %s/%s: %w", p, spec.Name, err)
+		}
+		if ok && v.Spec.ManagedBy != nil && v.Spec.ManagedBy.App == parentOf(parent) {
+			return p, nil
+		}
+	}
+	return "", nil
 }
 
 // sameApp compares a child's spec with its declaration, ignoring the

@@ -55,6 +55,16 @@ func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
 	return nil
 }
 
+// Move moves the app's view, as the app workflow hands its state over.
+func (f *fakeApps) Move(_ context.Context, from string, spec appspec.Application, _ string) error {
+	f.calls = append(f.calls, "move "+from+"/"+spec.Name+" to "+spec.Project)
+	v := f.apps[from+"/"+spec.Name]
+	delete(f.apps, from+"/"+spec.Name)
+	v.Spec = spec
+	f.apps[spec.Project+"/"+spec.Name] = v
+	return nil
+}
+
 func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) error {
 	f.calls = append(f.calls, "delete "+project+"/"+name+" "+cascade)
 	delete(f.apps, project+"/"+name)
@@ -160,6 +170,7 @@ func fixture() (*Children, *fakeApps, *fakeProjects) {
 		"default/mid":    view("default", "mid", "default/root"),
 		"default/loose":  view("default", "loose", ""),
 		"default/owned":  view("default", "owned", "default/other-parent"),
+		"default/mover":  view("default", "mover", "default/mid"),
 		"team/elsewhere": view("team", "elsewhere", ""),
 		"default/api":    {Spec: appspec.Application{Name: "api", Project: "default", DependsOn: []string{"web"}}},
 	}}
@@ -201,6 +212,8 @@ func TestCheck(t *testing.T) {
 		{"no escalation through a declared project", narrowParent, []*unstructured.Unstructured{appProject("fresh", "*"), app("leaf", "fresh", "wide")},
 			"not permitted by project narrow of parent"},
 		{"name taken in another project", mid, []*unstructured.Unstructured{app("elsewhere", "default", "x")}, "taken by application team/elsewhere"},
+		{"own child moves to another project", mid, []*unstructured.Unstructured{app("mover", "team", "x")}, ""},
+		{"own child moves to a project that refuses it", mid, []*unstructured.Unstructured{app("mover", "narrow", "wide")}, "not permitted by its project narrow"},
 		{"name owned by another parent", mid, []*unstructured.Unstructured{app("owned", "default", "x")}, "managed by application default/other-parent"},
 		{"dependencies without a cycle", mid, []*unstructured.Unstructured{dependent(app("web", "default", "x"), "db"), app("db", "default", "y")}, ""},
 		{"dependency cycle among declared apps", mid, []*unstructured.Unstructured{dependent(app("web", "default", "x"), "db"), dependent(app("db", "default", "y"), "web")},
@@ -256,6 +269,30 @@ func TestApplyRecordsParent(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"Application/leaf", "Application/mid", "AppProject/fresh"}, sortedApps(names)); diff != "" {
 		t.Fatalf("managed (-want +got):\n%s", diff)
+	}
+}
+
+// A declared app whose spec.project changes in Git is moved, not created
+// again in its new project (and the old one left to be deleted).
+func TestApplyMovesChangedProject(t *testing.T) {
+	c, apps, _ := fixture()
+	parent := cluster.Target{Project: "default", App: "mid"}
+	act, err := c.Apply(t.Context(), parent, app("mover", "team", "x"), true)
+	if err != nil || act != cluster.ActionConfigured || len(apps.calls) != 0 {
+		t.Fatalf("dry run Apply = %s, %v, calls %v", act, err, apps.calls)
+	}
+	act, err = c.Apply(t.Context(), parent, app("mover", "team", "x"), false)
+	if err != nil || act != cluster.ActionConfigured {
+		t.Fatalf("Apply = %s, %v", act, err)
+	}
+	if diff := cmp.Diff([]string{"move default/mover to team"}, apps.calls); diff != "" {
+		t.Fatalf("calls (-want +got):\n%s", diff)
+	}
+	if _, ok := apps.apps["team/mover"]; !ok {
+		t.Fatal("the app is not in project team")
+	}
+	if act, err := c.Apply(t.Context(), parent, app("mover", "team", "x"), false); err != nil || act != cluster.ActionUnchanged {
+		t.Fatalf("second Apply = %s, %v, want unchanged", act, err)
 	}
 }
 

@@ -133,6 +133,24 @@ func (t *TemporalApps) Upsert(ctx context.Context, spec appspec.Application) err
 	return nil
 }
 
+// Move runs the app's move update and waits until its workflow in the
+// new project has started.
+func (t *TemporalApps) Move(ctx context.Context, from string, spec appspec.Application, initiator string) error {
+	id := workflows.AppWorkflowID(from, spec.Name)
+	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateMove,
+		Args:         []any{workflows.MoveRequest{Spec: spec, Initiator: initiator}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return fmt.Errorf("move %s: %w", id, err)
+	}
+	if err := h.Get(ctx, nil); err != nil {
+		return fmt.Errorf("move %s: %w", id, err)
+	}
+	return nil
+}
+
 // Delete runs the app's delete update and waits for it.
 func (t *TemporalApps) Delete(ctx context.Context, project, name, cascade, initiator string) error {
 	h, err := t.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
