@@ -27,7 +27,7 @@ var appVerbs = []verb{
 	{"list", "", "list the applications", (*cli).appList},
 	{"get", "NAME", "show an application and its resources", (*cli).appGet},
 	{"create", "NAME | -f FILE", "create an application from flags (--repo, --path, ...) or a Windlass or Argo CD file (--upsert: or update)", (*cli).appCreate},
-	{"set", "NAME", "change fields of an application's spec (--revision, --path, -p, ...)", (*cli).appSet},
+	{"set", "NAME", "change fields of an application's spec (--revision, --path, -p, ...; --project P moves it to P)", (*cli).appSet},
 	{"unset", "NAME", "remove parameters from an application's source (-p, --values, ...)", (*cli).appUnset},
 	{"patch", "NAME", "patch an application's spec (--type merge, the default, or json)", (*cli).appPatch},
 	{"edit", "NAME", "edit an application's spec in $EDITOR", (*cli).appEdit},
@@ -500,10 +500,53 @@ func (c *cli) appSet(ctx context.Context, args []string) error {
 	} else if f.set("source-position") {
 		return f.usageError("--source-position without a source field to set")
 	}
+	if f.set("project") {
+		if err := c.setProject(ctx, f, s, pos, q, patch); err != nil {
+			return err
+		}
+	}
 	if len(patch) == 0 {
 		return f.usageError("nothing to set")
 	}
 	return c.patchApp(ctx, f, s, target{name: pos[0], q: q}, patch)
+}
+
+// setProject makes app set's --project P move the app to P, as in Argo CD.
+// The app is NAME in the project that holds it, or PROJECT/NAME when
+// several do; pos[0] and q are set to name it there. An app already in P
+// is only selected, so --project still names the app's project.
+func (c *cli) setProject(ctx context.Context, f *flags, s *session, pos []string, q url.Values, patch map[string]any) error {
+	to := *f.project
+	from, name, ok := strings.Cut(pos[0], "/")
+	if !ok {
+		name = pos[0]
+		_, items, err := listItems[struct{ Name, Project string }](ctx, s.api, appsPath, url.Values{"search": {name}}, 0)
+		if err != nil {
+			return err
+		}
+		var projects []string
+		for _, it := range items {
+			if it.Name == name {
+				projects = append(projects, it.Project)
+			}
+		}
+		switch {
+		case slices.Contains(projects, to):
+			from = to
+		case len(projects) == 0:
+			return fmt.Errorf("application %s not found", name)
+		case len(projects) > 1:
+			return f.usageError("application %s is in projects %s: name it PROJECT/%s", name, strings.Join(projects, ", "), name)
+		default:
+			from = projects[0]
+		}
+	}
+	pos[0] = name
+	q.Set("project", from)
+	if from != to {
+		patch["project"] = to
+	}
+	return nil
 }
 
 // patchSource adds the source fields and the tools' parameters to the
