@@ -908,3 +908,31 @@ func TestWaitWaveTimeoutNamesWhatIsNotReady(t *testing.T) {
 		t.Fatalf("a wait for hooks only, without hooks = %+v; want done at once", out)
 	}
 }
+
+// Retrack moves the tracking of the app's objects to another project and
+// changes nothing else: same objects, same spec; the app in the new
+// project finds them Synced, and a second run has nothing left to move.
+func TestRetrack(t *testing.T) {
+	h := newHarness(t)
+	tg, ref := h.synced("moving", "guestbook.yaml", "m1")
+	before := h.get(gvrDeployments, "guestbook-ui")
+	out := must[RetrackOutput](h, RetrackName, RetrackInput{Target: tg, Project: "elsewhere", Manifests: &ref})
+	if out.Retracked != 3 {
+		t.Fatalf("retracked %d objects, want 3", out.Retracked)
+	}
+	after := h.get(gvrDeployments, "guestbook-ui")
+	if after.GetUID() != before.GetUID() || after.GetGeneration() != before.GetGeneration() {
+		t.Fatalf("deployment replaced or changed: uid %s→%s, generation %d→%d", before.GetUID(), after.GetUID(), before.GetGeneration(), after.GetGeneration())
+	}
+	moved := tg
+	moved.Project = "elsewhere"
+	if !manifest.OwnedBy(moved.Project, moved.App, after) || after.GetLabels()[manifest.AppLabel] != manifest.AppLabelValue(moved.Project, moved.App) {
+		t.Fatalf("deployment tracking = %v, labels %v", after.GetAnnotations()[manifest.TrackingAnnotation], after.GetLabels())
+	}
+	if c := h.compare(moved, ref, false); c.Sync != appspec.SyncSynced {
+		t.Fatalf("the app in its new project compares %s: %+v", c.Sync, c.Resources)
+	}
+	if again := must[RetrackOutput](h, RetrackName, RetrackInput{Target: tg, Project: "elsewhere", Manifests: &ref}); again.Retracked != 0 {
+		t.Fatalf("a second retrack moved %d objects", again.Retracked)
+	}
+}
