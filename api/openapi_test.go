@@ -488,6 +488,7 @@ var openAPISchemaTypes = map[string]any{
 	"ClusterList":               ClusterList{},
 	"AppSetApp":                 appset.App{},
 	"AppCondition":              appspec.Condition{},
+	"ProjectMove":               workflows.ProjectMove{},
 	"AppSetPreview":             AppSetPreview{},
 	"AppSetList":                AppSetList{},
 	"AppSetSummary":             AppSetSummary{},
