@@ -44,6 +44,26 @@ func TestArchivalFilestore(t *testing.T) {
 	}
 }
 
+// TestArchivalFilestoreOnPostgres: a cluster member on PostgreSQL archives
+// a closed workflow to a filestore archive, and reads it back once
+// retention has deleted it from the database.
+func TestArchivalFilestoreOnPostgres(t *testing.T) {
+	pg := testPostgres(t)
+	archive := filepath.Join(t.TempDir(), "archive")
+	cfg := clusterTestConfig(t, pg, testDatabase(t))
+	cfg.Retention = testRetention
+	cfg.Archival = FileArchival(archive)
+	srv := startClusterTestServer(t, cfg)
+	checkArchived(t, srv, "archived-pg")
+
+	for _, sub := range []string{"history", "visibility"} {
+		entries, err := os.ReadDir(filepath.Join(archive, sub))
+		if err != nil || len(entries) == 0 {
+			t.Errorf("%s archive: %d entries, %v; want the workflow's record", sub, len(entries), err)
+		}
+	}
+}
+
 func TestArchivalS3(t *testing.T) {
 	backend := s3mem.New()
 	if err := backend.CreateBucket("windlass-archive"); err != nil {
@@ -74,8 +94,12 @@ func TestArchivalS3(t *testing.T) {
 // reads its visibility record and history back from the archive.
 func checkArchived(t *testing.T, srv *DevServer, id string) {
 	t.Helper()
+	// The worker and client stop before the test ends: their loggers
+	// write to the test's output.
 	c := dialTestServer(t, srv)
-	startTestWorker(t, c)
+	defer c.Close()
+	w := startTestWorker(t, c)
+	defer w.Stop()
 	ctx := t.Context()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: testTaskQueue}, greetWorkflow, "archive")
 	if err != nil {
@@ -160,6 +184,20 @@ func TestArchivalRefusesBadArchive(t *testing.T) {
 				t.Errorf("database exists after a refused start: %v", err)
 			}
 		})
+	}
+}
+
+// A cluster member refuses an unwritable archive before it touches
+// PostgreSQL: nothing listens at the DSN, and the archive is named.
+func TestClusterArchivalRefusesBadArchive(t *testing.T) {
+	cfg := ClusterServerConfig{
+		Postgres: PostgresConfig{DSN: "postgres://windlass@127.0.0.1:1/temporal", Password: "x"},
+		Archival: &ArchivalConfig{HistoryURI: "file:///proc/self", VisibilityURI: "file:///proc/self"},
+		Logger:   testLogger(t),
+	}
+	_, err := StartClusterServer(t.Context(), cfg)
+	if want := "archive directory /proc/self is not writable"; err == nil || !strings.Contains(err.Error(), want) || errors.Is(err, ErrPostgresUnreachable) {
+		t.Fatalf("StartClusterServer error = %v, want %q before any connection", err, want)
 	}
 }
 

@@ -37,7 +37,6 @@ import (
 	"go.temporal.io/server/temporal"
 	schematool "go.temporal.io/server/tools/common/schema"
 	sqltool "go.temporal.io/server/tools/sql"
-	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Schema directories inside the server module's embedded schema files.
@@ -72,6 +71,11 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	}
 	if len(cfg.Services) == 0 {
 		cfg.Services = AllServices
+	}
+	if cfg.Archival != nil {
+		if err := cfg.Archival.Validate(); err != nil {
+			return nil, fmt.Errorf("cluster server: archival: %w", err)
+		}
 	}
 	if cfg.Namespace == "" {
 		cfg.Namespace = defaultNamespace
@@ -116,8 +120,10 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	}
 
 	slogger := serverLogger{l: logger, stopping: new(atomic.Bool)}
+	conf := clusterConfig(defaultStore, visStore, cfg.HistoryShards, frontIP, ports)
+	archivalServerConfig(conf, cfg.Archival)
 	srv, err := temporal.NewServer(
-		temporal.WithConfig(clusterConfig(defaultStore, visStore, cfg.HistoryShards, frontIP, ports)),
+		temporal.WithConfig(conf),
 		temporal.ForServices(cfg.Services),
 		temporal.WithLogger(slogger),
 		temporal.WithDynamicConfigClient(clusterDynamicConfig(cfg.Retention)),
@@ -134,7 +140,7 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 		ds.frontendAddr = dialAddr
 		// Visibility's search attributes: new namespaces get them with the
 		// namespace; this adds what an older namespace lacks.
-		nsCfg := DevServerConfig{Namespace: cfg.Namespace, SearchAttributes: cfg.SearchAttributes, Retention: cfg.Retention}
+		nsCfg := DevServerConfig{Namespace: cfg.Namespace, SearchAttributes: cfg.SearchAttributes, Retention: cfg.Retention, Archival: cfg.Archival}
 		if err := setUpNamespace(ctx, dialAddr, nsCfg, logger); err != nil {
 			return nil, errors.Join(err, stopServer())
 		}
@@ -260,7 +266,7 @@ func prepareCluster(ctx context.Context, t pgTarget, defaultStore, visStore *con
 	if err != nil {
 		return fmt.Errorf("temporal: namespace config: %w", err)
 	}
-	ns.Detail.Config.Retention = durationpb.New(cfg.Retention)
+	newNamespaceConfig(ns.Detail.Config, cfg.Retention, cfg.Archival)
 	// CreateNamespaces writes through whichever SQL plugin the config names.
 	if err := sqliteschema.CreateNamespaces(defaultStore, ns); err != nil {
 		return fmt.Errorf("temporal: register namespace: %w", err)
@@ -383,10 +389,6 @@ func clusterConfig(defaultStore, visStore *config.SQL, shards int32, frontIP str
 		}
 		conf.Services[string(svc)] = s
 	}
-	conf.Archival.History.State = "disabled"
-	conf.Archival.Visibility.State = "disabled"
-	conf.NamespaceDefaults.Archival.History.State = "disabled"
-	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	return conf
 }
 

@@ -69,8 +69,9 @@
 //     the services it is given; the ring decides which member owns which
 //     shard and queue partition. Internal clients find a frontend through
 //     membership.
-//   - The namespace (7-day retention) and the search attributes are
-//     registered at every start, as by StartDevServer.
+//   - The namespace, its retention and archival, and the search attributes
+//     are registered at every start, as by StartDevServer. The archive is
+//     the namespace's, one for the cluster: members give the same URIs.
 //   - A stopped member does not rejoin the ring when started again in the
 //     same process; run one member per process.
 //

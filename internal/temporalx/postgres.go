@@ -140,8 +140,11 @@ type ClusterServerConfig struct {
 	// SearchAttributes registered at start.
 	SearchAttributes map[string]enums.IndexedValueType
 	// Retention is how long the namespace keeps closed workflows; default
-	// DefaultRetention. It is set on every start. There is no archive yet.
+	// DefaultRetention. It is set on every start.
 	Retention time.Duration
+	// Archival, as in DevServerConfig; nil: no archive. The namespace's
+	// URIs are cluster-wide: give every member the same ones.
+	Archival *ArchivalConfig
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }

@@ -51,9 +51,6 @@ func loadTemporalConfig(args []string) (temporalConfig, error) {
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 		return set
 	})...)
-	if c.Postgres.DSN != "" && c.HistoryURI != "" && c.HistoryURI != archiveOff {
-		errs = append(errs, errors.New("archive-history-uri: archival with --postgres-dsn is not implemented yet"))
-	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data-dir is required"))
 	} else if err := absolute(&c.DataDir); err != nil {

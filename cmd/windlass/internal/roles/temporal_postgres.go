@@ -87,18 +87,29 @@ func (p *temporalPostgres) config() temporalx.PostgresConfig {
 func runTemporalCluster(ctx context.Context, cfg temporalConfig, log *slog.Logger, profiles string, stdout io.Writer) error {
 	p := cfg.Postgres
 	log.Info(msgStarting, "component", "temporal", "postgres", p.DSN, "services", p.services, "history_shards", p.HistoryShards)
+	arc := clusterArchival(cfg)
 	srv, err := temporalx.StartClusterServer(ctx, temporalx.ClusterServerConfig{
 		Postgres: p.config(), HistoryShards: int32(p.HistoryShards), Services: p.services,
 		FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress, Namespace: cfg.Namespace,
-		SearchAttributes: worker.SearchAttributes(), Retention: cfg.Retention, Logger: log,
+		SearchAttributes: worker.SearchAttributes(), Retention: cfg.Retention, Archival: arc, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("start temporal: %w", err)
 	}
-	fmt.Fprintf(stdout, "Temporal is running.\n  Services:     %s\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n  Profiles:     %s\n",
-		strings.Join(p.services, ","), orNone(srv.FrontendAddr()), srv.Namespace(), orNone(srv.UIURL()), p.DSN, orNone(profiles))
+	fmt.Fprintf(stdout, "Temporal is running.\n  Services:     %s\n  Frontend:     %s\n  Namespace:    %s\n  Temporal UI:  %s\n  Database:     %s\n  Archive:      %s\n  Retention:    %s\n  Profiles:     %s\n",
+		strings.Join(p.services, ","), orNone(srv.FrontendAddr()), srv.Namespace(), orNone(srv.UIURL()), p.DSN, archiveURI(arc), cfg.Retention, orNone(profiles))
 	log.Info(msgReady, "temporal", srv.FrontendAddr(), "temporal_ui", srv.UIURL(), "services", p.services)
 	<-ctx.Done()
 	log.Info(msgShuttingDown)
 	return srv.Stop()
+}
+
+// clusterArchival is the archive of a cluster member: only the URIs given.
+// The namespace's archive is cluster-wide, so a default under each
+// member's own data dir would differ between members.
+func clusterArchival(cfg temporalConfig) *temporalx.ArchivalConfig {
+	if cfg.HistoryURI == "" {
+		return nil
+	}
+	return cfg.archival(cfg.DataDir)
 }

@@ -27,7 +27,8 @@ func TestLoadTemporalConfigPostgres(t *testing.T) {
 		{name: "unknown service", args: []string{"--postgres-dsn", dsn, "--services", "frontend,scheduler"}, env: "x", wantErr: `unknown service "scheduler"`},
 		{name: "no shards", args: []string{"--postgres-dsn", dsn, "--history-shards", "0"}, env: "x", wantErr: "history-shards 0"},
 		{name: "shards without postgres", args: []string{"--history-shards", "8"}, wantErr: "history-shards needs --postgres-dsn"},
-		{name: "archive on postgres", args: []string{"--postgres-dsn", dsn, "--archive-history-uri", "file:///tmp/h", "--archive-visibility-uri", "file:///tmp/v"}, env: "x", wantErr: "not implemented yet"},
+		{name: "archive on postgres", args: []string{"--postgres-dsn", dsn, "--archive-history-uri", "file:///tmp/h", "--archive-visibility-uri", "file:///tmp/v"}, env: "s3cret-pw"},
+		{name: "half an archive on postgres", args: []string{"--postgres-dsn", dsn, "--archive-history-uri", "file:///tmp/h"}, env: "x", wantErr: "set both or neither"},
 		{name: "services without postgres", args: []string{"--services", "history"}, wantErr: "services needs --postgres-dsn"},
 	}
 	for _, tt := range tests {
@@ -52,6 +53,39 @@ func TestLoadTemporalConfigPostgres(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "s3cret-pw") {
 				t.Errorf("err = %v holds the password", err)
+			}
+		})
+	}
+}
+
+// A cluster member archives only to the URIs given: the namespace's archive
+// is shared by every member.
+func TestClusterArchival(t *testing.T) {
+	dsn := "postgres://windlass@127.0.0.1:5432/temporal?sslmode=disable"
+	tests := []struct {
+		name        string
+		args        []string
+		wantHistory string // "" for no archive
+	}{
+		{name: "no URIs", wantHistory: ""},
+		{name: "off", args: []string{"--archive-history-uri", "off"}, wantHistory: ""},
+		{name: "file", args: []string{"--archive-history-uri", "file:///srv/a/h", "--archive-visibility-uri", "file:///srv/a/v"}, wantHistory: "file:///srv/a/h"},
+		{name: "s3", args: []string{"--archive-history-uri", "s3://b/h", "--archive-visibility-uri", "s3://b/v", "--archive-s3-region", "r"}, wantHistory: "s3://b/h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envPostgresPassword, "x")
+			c, err := loadTemporalConfig(append([]string{"--data-dir", t.TempDir(), "--postgres-dsn", dsn}, tt.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			arc := clusterArchival(c)
+			var got string
+			if arc != nil {
+				got = arc.HistoryURI
+			}
+			if got != tt.wantHistory {
+				t.Errorf("history archive = %q, want %q", got, tt.wantHistory)
 			}
 		})
 	}
