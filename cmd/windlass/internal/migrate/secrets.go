@@ -288,28 +288,6 @@ func (b *builder) putRepoCreds(s corev1.Secret, t *template, registered map[stri
 	}
 }
 
-// sourcesOf reads spec.source and spec.sources of an Application.
-func sourcesOf(obj map[string]any) []appspec.Source {
-	spec, _ := obj["spec"].(map[string]any)
-	var out []appspec.Source
-	add := func(v any) {
-		b, err := json.Marshal(v)
-		var s appspec.Source
-		if err == nil && json.Unmarshal(b, &s) == nil {
-			out = append(out, s)
-		}
-	}
-	if s, ok := spec["source"]; ok {
-		add(s)
-	}
-	if ss, ok := spec["sources"].([]any); ok {
-		for _, s := range ss {
-			add(s)
-		}
-	}
-	return out
-}
-
 // argoClusterConfig is the config field of a cluster Secret.
 type argoClusterConfig struct {
 	Username           string          `json:"username"`
