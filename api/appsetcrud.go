@@ -14,7 +14,7 @@ import (
 	"github.com/labstack/echo/v5"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -147,31 +147,22 @@ func (s *Server) authorizeApps(c *echo.Context, set appset.ApplicationSet, actio
 
 func (s *Server) listAppSets(c *echo.Context) error {
 	out := AppSetList{Items: []AppSetSummary{}}
-	var token []byte
-	for {
-		resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: setsQuery,
-		})
-		if err != nil {
-			return err
+	if err := s.eachExecution(c.Request().Context(), setsQuery, func(e *workflowpb.WorkflowExecutionInfo) error {
+		name, ok := strings.CutPrefix(e.GetExecution().GetWorkflowId(), workflows.AppSetWorkflowID(""))
+		sa := e.GetSearchAttributes().GetIndexedFields()
+		proj := keyword(sa, workflows.SearchAttrProject, appspec.DefaultProject)
+		if !ok || !s.allowed(c, rbac.ResourceApplicationSets, rbac.ActionGet, rbac.AppObject(proj, name)) {
+			return nil
 		}
-		for _, e := range resp.Executions {
-			name, ok := strings.CutPrefix(e.GetExecution().GetWorkflowId(), workflows.AppSetWorkflowID(""))
-			sa := e.GetSearchAttributes().GetIndexedFields()
-			proj := keyword(sa, workflows.SearchAttrProject, appspec.DefaultProject)
-			if !ok || !s.allowed(c, rbac.ResourceApplicationSets, rbac.ActionGet, rbac.AppObject(proj, name)) {
-				continue
-			}
-			row := AppSetSummary{Name: name, Project: proj, Repos: keywords(sa, workflows.SearchAttrRepo)}
-			memo := e.GetMemo().GetFields()
-			fromPayload(memo[workflows.MemoAppSetApps], &row.Apps)
-			fromPayload(memo[workflows.MemoAppSetGenerated], &row.Generated)
-			fromPayload(memo[workflows.MemoAppSetError], &row.Error)
-			out.Items = append(out.Items, row)
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
+		row := AppSetSummary{Name: name, Project: proj, Repos: keywords(sa, workflows.SearchAttrRepo)}
+		memo := e.GetMemo().GetFields()
+		fromPayload(memo[workflows.MemoAppSetApps], &row.Apps)
+		fromPayload(memo[workflows.MemoAppSetGenerated], &row.Generated)
+		fromPayload(memo[workflows.MemoAppSetError], &row.Error)
+		out.Items = append(out.Items, row)
+		return nil
+	}); err != nil {
+		return err
 	}
 	slices.SortFunc(out.Items, func(a, b AppSetSummary) int { return strings.Compare(a.Name, b.Name) })
 	return c.JSON(http.StatusOK, out)
@@ -271,27 +262,18 @@ func (s *Server) appSetDetail(c *echo.Context, view workflows.AppSetView) error 
 	}
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = %s",
 		workflows.ApplicationWorkflowName, workflows.SearchAttrParent, v)
-	var token []byte
-	for {
-		resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: q,
-		})
-		if err != nil {
-			return err
+	if err := s.eachExecution(c.Request().Context(), q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
+		if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
+			return nil
 		}
-		for _, e := range resp.Executions {
-			proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
-			if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
-				continue
-			}
-			sa := e.GetSearchAttributes().GetIndexedFields()
-			out.Applications = append(out.Applications, AppSetChild{Project: proj, Name: name,
-				Sync:   keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
-				Health: keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown))})
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
+		sa := e.GetSearchAttributes().GetIndexedFields()
+		out.Applications = append(out.Applications, AppSetChild{Project: proj, Name: name,
+			Sync:   keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
+			Health: keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown))})
+		return nil
+	}); err != nil {
+		return err
 	}
 	slices.SortFunc(out.Applications, func(a, b AppSetChild) int { return strings.Compare(a.Project+"/"+a.Name, b.Project+"/"+b.Name) })
 	return c.JSON(http.StatusOK, out)

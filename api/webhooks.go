@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/windlass-cd/windlass/api/webhook"
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -25,33 +25,25 @@ func (f appFinder) AppsForRepo(ctx context.Context, normalizedRepoURL string) ([
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = %s",
 		workflows.ApplicationWorkflowName, workflows.SearchAttrRepo, v)
 	var out []webhook.App
-	var token []byte
-	for {
-		resp, err := f.s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: f.s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: q,
-		})
+	err = f.s.eachExecution(ctx, q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		id := e.GetExecution().GetWorkflowId()
+		view, err := f.s.status(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("find apps of %s: %w", normalizedRepoURL, err)
+			return fmt.Errorf("read app %s: %w", id, err)
 		}
-		for _, e := range resp.Executions {
-			id := e.GetExecution().GetWorkflowId()
-			view, err := f.s.status(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("read app %s: %w", id, err)
+		app := webhook.App{ID: id}
+		for _, src := range view.Spec.AllSources() {
+			if appspec.NormalizeRepoURL(src.RepoURL) == normalizedRepoURL {
+				app.TargetRevisions = append(app.TargetRevisions, src.TargetRevision)
+				paths, _ := view.Spec.ManifestPaths(src.Path)
+				app.Paths = append(app.Paths, paths...)
 			}
-			app := webhook.App{ID: id}
-			for _, src := range view.Spec.AllSources() {
-				if appspec.NormalizeRepoURL(src.RepoURL) == normalizedRepoURL {
-					app.TargetRevisions = append(app.TargetRevisions, src.TargetRevision)
-					paths, _ := view.Spec.ManifestPaths(src.Path)
-					app.Paths = append(app.Paths, paths...)
-				}
-			}
-			out = append(out, app)
 		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			break
-		}
+		out = append(out, app)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find apps of %s: %w", normalizedRepoURL, err)
 	}
 	sets, err := f.setsForRepo(ctx, normalizedRepoURL, v)
 	return append(out, sets...), err
@@ -63,27 +55,19 @@ func (f appFinder) setsForRepo(ctx context.Context, normalizedRepoURL, v string)
 	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = %s",
 		workflows.ApplicationSetWorkflowName, workflows.SearchAttrRepo, v)
 	var out []webhook.App
-	var token []byte
-	for {
-		resp, err := f.s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: f.s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: q,
-		})
+	err := f.s.eachExecution(ctx, q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		name, _ := strings.CutPrefix(e.GetExecution().GetWorkflowId(), workflows.AppSetWorkflowID(""))
+		view, err := f.s.appSetView(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("find applicationsets of %s: %w", normalizedRepoURL, err)
+			return fmt.Errorf("read applicationset %s: %w", name, err)
 		}
-		for _, e := range resp.Executions {
-			id := e.GetExecution().GetWorkflowId()
-			name, _ := strings.CutPrefix(id, workflows.AppSetWorkflowID(""))
-			view, err := f.s.appSetView(ctx, name)
-			if err != nil {
-				return nil, fmt.Errorf("read applicationset %s: %w", name, err)
-			}
-			out = append(out, webhook.App{ID: id, TargetRevisions: workflows.AppSetRevisions(view.Set, normalizedRepoURL)})
-		}
-		if token = resp.NextPageToken; len(token) == 0 {
-			return out, nil
-		}
+		out = append(out, webhook.App{ID: e.GetExecution().GetWorkflowId(), TargetRevisions: workflows.AppSetRevisions(view.Set, normalizedRepoURL)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find applicationsets of %s: %w", normalizedRepoURL, err)
 	}
+	return out, nil
 }
 
 // Refresh implements webhook.Refresher.

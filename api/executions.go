@@ -1,0 +1,30 @@
+package api
+
+import (
+	"context"
+
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+// eachExecution calls fn for every execution that matches the visibility
+// query, a page of 1000 at a time; an error from fn stops the walk.
+func (s *Server) eachExecution(ctx context.Context, query string, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
+	var token []byte
+	for {
+		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: query,
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range resp.Executions {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			return nil
+		}
+	}
+}
