@@ -146,7 +146,16 @@ func (s *Server) authorizeApps(c *echo.Context, set appset.ApplicationSet, actio
 }
 
 func (s *Server) listAppSets(c *echo.Context) error {
-	out := AppSetList{Items: []AppSetSummary{}}
+	rows, err := s.appSetRows(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, AppSetList{Items: rows})
+}
+
+// appSetRows reads the running sets the caller may get, by name.
+func (s *Server) appSetRows(c *echo.Context) ([]AppSetSummary, error) {
+	out := []AppSetSummary{}
 	if err := s.eachExecution(c.Request().Context(), setsQuery, func(e *workflowpb.WorkflowExecutionInfo) error {
 		name, ok := strings.CutPrefix(e.GetExecution().GetWorkflowId(), workflows.AppSetWorkflowID(""))
 		sa := e.GetSearchAttributes().GetIndexedFields()
@@ -159,13 +168,13 @@ func (s *Server) listAppSets(c *echo.Context) error {
 		fromPayload(memo[workflows.MemoAppSetApps], &row.Apps)
 		fromPayload(memo[workflows.MemoAppSetGenerated], &row.Generated)
 		fromPayload(memo[workflows.MemoAppSetError], &row.Error)
-		out.Items = append(out.Items, row)
+		out = append(out, row)
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	slices.SortFunc(out.Items, func(a, b AppSetSummary) int { return strings.Compare(a.Name, b.Name) })
-	return c.JSON(http.StatusOK, out)
+	slices.SortFunc(out, func(a, b AppSetSummary) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // createAppSet starts a set's workflow; with ?upsert=true an existing set

@@ -27,6 +27,7 @@ func (s *Server) appSetRoutes(v1 *echo.Group) {
 	v1.PUT("/applicationsets/:name", s.updateAppSet)
 	v1.DELETE("/applicationsets/:name", s.deleteAppSet)
 	v1.POST("/applicationsets/:name/refresh", s.refreshAppSet)
+	v1.GET("/stream/applicationsets", s.streamAppSets)
 	v1.GET("/stream/applicationsets/:name", s.streamAppSet)
 }
 

@@ -294,6 +294,7 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 			allow: []string{admin}, ok: http.StatusNotFound, perm: "applicationsets, delete, */ghost"},
 		matrixRoute{method: http.MethodPost, pattern: "/api/v1/applicationsets/:name/refresh", path: "/api/v1/applicationsets/ghost/refresh",
 			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
+		matrixRoute{method: http.MethodGet, pattern: "/api/v1/stream/applicationsets", allow: everyone, ok: http.StatusOK},
 		matrixRoute{method: http.MethodGet, pattern: "/api/v1/stream/applicationsets/:name", path: "/api/v1/stream/applicationsets/ghost",
 			allow: []string{admin, readonly}, ok: http.StatusNotFound, perm: "applicationsets, get, */ghost"},
 		// A set without a rollout: learning that needs the action on
