@@ -18,7 +18,7 @@ import (
 const maxChecks = 50
 
 // checkResources are the resources a check may name.
-var checkResources = []string{rbac.ResourceApplications, rbac.ResourceProjects, rbac.ResourceRepositories,
+var checkResources = []string{rbac.ResourceApplications, rbac.ResourceApplicationSets, rbac.ResourceProjects, rbac.ResourceRepositories,
 	rbac.ResourceClusters, rbac.ResourceAccounts, rbac.ResourceLogs}
 
 // CheckResult answers one permission check of the caller.

@@ -20,16 +20,17 @@ func checkQuery(checks ...string) string {
 func TestCan(t *testing.T) {
 	en := newEnv(t)
 	checks := []string{"applications,sync,default/guestbook", "applications,get,default/guestbook",
-		"applications,sync,team-a/web", "projects,create,*", "accounts,get,*"}
+		"applications,sync,team-a/web", "projects,create,*", "accounts,get,*",
+		"applicationsets,get,default/envs", "applicationsets,delete,default/envs"}
 	for _, tc := range []struct {
 		caller string
 		token  string
 		want   []bool
 	}{
-		{"admin", en.tokens[auth.AdminAccount], []bool{true, true, true, true, true}},
-		{"viewer", en.tokens[viewerAccount], []bool{false, true, false, false, true}},
-		{"ci", en.ciToken, []bool{false, false, true, false, false}},
-		{"nobody", en.tokens[nobodyAccount], []bool{false, false, false, false, false}},
+		{"admin", en.tokens[auth.AdminAccount], []bool{true, true, true, true, true, true, true}},
+		{"viewer", en.tokens[viewerAccount], []bool{false, true, false, false, true, true, false}},
+		{"ci", en.ciToken, []bool{false, false, true, false, false, false, false}},
+		{"nobody", en.tokens[nobodyAccount], []bool{false, false, false, false, false, false, false}},
 	} {
 		t.Run(tc.caller, func(t *testing.T) {
 			res := en.do(request{method: http.MethodGet, path: checkQuery(checks...), token: tc.token})
