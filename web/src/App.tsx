@@ -4,6 +4,8 @@ import { Icon } from './components/icons';
 import { ErrorMessage, Spinner, ToastProvider } from './components/ui';
 import { AppDetail } from './pages/AppDetail';
 import { AppList } from './pages/AppList';
+import { AppSetDetail } from './pages/AppSetDetail';
+import { AppSetList } from './pages/AppSetList';
 import { Login } from './pages/Login';
 import { Settings } from './pages/Settings';
 import { Link, match, navigate, useLocation } from './router';
@@ -47,7 +49,7 @@ function Shell() {
       setUser(null);
     }
   };
-  const section = loc.path.startsWith('/settings') ? 'settings' : 'applications';
+  const section = loc.path.startsWith('/settings') ? 'settings' : loc.path.startsWith('/applicationsets') ? 'applicationsets' : 'applications';
   return (
     <>
       <a className="skip" href="#main">
@@ -60,6 +62,9 @@ function Shell() {
         <nav aria-label="Main">
           <Link to="/applications" aria-current={section === 'applications' ? 'page' : undefined}>
             <Icon name="apps" /> Applications
+          </Link>
+          <Link to="/applicationsets" aria-current={section === 'applicationsets' ? 'page' : undefined}>
+            <Icon name="tree" /> Sets
           </Link>
           <Link to="/settings/projects" aria-current={section === 'settings' ? 'page' : undefined}>
             <Icon name="settings" /> Settings
@@ -84,6 +89,9 @@ function Route({ path, params }: { path: string; params: URLSearchParams }) {
   if (path === '/applications' || path === '/') return <AppList params={params} />;
   const app = match('/applications/:project/:name', path);
   if (app) return <AppDetail key={`${app.project}/${app.name}`} project={app.project} name={app.name} params={params} />;
+  if (path === '/applicationsets') return <AppSetList />;
+  const set = match('/applicationsets/:name', path);
+  if (set) return <AppSetDetail key={set.name} name={set.name} />;
   const settings = match('/settings/:section', path) ?? (path === '/settings' ? { section: 'projects' } : null);
   if (settings) return <Settings section={settings.section} />;
   return (

@@ -454,3 +454,130 @@ export interface NotificationsView {
   triggers: string[];
   templates: string[];
 }
+
+/** One row of GET /api/v1/applicationsets and of its stream. */
+export interface AppSetSummary {
+  name: string;
+  /** The template's project, by which RBAC names the set. */
+  project: string;
+  apps: number;
+  generated: number;
+  error?: string;
+  repos?: string[];
+}
+
+/** A generator of an ApplicationSet (Argo CD's shape; only what the UI reads). */
+export interface AppSetGenerator {
+  list?: { elements?: unknown[]; elementsYaml?: string };
+  clusters?: { selector?: unknown };
+  git?: { repoURL: string; revision?: string; directories?: { path: string; exclude?: boolean }[]; files?: { path: string }[] };
+  matrix?: { generators: AppSetGenerator[] };
+  merge?: { generators: AppSetGenerator[]; mergeKeys?: string[] };
+  plugin?: { configMapRef?: { name: string } };
+  pullRequest?: Record<string, unknown>;
+  scmProvider?: Record<string, unknown>;
+  clusterDecisionResource?: unknown;
+  selector?: unknown;
+}
+
+export interface LabelExpression {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+/** An Argo CD ApplicationSet, as the API answers it. */
+export interface ApplicationSet {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: {
+    goTemplate?: boolean;
+    generators: AppSetGenerator[];
+    template: { metadata?: { name?: string; labels?: Record<string, string> }; spec?: { project?: string } };
+    syncPolicy?: { applicationsSync?: string; preserveResourcesOnDeletion?: boolean };
+    strategy?: {
+      type?: string;
+      rollingSync?: { steps?: { matchExpressions?: LabelExpression[]; maxUpdate?: number | string }[] };
+      deletionOrder?: string;
+    };
+  };
+}
+
+/** What the last pass of a set that changed apps did. */
+export interface AppSetChange {
+  apps?: string[] | null;
+  generated: number;
+  created?: string[];
+  updated?: string[];
+  deleted?: string[];
+  kept?: string[];
+}
+
+export interface AppSetStatus {
+  /** "<project>/<name>", sorted: the generator output of the last pass. */
+  apps: string[];
+  generated: number;
+  error?: string;
+  errorKind?: string;
+  lastEvaluatedAt?: string;
+  lastReason?: string;
+  lastChange?: AppSetChange;
+  passes: number;
+  deleting?: boolean;
+}
+
+/** A set's app with its sync and health. */
+export interface AppSetChild {
+  project: string;
+  name: string;
+  sync: SyncStatus;
+  health: HealthStatus;
+}
+
+/** GET /api/v1/applicationsets/{name}. */
+export interface AppSetDetail {
+  set: ApplicationSet;
+  status: AppSetStatus;
+  applications: AppSetChild[];
+}
+
+/** POST /api/v1/applicationsets/generate: the apps the set would make. */
+export interface AppSetPreview {
+  applications: { application: Application; generator: string; element: number }[];
+}
+
+export interface RolloutAppStatus {
+  project: string;
+  name: string;
+  phase: 'Waiting' | 'Syncing' | 'Healthy' | 'Failed' | string;
+  syncID?: string;
+  attempt?: number;
+  message?: string;
+}
+
+export interface RolloutStepStatus {
+  phase: 'Waiting' | 'Progressing' | 'Halted' | 'Completed' | string;
+  maxUpdate: number;
+  apps: RolloutAppStatus[];
+}
+
+/** GET /api/v1/applicationsets/{name}/rollout. */
+export interface RolloutStatus {
+  set: string;
+  project?: string;
+  target: string;
+  phase: 'Progressing' | 'Paused' | 'Halted' | 'Completed' | 'Aborted' | 'Failed' | string;
+  message?: string;
+  step: number;
+  steps: RolloutStepStatus[];
+  haltedBy?: string;
+  unmatched?: string[];
+}
+
+export interface AppSetList {
+  items: AppSetSummary[];
+}
+
+/** DELETE /api/v1/applicationsets/{name}: the apps deleted with the set. */
+export interface AppSetDeleteResult {
+  deleted?: string[];
+}

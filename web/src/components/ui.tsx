@@ -34,6 +34,17 @@ const phaseIcons: Record<string, IconName> = {
   Completed: 'check',
   Canceled: 'stop',
   TimedOut: 'alert',
+  // ApplicationSets and their rollouts.
+  Ready: 'check',
+  Error: 'cross',
+  Deleting: 'trash',
+  Progressing: 'refresh',
+  Paused: 'pause',
+  Halted: 'alert',
+  Aborted: 'stop',
+  Waiting: 'pause',
+  Syncing: 'refresh',
+  Healthy: 'heart',
 };
 
 function cls(s: string): string {
@@ -47,7 +58,7 @@ export function Badge({ kind, value, label }: { kind: 'sync' | 'health' | 'phase
   const what = label ?? (kind === 'sync' ? 'Sync status' : kind === 'health' ? 'Health' : 'Result');
   return (
     <span className={`badge badge-${kind} st-${cls(v)}`} title={`${what}: ${v}`}>
-      <Icon name={icons[v] ?? 'question'} size={14} className={v === 'Progressing' || v === 'Running' ? 'spin' : undefined} />
+      <Icon name={icons[v] ?? 'question'} size={14} className={v === 'Progressing' || v === 'Running' || v === 'Syncing' ? 'spin' : undefined} />
       <span className="sr-only">{what}: </span>
       {v}
     </span>
