@@ -57,11 +57,13 @@ describe('RolloutSteps', () => {
 
   it('says when a step has no app, and shows a rollout without a message', () => {
     const done: RolloutStatus = { set: 's', target: 't', phase: 'Completed', step: 1, steps: [{ phase: 'Completed', maxUpdate: 0, apps: [] }] };
-    const h = renderToStaticMarkup(<RolloutSteps rollout={done} />);
+    const h = renderToStaticMarkup(<RolloutSteps rollout={done} steps={[{}]} />);
     expect(text(h)).toContain('every app');
     expect(text(h)).toContain('No app matches this step.');
     expect(h).not.toContain('aria-current');
     expect(h).not.toContain('role="alert"');
+    // A rollout whose set does not declare its steps shows no selector.
+    expect(text(renderToStaticMarkup(<RolloutSteps rollout={done} />))).not.toContain('every app');
   });
 });
 

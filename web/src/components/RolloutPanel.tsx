@@ -161,7 +161,7 @@ export function RolloutSteps({ rollout, steps }: { rollout: RolloutStatus; steps
               <div className="step-head">
                 <strong>Step {i + 1}</strong>
                 <Badge kind="phase" value={s.phase} label={`Step ${i + 1}`} />
-                <span className="muted">{selectorLabel(steps?.[i]?.matchExpressions)}</span>
+                {steps?.[i] && <span className="muted">{selectorLabel(steps[i].matchExpressions)}</span>}
                 <span className="muted">
                   · {p.done} of {p.total} healthy · up to {s.maxUpdate} at once
                 </span>

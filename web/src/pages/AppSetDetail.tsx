@@ -104,34 +104,42 @@ export function AppSetDetail({ name }: { name: string }) {
       {gone && <p className="notice">This set was deleted.</p>}
 
       <dl className="summary set-facts">
-        <dt>Project</dt>
-        <dd>{set.spec.template.spec?.project || 'default'}</dd>
-        <dt>Generators</dt>
-        <dd>
-          {set.spec.generators.map((g, i) => (
-            <span key={i} className="flag label-chip" title={`spec.generators[${i}]`}>
-              {generatorLabel(g)}
-            </span>
-          ))}
-        </dd>
-        <dt>Policy</dt>
-        <dd>
-          {policy?.applicationsSync ?? 'sync'}
-          {policy?.preserveResourcesOnDeletion && ', preserves resources on deletion'}
-          {set.spec.strategy?.type && `, ${set.spec.strategy.type}`}
-        </dd>
-        <dt>Last pass</dt>
-        <dd>
-          {status.lastEvaluatedAt ? (
-            <time dateTime={status.lastEvaluatedAt} title={dateTime(status.lastEvaluatedAt)}>
-              {timeAgo(status.lastEvaluatedAt)}
-            </time>
-          ) : (
-            'none yet'
-          )}
-          {status.lastReason && <span className="muted"> ({status.lastReason})</span>}
-          <span className="muted"> · {status.passes} passes</span>
-        </dd>
+        <div>
+          <dt>Project</dt>
+          <dd>{set.spec.template.spec?.project || 'default'}</dd>
+        </div>
+        <div>
+          <dt>Generators</dt>
+          <dd>
+            {set.spec.generators.map((g, i) => (
+              <span key={i} className="flag label-chip" title={`spec.generators[${i}]`}>
+                {generatorLabel(g)}
+              </span>
+            ))}
+          </dd>
+        </div>
+        <div>
+          <dt>Policy</dt>
+          <dd>
+            {policy?.applicationsSync ?? 'sync'}
+            {policy?.preserveResourcesOnDeletion && ', preserves resources on deletion'}
+            {set.spec.strategy?.type && `, ${set.spec.strategy.type}`}
+          </dd>
+        </div>
+        <div>
+          <dt>Last pass</dt>
+          <dd>
+            {status.lastEvaluatedAt ? (
+              <time dateTime={status.lastEvaluatedAt} title={dateTime(status.lastEvaluatedAt)}>
+                {timeAgo(status.lastEvaluatedAt)}
+              </time>
+            ) : (
+              'none yet'
+            )}
+            {status.lastReason && <span className="muted"> ({status.lastReason})</span>}
+            <span className="muted"> · {status.passes} passes</span>
+          </dd>
+        </div>
       </dl>
 
       <Conditions status={status} />
