@@ -8,6 +8,9 @@
 // read-only user. It fails on
 // the script's failure. TestBrowserLayout runs layout.mjs: long names and
 // statuses show whole in the tree, event messages keep their width, and
-// the list marks a failed last sync. TestListScale (WINDLASS_UI_SCALE=N)
-// measures the first page of the list with N applications.
+// the list marks a failed last sync. TestBrowserAppSets runs appsets.mjs
+// over a real set and its rollout: the Sets page, a set's page and the
+// rollout halted by a Degraded app, read-only, abort and delete.
+// TestListScale (WINDLASS_UI_SCALE=N) measures the first page of the list
+// with N applications.
 package ui

@@ -16,9 +16,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/windlass-cd/windlass/activities/render"
+	"github.com/windlass-cd/windlass/activities/source"
 	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/api/auth"
 	"github.com/windlass-cd/windlass/api/rbac"
+	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/secretstore"
@@ -148,8 +150,14 @@ func setup(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
+	// The set preview reads Git as windlass dev's does.
+	previewGit, err := source.New(filepath.Join(tmp, "appset"), &source.RegisteredAuth{Repos: sets}, log)
+	if err != nil {
+		return fail(err)
+	}
 	srv, err := api.New(bed.temporal, api.Options{
-		Logger: log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: sets, Inspector: insp, HealthHistory: healthLog,
+		AppSets: appset.New(sets, source.Trees{Git: previewGit}, store),
+		Logger:  log, Namespace: dev.Namespace(), Auth: authSvc, RBAC: enf, Settings: sets, Inspector: insp, HealthHistory: healthLog,
 		AppConfig:     workflows.AppConfig{RefreshSeconds: 600, SyncTimeoutSeconds: 120, DriftWatch: true},
 		TemporalUIURL: "http://127.0.0.1:8233",
 	})
