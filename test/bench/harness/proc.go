@@ -220,3 +220,45 @@ func MachineCPUSeconds() float64 {
 	}
 	return ticks / 100
 }
+
+// TreeCPUSeconds is the CPU time so far of process pid and of every
+// descendant: its own, that of the children it has waited for (exited
+// backends), and that of each live descendant, found by walking
+// /proc/*/stat's parent links. PostgreSQL's cost is its postmaster's tree.
+func TreeCPUSeconds(pid int) float64 {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if parent, ok := parentPID(child); ok {
+			children[parent] = append(children[parent], child)
+		}
+	}
+	total := PIDCPUSeconds(pid, true)
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		total += PIDCPUSeconds(queue[0], true)
+		queue = append(queue, children[queue[0]]...)
+	}
+	return total
+}
+
+// parentPID is the parent of pid, from /proc/<pid>/stat.
+func parentPID(pid int) (int, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}

@@ -69,3 +69,27 @@ func TestPIDCPUSeconds(t *testing.T) {
 		t.Errorf("a pid that does not exist: %v, want 0", got)
 	}
 }
+
+// TestTreeCPUSeconds: a live grandchild's CPU time counts in its
+// ancestor's tree, though the ancestor has not waited for it.
+func TestTreeCPUSeconds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	// A child subshell spins for about 0.3 s of CPU, says so, and stays.
+	p, err := StartProc(t.TempDir(), "/bin/sh", "sh", nil, "-c",
+		`( end=$(( $(date +%s%N) + 300000000 )); while [ $(date +%s%N) -lt $end ]; do :; done; echo spun; exec sleep 60 ) & wait`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	if _, err := p.WaitLine(ctx, "spun"); err != nil {
+		t.Fatal(err)
+	}
+	own, tree := PIDCPUSeconds(p.PID(), true), TreeCPUSeconds(p.PID())
+	if tree-own < 0.05 {
+		t.Errorf("tree %.2f s, own with waited children %.2f s: want the live child's 0.3 s in the tree", tree, own)
+	}
+	if got := TreeCPUSeconds(1 << 30); got != 0 {
+		t.Errorf("a pid that does not exist: %v, want 0", got)
+	}
+}
