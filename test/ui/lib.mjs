@@ -92,3 +92,25 @@ export async function login(page, user, password) {
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in', exact: true }).click();
 }
+
+/** firstPageMark is the performance mark the UI sets when the list's first page is on screen. */
+export const firstPageMark = 'windlass:apps-first-page';
+
+/** sessionCookies logs admin in through the API: its token, and the session cookies for a context that has seen nothing. */
+export async function sessionCookies(password) {
+  const res = await fetch(base + '/api/v1/session', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+  check(res.ok, `login: ${res.status}`);
+  const { token } = await res.json();
+  return {
+    token,
+    cookies: res.headers.getSetCookie().map((c) => {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      return { name: pair.slice(0, i), value: pair.slice(i + 1), url: base };
+    }),
+  };
+}

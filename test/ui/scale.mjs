@@ -2,35 +2,15 @@
 // the time from navigation start to the first page on screen, as the UI's
 // performance mark records it, cold (a new browser context: no cache) and
 // on reloads, and the list API's time. It prints one RESULT line of JSON.
-import { api, base, check, env, launch, newPage, screenshot, step } from './lib.mjs';
+import { api, check, env, firstPageMark, launch, newPage, screenshot, sessionCookies, step } from './lib.mjs';
 
 const password = env('WINDLASS_ADMIN_PASSWORD');
-const MARK = 'windlass:apps-first-page';
 const PAGE = 50;
 const reloads = 5;
 
-// The session cookies of an API login, for a context that has seen nothing.
-async function sessionCookies() {
-  const res = await fetch(base + '/api/v1/session', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password }),
-  });
-  check(res.ok, `login: ${res.status}`);
-  const { token } = await res.json();
-  return {
-    token,
-    cookies: res.headers.getSetCookie().map((c) => {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      return { name: pair.slice(0, i), value: pair.slice(i + 1), url: base };
-    }),
-  };
-}
-
 async function firstPage(page) {
   await page.locator('table.apps tbody tr').nth(PAGE - 1).waitFor();
-  const mark = await page.evaluate((m) => performance.getEntriesByName(m)[0]?.startTime, MARK);
+  const mark = await page.evaluate((m) => performance.getEntriesByName(m)[0]?.startTime, firstPageMark);
   check(typeof mark === 'number', 'the UI recorded no first-page mark');
   return Math.round(mark);
 }
@@ -38,7 +18,7 @@ async function firstPage(page) {
 const browser = await launch();
 const result = { coldMs: 0, warmMs: [], nextMs: [], apiMs: [], rows: 0 };
 try {
-  const { token, cookies } = await sessionCookies();
+  const { token, cookies } = await sessionCookies(password);
   await step('cold: a new context, straight to /applications', async () => {
     const { context, page } = await newPage(browser);
     await context.addCookies(cookies);
