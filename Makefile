@@ -96,7 +96,7 @@ lint: $(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ## gofmt, go vet and staticche
 	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) ./...
 	$(TOOLS)/staticcheck-$(STATICCHECK_VERSION) -tags nodevserver ./cmd/windlass/... ./internal/temporalx/
 
-bench: deps testbed ## benchmarks B1-B7 (test/bench): starts its own test bed, Temporal, server and worker; BENCH lines, bench-results.json
+bench: deps testbed ## benchmarks B1-B7 (test/bench; B8=1: the 10,000-app B8): own test bed, Temporal, server, worker; bench-results.json
 	@hack/bench.sh
 
 scale: deps testbed ## scale-out proof (test/scaleout) with 200 apps (WINDLASS_SCALE_APPS=N); measurements in .cache/scale-report.json

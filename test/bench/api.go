@@ -28,11 +28,14 @@ func (e *env) login(ctx context.Context, password string) (string, error) {
 	return out.Token, nil
 }
 
-// request calls the API as admin and decodes the JSON answer into out
-// (if not nil). A status of 300 or more is an error.
+// request calls the API as admin with body (a string as it is, YAML of
+// Argo CD manifests; anything else as JSON) and decodes the JSON answer
+// into out (if not nil). A status of 300 or more is an error.
 func (e *env) request(ctx context.Context, method, path string, body, out any) (int, error) {
 	var r io.Reader
-	if body != nil {
+	if s, ok := body.(string); ok {
+		r = strings.NewReader(s)
+	} else if body != nil {
 		js, err := json.Marshal(body)
 		if err != nil {
 			return 0, err

@@ -50,6 +50,17 @@ type b1Run struct {
 	APIRequestsTotal float64    `json:"apiRequestsPerAppTotal"`
 	WorkerRSSMiB     float64    `json:"workerRSSMiB"`
 	TemporalRSSMiB   float64    `json:"temporalRSSMiB"`
+	// TemporalCPUPerProcess is each Temporal process's share of
+	// TemporalCPUPerApp; PostgresCPUPerApp is PostgreSQL's (its
+	// postmaster's process tree), 0 on SQLite.
+	TemporalCPUPerProcess []float64 `json:"temporalCPUSecondsPerAppPerProcess"`
+	PostgresCPUPerApp     float64   `json:"postgresCPUSecondsPerApp"`
+	// TemporalDBMiB is the size of Temporal's store after the run, and
+	// TemporalDBMiBPer1000 its growth over the run per 1000 apps.
+	TemporalDBMiB        float64 `json:"temporalDatabaseMiB"`
+	TemporalDBMiBPer1000 float64 `json:"temporalDatabaseMiBPer1000Apps"`
+	// SetWorkflow is the set workflow's history (B1-set).
+	SetWorkflow *harness.Actions `json:"setWorkflow,omitempty"`
 	// Per app, counted from the histories of a sample of apps: the app
 	// workflow up to its first sync and that sync's workflow.
 	Sampled      int             `json:"sampledApps"`
@@ -63,58 +74,89 @@ type b1Run struct {
 	TemporalProfile string `json:"temporalProfile,omitempty"`
 }
 
-// fleet is a set of synced apps that B1 leaves running for B4.
+// fleet is a set of synced apps that B1 leaves running for B4; set names
+// the ApplicationSet that made them (B1-set).
 type fleet struct {
 	prefix string
 	names  []string
+	set    string
 }
 
-// benchFleetSync is B1: n apps created through the API in a burst, timed
+// benchFleetSync is B1 of workload w: n apps created in a burst, timed
 // from the first create until the list shows them all Synced and Healthy.
 // With keep, the last run's apps are not deleted but returned (for B4),
 // when that run converged. With cfg.profile, the first run takes a CPU
 // profile of the worker and one of the Temporal server.
-func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int, keep bool) (*fleet, error) {
+func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, w workload, n int, keep bool) (*fleet, error) {
 	runs := cfg.runs
-	repoURL, _, err := e.newRepo(ctx, fmt.Sprintf("b1-%d", n))
+	repoURL, err := w.repo(ctx, e, n)
 	if err != nil {
 		return nil, err
 	}
+	id := fmt.Sprintf("%s.N%d", w, n)
 	var (
 		all  []b1Run
 		kept *fleet
 	)
 	for r := range runs {
-		slog.Info("B1", "apps", n, "run", r+1, "of", runs)
+		slog.Info(w.String(), "apps", n, "run", r+1, "of", runs)
 		opts := b1Options{keep: keep && r == runs-1, histories: cfg.histories}
 		if cfg.profile && r == 0 {
 			opts.profileDir = cfg.profileDir
 		}
-		prefix := fmt.Sprintf("b1n%dr%d-", n, r)
-		run, err := fleetSyncOnce(ctx, e, repoURL, prefix, n, opts)
+		f := w.newFleet(n, r)
+		run, err := fleetSyncOnce(ctx, e, w, repoURL, f, opts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
 			// A fleet that does not converge is a result, not a harness
 			// failure: say so and go on with the other benchmarks.
-			fmt.Printf("BENCH B1.N%d failed\n", n)
-			res.note("B1 N=%d run %d did not converge: %v", n, r+1, err)
-			res.addRun(fmt.Sprintf("B1.N%d", n), map[string]any{"failed": err.Error(), "loadAverage": loadAverage()})
+			fmt.Printf("BENCH %s failed\n", res.label(id))
+			res.note("%s N=%d run %d did not converge: %v", w, n, r+1, err)
+			res.addRun(id, map[string]any{"failed": err.Error(), "loadAverage": loadAverage()})
 			return nil, nil
 		}
 		if opts.keep {
-			kept = &fleet{prefix: prefix, names: appNames(prefix, n)}
+			kept = f
 		}
-		res.addRun(fmt.Sprintf("B1.N%d", n), run)
+		res.addRun(id, run)
 		all = append(all, run)
-		fmt.Printf("# B1 N=%d run %d: %.1f s, %.2f apps/s, Windlass %.4f CPU-s/app, Temporal %.4f CPU-s/app, whole machine %.4f CPU-s/app, %d steps (%d billable) per first sync, load %s\n",
-			n, r+1, run.SyncedSeconds, run.AppsPerSecond, run.WindlassCPUPerApp, run.TemporalCPUPerApp, run.MachineCPUPerApp,
-			run.AppWorkflow.Steps()+run.SyncWorkflow.Steps(), run.AppWorkflow.Billable()+run.SyncWorkflow.Billable()-1, run.LoadAverage)
-		fmt.Printf("# B1 N=%d run %d: test bed %.4f CPU-s/app (%s), everything else %.4f\n", n, r+1, run.BedCPUTotal,
-			bedBreakdown(run.BedCPUPerApp), run.MachineCPUPerApp-run.WindlassCPUPerApp-run.TemporalCPUPerApp-run.BedCPUTotal)
-		fmt.Printf("# B1 N=%d run %d: the API server served %.1f requests/app: %s\n", n, r+1, run.APIRequestsTotal, apiBreakdown(run.APIRequests))
+		printFleetRun(fmt.Sprintf("%s N=%d run %d", res.label(w.String()), n, r+1), run)
 	}
+	emitFleet(res, id, all)
+	return kept, nil
+}
+
+// printFleetRun prints one fleet run's breakdown as # lines.
+func printFleetRun(what string, run b1Run) {
+	fmt.Printf("# %s: %.1f s, %.2f apps/s, Windlass %.4f CPU-s/app, Temporal %.4f CPU-s/app, whole machine %.4f CPU-s/app, %d steps (%d billable) per first sync, load %s\n",
+		what, run.SyncedSeconds, run.AppsPerSecond, run.WindlassCPUPerApp, run.TemporalCPUPerApp, run.MachineCPUPerApp,
+		run.AppWorkflow.Steps()+run.SyncWorkflow.Steps(), run.AppWorkflow.Billable()+run.SyncWorkflow.Billable()-1, run.LoadAverage)
+	fmt.Printf("# %s: test bed %.4f CPU-s/app (%s), PostgreSQL %.4f, everything else %.4f\n", what, run.BedCPUTotal,
+		bedBreakdown(run.BedCPUPerApp), run.PostgresCPUPerApp,
+		run.MachineCPUPerApp-run.WindlassCPUPerApp-run.TemporalCPUPerApp-run.BedCPUTotal-run.PostgresCPUPerApp)
+	fmt.Printf("# %s: Temporal CPU-s/app per process %s; its store %.1f MiB, %.1f MiB per 1000 apps of this run\n",
+		what, floats(run.TemporalCPUPerProcess), run.TemporalDBMiB, run.TemporalDBMiBPer1000)
+	fmt.Printf("# %s: the API server served %.1f requests/app: %s\n", what, run.APIRequestsTotal, apiBreakdown(run.APIRequests))
+	if run.SetWorkflow != nil {
+		fmt.Printf("# %s: the set workflow wrote %d history events (%d workflow tasks, %d activities)\n",
+			what, run.SetWorkflow.Events, run.SetWorkflow.WorkflowTasks, run.SetWorkflow.Activities+run.SetWorkflow.LocalActs)
+	}
+}
+
+// floats prints xs with 4 decimals.
+func floats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.4f", x)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// emitFleet emits the medians of the runs of a fleet benchmark under id.
+func emitFleet(res *results, id string, all []b1Run) {
+	runs := len(all)
 	med := func(f func(b1Run) float64) float64 {
 		xs := make([]float64, len(all))
 		for i, r := range all {
@@ -122,13 +164,20 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 		}
 		return median(xs)
 	}
-	id := fmt.Sprintf("B1.N%d", n)
 	res.emit(id+".seconds", med(func(r b1Run) float64 { return r.SyncedSeconds }), "s", runs)
 	res.emit(id+".apps_per_s", med(func(r b1Run) float64 { return r.AppsPerSecond }), "apps/s", runs)
 	res.emit(id+".windlass_cpu_per_app", med(func(r b1Run) float64 { return r.WindlassCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".worker_cpu_per_app", med(func(r b1Run) float64 { return r.WorkerCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".server_cpu_per_app", med(func(r b1Run) float64 { return r.ServerCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".temporal_cpu_per_app", med(func(r b1Run) float64 { return r.TemporalCPUPerApp }), "cpu-s/app", runs)
+	if len(all) > 0 && len(all[0].TemporalCPUPerProcess) > 1 {
+		for i := range all[0].TemporalCPUPerProcess {
+			res.emit(fmt.Sprintf("%s.temporal_%d_cpu_per_app", id, i+1), med(func(r b1Run) float64 { return r.TemporalCPUPerProcess[i] }), "cpu-s/app", runs)
+		}
+	}
+	if len(all) > 0 && all[0].PostgresCPUPerApp > 0 {
+		res.emit(id+".postgres_cpu_per_app", med(func(r b1Run) float64 { return r.PostgresCPUPerApp }), "cpu-s/app", runs)
+	}
 	res.emit(id+".machine_cpu_per_app", med(func(r b1Run) float64 { return r.MachineCPUPerApp }), "cpu-s/app", runs)
 	res.emit(id+".testbed_cpu_per_app", med(func(r b1Run) float64 { return r.BedCPUTotal }), "cpu-s/app", runs)
 	if len(all) > 0 {
@@ -147,9 +196,42 @@ func benchFleetSync(ctx context.Context, e *env, res *results, cfg config, n int
 	res.emit(id+".history_events_per_first_sync", med(func(r b1Run) float64 {
 		return float64(r.AppWorkflow.Events + r.SyncWorkflow.Events)
 	}), "events/app", runs)
+	if len(all) > 0 && all[0].SetWorkflow != nil {
+		res.emit(id+".set_history_events", med(func(r b1Run) float64 { return float64(r.SetWorkflow.Events) }), "events", runs)
+	}
 	res.emit(id+".worker_rss", med(func(r b1Run) float64 { return r.WorkerRSSMiB }), "MiB", runs)
 	res.emit(id+".temporal_rss", med(func(r b1Run) float64 { return r.TemporalRSSMiB }), "MiB", runs)
-	return kept, nil
+	res.emit(id+".temporal_db", med(func(r b1Run) float64 { return r.TemporalDBMiB }), "MiB", runs)
+	res.emit(id+".temporal_db_per_1000_apps", med(func(r b1Run) float64 { return r.TemporalDBMiBPer1000 }), "MiB", runs)
+}
+
+// compareFleets prints the fleet benchmarks of size n side by side, from
+// the figures emitted so far under the running variant.
+func compareFleets(res *results, n int) {
+	value := func(name string) (float64, bool) {
+		for _, f := range slices.Backward(res.Figures) {
+			if f.Name == res.label(name) {
+				return f.Value, true
+			}
+		}
+		return 0, false
+	}
+	for _, w := range []workload{dirPerApp, sharedDir, appSet} {
+		id := fmt.Sprintf("%s.N%d", w, n)
+		secs, ok := value(id + ".seconds")
+		if !ok {
+			continue
+		}
+		worker, _ := value(id + ".worker_cpu_per_app")
+		temporal, _ := value(id + ".temporal_cpu_per_app")
+		events, _ := value(id + ".history_events_per_first_sync")
+		line := fmt.Sprintf("# compare N=%d: %-9s %7.1f s, worker %.4f, Temporal %.4f CPU-s/app, %3.0f events per first sync",
+			n, w, secs, worker, temporal, events)
+		if set, ok := value(id + ".set_history_events"); ok {
+			line += fmt.Sprintf(", set workflow %.0f events", set)
+		}
+		fmt.Println(line)
+	}
 }
 
 // appNames are prefix0000, prefix0001 … for n apps.
@@ -169,16 +251,16 @@ type b1Options struct {
 	histories  string
 }
 
-func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, opts b1Options) (b1Run, error) {
+func fleetSyncOnce(ctx context.Context, e *env, w workload, repoURL string, f *fleet, opts b1Options) (b1Run, error) {
 	e.awaitTeardown(ctx)
+	n := len(f.names)
 	run := b1Run{Apps: n}
-	names := appNames(prefix, n)
 	var profiles [2]chan string
 	if opts.profileDir != "" {
 		for i, p := range []profiled{e.workerProc(), e.temporalProc()} {
 			profiles[i] = make(chan string, 1)
 			go func() {
-				path, err := e.profile(ctx, p, opts.profileDir, fmt.Sprintf("B1-N%d", n), profileDuration)
+				path, err := e.profile(ctx, p, opts.profileDir, fmt.Sprintf("%s-N%d", w, n), profileDuration)
 				if err != nil {
 					slog.Warn("B1 profile", "process", p.name, "err", err)
 				}
@@ -190,46 +272,46 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 	if err != nil {
 		return run, err
 	}
-	cpu0, bed0, machine0 := e.cpuSeconds(), e.bedCPUSeconds(), harness.MachineCPUSeconds()
+	db0, err := e.temporalDBBytes(ctx)
+	if err != nil {
+		return run, err
+	}
+	snap0 := e.snapshot()
 	start := time.Now()
-	if err := e.createAll(ctx, names, 16, func(name string) map[string]any { return appBody(name, repoURL, false) }); err != nil {
+	if err := w.create(ctx, e, repoURL, f); err != nil {
+		e.deleteFleet(ctx, f)
 		return run, err
 	}
 	run.CreateSeconds = time.Since(start).Seconds()
-	err = e.waitFleet(ctx, prefix, n)
+	err = e.waitFleet(ctx, f.prefix, n)
 	if profiles[0] != nil {
 		run.WorkerProfile, run.TemporalProfile = <-profiles[0], <-profiles[1]
 	}
 	if err != nil {
-		e.deleteAll(ctx, names)
+		e.deleteFleet(ctx, f)
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
-	cpu1, bed1, machine1 := e.cpuSeconds(), e.bedCPUSeconds(), harness.MachineCPUSeconds()
+	e.snapshot().perApp(snap0, n, &run)
 	run.LoadAverage = loadAverage()
-	run.MachineCPUPerApp = (machine1 - machine0) / float64(n)
 	run.AppsPerSecond = float64(n) / run.SyncedSeconds
-	run.ServerCPUPerApp = (cpu1[0] - cpu0[0]) / float64(n)
-	run.WorkerCPUPerApp = (cpu1[1] - cpu0[1]) / float64(n)
-	run.WindlassCPUPerApp = run.ServerCPUPerApp + run.WorkerCPUPerApp
-	run.TemporalCPUPerApp = (cpu1[2] - cpu0[2]) / float64(n)
 	req1, err := e.apiServerRequests(ctx)
 	if err != nil {
 		return run, err
 	}
 	run.APIRequests, run.APIRequestsTotal = req1.perApp(req0, n, 20)
-	run.BedCPUPerApp = map[string]float64{}
-	for name, v := range bed1 {
-		run.BedCPUPerApp[name] = (v - bed0[name]) / float64(n)
-		run.BedCPUTotal += run.BedCPUPerApp[name]
-	}
 	_, run.WorkerRSSMiB = e.worker.RSSMiB()
 	_, run.TemporalRSSMiB = e.temporal.RSSMiB()
+	db1, err := e.temporalDBBytes(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.TemporalDBMiB, run.TemporalDBMiBPer1000 = mib(db1), mib(db1-db0)/float64(n)*1000
 
 	// Actions: deterministic per app, so a sample is enough.
 	run.Sampled = min(n, 50)
 	var app, syn harness.Actions
-	for _, name := range names[:run.Sampled] {
+	for _, name := range f.names[:run.Sampled] {
 		a, err := harness.CountActions(ctx, e.tc, workflows.AppWorkflowID("default", name))
 		if err != nil {
 			return run, err
@@ -241,15 +323,57 @@ func fleetSyncOnce(ctx context.Context, e *env, repoURL, prefix string, n int, o
 		app, syn = app.Plus(a), syn.Plus(s)
 	}
 	run.AppWorkflow, run.SyncWorkflow = app.Div(run.Sampled), syn.Div(run.Sampled)
+	if f.set != "" {
+		set, err := harness.CountActions(ctx, e.tc, workflows.AppSetWorkflowID(f.set))
+		if err != nil {
+			return run, err
+		}
+		run.SetWorkflow = &set
+	}
 	if opts.histories != "" {
-		if err := writeSampleHistories(ctx, e, opts.histories, names[0]); err != nil {
+		if err := writeSampleHistories(ctx, e, opts.histories, f.names[0]); err != nil {
 			return run, err
 		}
 	}
 	if !opts.keep {
-		e.deleteAll(ctx, names)
+		e.deleteFleet(ctx, f)
 	}
 	return run, nil
+}
+
+// cpuSnapshot is the CPU time so far of every process a fleet run
+// reports, read at once.
+type cpuSnapshot struct {
+	windlass [3]float64 // server, worker, Temporal
+	temporal []float64  // each Temporal process
+	postgres float64
+	bed      map[string]float64
+	machine  float64
+}
+
+func (e *env) snapshot() cpuSnapshot {
+	return cpuSnapshot{windlass: e.cpuSeconds(), temporal: e.temporalCPUSeconds(), postgres: e.postgresCPUSeconds(),
+		bed: e.bedCPUSeconds(), machine: harness.MachineCPUSeconds()}
+}
+
+// perApp fills run's CPU-seconds per app from s0 to s over n apps.
+func (s cpuSnapshot) perApp(s0 cpuSnapshot, n int, run *b1Run) {
+	per := func(a, b float64) float64 { return (b - a) / float64(n) }
+	run.MachineCPUPerApp = per(s0.machine, s.machine)
+	run.ServerCPUPerApp = per(s0.windlass[0], s.windlass[0])
+	run.WorkerCPUPerApp = per(s0.windlass[1], s.windlass[1])
+	run.WindlassCPUPerApp = run.ServerCPUPerApp + run.WorkerCPUPerApp
+	run.TemporalCPUPerApp = per(s0.windlass[2], s.windlass[2])
+	run.TemporalCPUPerProcess = make([]float64, len(s.temporal))
+	for i := range s.temporal {
+		run.TemporalCPUPerProcess[i] = per(s0.temporal[i], s.temporal[i])
+	}
+	run.PostgresCPUPerApp = per(s0.postgres, s.postgres)
+	run.BedCPUPerApp, run.BedCPUTotal = map[string]float64{}, 0
+	for name, v := range s.bed {
+		run.BedCPUPerApp[name] = per(s0.bed[name], v)
+		run.BedCPUTotal += run.BedCPUPerApp[name]
+	}
 }
 
 // waitFleet waits until the list shows all n apps named prefix… Synced
@@ -266,8 +390,9 @@ func (e *env) waitFleet(ctx context.Context, prefix string, n int) error {
 }
 
 // createAll creates the apps through the API, inFlight requests at a
-// time; body is each app's spec. Large sets log their progress.
-func (e *env) createAll(ctx context.Context, names []string, inFlight int, body func(name string) map[string]any) error {
+// time; body is each app's spec (JSON, or an Argo CD manifest as a
+// string). Large sets log their progress.
+func (e *env) createAll(ctx context.Context, names []string, inFlight int, body func(name string) any) error {
 	return e.forAll(ctx, names, inFlight, "created", func(name string) error {
 		_, err := e.request(ctx, http.MethodPost, "/api/v1/applications", body(name), nil)
 		return err
@@ -313,9 +438,8 @@ func (e *env) forAll(ctx context.Context, names []string, inFlight int, done str
 	return cmp.Or(first, ctx.Err())
 }
 
-// deleteAll deletes the apps (their resources in the background), waits
-// up to two minutes for them to go, then deletes their namespaces, so that
-// the next run starts from an empty fleet.
+// deleteAll deletes the apps (their resources in the background), then
+// clears up after them (clearFleet).
 func (e *env) deleteAll(ctx context.Context, names []string) {
 	_ = e.forAll(ctx, names, 16, "deleted", func(name string) error {
 		if _, err := e.request(ctx, http.MethodDelete, "/api/v1/applications/"+name+"?cascade=background", nil, nil); err != nil {
@@ -323,16 +447,35 @@ func (e *env) deleteAll(ctx context.Context, names []string) {
 		}
 		return nil
 	})
-	prefix := names[0][:len(names[0])-4]
-	if err := poll(ctx, 2*time.Minute, time.Second, "the apps deleted", func() (bool, string, error) {
+	e.clearFleet(ctx, names[0][:len(names[0])-4], names)
+}
+
+// deleteFleet deletes f: its set, which deletes its apps, or its apps.
+func (e *env) deleteFleet(ctx context.Context, f *fleet) {
+	if f.set == "" {
+		e.deleteAll(ctx, f.names)
+		return
+	}
+	if _, err := e.request(ctx, http.MethodDelete, "/api/v1/applicationsets/"+f.set, nil, nil); err != nil {
+		slog.Warn("delete set", "set", f.set, "err", err)
+	}
+	e.clearFleet(ctx, f.prefix, f.names)
+}
+
+// clearFleet waits up to two minutes for the apps named prefix… to go,
+// then deletes their namespaces, so that the next run starts from an
+// empty fleet.
+func (e *env) clearFleet(ctx context.Context, prefix string, names []string) {
+	if err := poll(ctx, 2*time.Minute+time.Duration(len(names))*20*time.Millisecond, time.Second, "the apps deleted", func() (bool, string, error) {
 		c, err := e.countApps(ctx, prefix, "")
 		return err == nil && c == 0, fmt.Sprintf("%d left", c), nil
 	}); err != nil {
 		slog.Warn("B1 cleanup", "err", err)
 	}
-	for _, name := range names {
+	_ = e.forAll(ctx, names, 16, "namespaces deleted", func(name string) error {
 		_ = e.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	}
+		return nil
+	})
 	// The controllers delete the namespaces' contents (the ReplicaSets
 	// and Pods they made) in the background: the next B1 run waits for
 	// that first (awaitTeardown), so that it does not pay for this one's.
@@ -345,14 +488,18 @@ func (e *env) awaitTeardown(ctx context.Context) {
 	if len(e.tearingDown) == 0 {
 		return
 	}
-	if err := poll(ctx, 5*time.Minute, time.Second, "the deleted apps' namespaces gone", func() (bool, string, error) {
+	gone := map[string]bool{}
+	for _, name := range e.tearingDown {
+		gone[name] = true
+	}
+	if err := poll(ctx, 5*time.Minute+time.Duration(len(gone))*20*time.Millisecond, time.Second, "the deleted apps' namespaces gone", func() (bool, string, error) {
 		list, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		left := 0
 		for _, ns := range list.Items {
-			if slices.Contains(e.tearingDown, ns.Name) {
+			if gone[ns.Name] {
 				left++
 			}
 		}

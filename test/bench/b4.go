@@ -29,6 +29,8 @@ type b4Run struct {
 	ServerCPUPct   float64 `json:"serverCPUPercent"`
 	WindlassCPUPct float64 `json:"windlassCPUPercent"`
 	TemporalCPUPct float64 `json:"temporalCPUPercent"`
+	// PostgresCPUPct is PostgreSQL's (pg1, pg2).
+	PostgresCPUPct float64 `json:"postgresCPUPercent,omitempty"`
 	// PerSlice is the same per minute of the window.
 	PerSlice []b4Slice `json:"perMinute"`
 	// RSS at the end of the window, and the worker's largest sample (every
@@ -93,7 +95,16 @@ func benchIdleFleet(ctx context.Context, e *env, res *results, cfg config, kept 
 	case <-time.After(cfg.idleSettle):
 	}
 	run.SettleSeconds = cfg.idleSettle.Seconds()
+	return e.idleWindow(ctx, res, cfg, fmt.Sprintf("B4.N%d", n), f, &run, cfg.idleFor)
+}
 
+// idleWindow measures the synced fleet f at rest for window: the average
+// CPU of the worker, the server and Temporal, their RSS, Redis's memory
+// and the history events written per minute; it records run and emits
+// the figures under id.
+func (e *env) idleWindow(ctx context.Context, res *results, cfg config, id string, f *fleet, run *b4Run, window time.Duration) (err error) {
+	n := len(f.names)
+	label := strings.ReplaceAll(id, ".", "-")
 	rdb := redis.NewClient(&redis.Options{Addr: e.redisAddr})
 	defer rdb.Close()
 	if run.RedisStartMiB, err = redisUsedMiB(ctx, rdb); err != nil {
@@ -107,13 +118,13 @@ func benchIdleFleet(ctx context.Context, e *env, res *results, cfg config, kept 
 		}
 		return p
 	}
-	t0, cpu0 := time.Now(), cpu()
+	t0, cpu0, pg0 := time.Now(), cpu(), e.postgresCPUSeconds()
 	sliceStart, sliceCPU := t0, cpu0
 	var profiled chan string
 	if cfg.profile {
 		profiled = make(chan string, 1)
 		go func() {
-			path, err := e.profileWorker(ctx, cfg.profileDir, fmt.Sprintf("B4-N%d", n), min(idleProfile, cfg.idleFor))
+			path, err := e.profileWorker(ctx, cfg.profileDir, label, min(idleProfile, window))
 			if err != nil {
 				slog.Warn("B4 worker profile", "err", err)
 			}
@@ -122,7 +133,7 @@ func benchIdleFleet(ctx context.Context, e *env, res *results, cfg config, kept 
 	}
 	sample := time.NewTicker(10 * time.Second)
 	defer sample.Stop()
-	end := time.After(cfg.idleFor)
+	end := time.After(window)
 idle:
 	for {
 		select {
@@ -144,6 +155,7 @@ idle:
 	}
 	t1, cpu1 := time.Now(), cpu()
 	run.IdleSeconds = t1.Sub(t0).Seconds()
+	run.PostgresCPUPct = (e.postgresCPUSeconds() - pg0) / run.IdleSeconds * 100
 	p := pct(cpu0, cpu1, run.IdleSeconds)
 	run.ServerCPUPct, run.WorkerCPUPct, run.TemporalCPUPct = p[0], p[1], p[2]
 	run.WindlassCPUPct = p[0] + p[1]
@@ -151,7 +163,7 @@ idle:
 	run.WorkerPeakRSSMiB = max(run.WorkerPeakRSSMiB, run.WorkerRSSMiB)
 	if cfg.profile {
 		run.WorkerProfile = <-profiled
-		if run.WorkerHeapProfile, err = e.profileWorker(ctx, cfg.profileDir, fmt.Sprintf("B4-N%d", n), 0); err != nil {
+		if run.WorkerHeapProfile, err = e.profileWorker(ctx, cfg.profileDir, label, 0); err != nil {
 			slog.Warn("B4 worker heap profile", "err", err)
 		}
 	}
@@ -170,21 +182,23 @@ idle:
 	if run.StillSynced, err = e.countApps(ctx, f.prefix, "&sync=Synced&health=Healthy"); err != nil {
 		return err
 	}
-	res.addRun(fmt.Sprintf("B4.N%d", n), run)
+	res.addRun(id, run)
 	if run.StillSynced != n {
-		res.note("B4 N=%d: %d of %d apps Synced and Healthy after the window", n, run.StillSynced, n)
+		res.note("%s: %d of %d apps Synced and Healthy after the window", id, run.StillSynced, n)
 	}
 	mins := t1.Sub(t0).Minutes()
-	fmt.Printf("# B4 N=%d: %.0f s idle (fleet %s in %.0f s), CPU worker %.2f %%, server %.2f %%, Temporal %.2f %% of a core; RSS worker %.0f MiB (peak %.0f), server %.0f, Temporal %.0f; Redis %.1f MiB; %d history events in %d executions (%.0f/min: %.0f workflow tasks, %.0f activities, %.0f timers a minute), load %s\n",
-		n, run.IdleSeconds, map[bool]string{true: "reused from B1", false: "created"}[run.Reused], run.PrepareSeconds,
+	fmt.Printf("# %s: %.0f s idle (fleet %s in %.0f s), CPU worker %.2f %%, server %.2f %%, Temporal %.2f %% of a core; RSS worker %.0f MiB (peak %.0f), server %.0f, Temporal %.0f; Redis %.1f MiB; %d history events in %d executions (%.0f/min: %.0f workflow tasks, %.0f activities, %.0f timers a minute), load %s\n",
+		res.label(id), run.IdleSeconds, map[bool]string{true: "reused from B1", false: "created"}[run.Reused], run.PrepareSeconds,
 		run.WorkerCPUPct, run.ServerCPUPct, run.TemporalCPUPct, run.WorkerRSSMiB, run.WorkerPeakRSSMiB, run.ServerRSSMiB, run.TemporalRSSMiB,
 		run.RedisEndMiB, run.History.Events, run.Executions, run.EventsPerMin,
 		float64(run.History.WorkflowTasks)/mins, float64(run.History.Activities+run.History.LocalActs)/mins, float64(run.History.Timers)/mins, run.LoadAverage)
-	id := fmt.Sprintf("B4.N%d", n)
 	res.emit(id+".windlass_cpu_pct", run.WindlassCPUPct, "%core", 1)
 	res.emit(id+".worker_cpu_pct", run.WorkerCPUPct, "%core", 1)
 	res.emit(id+".server_cpu_pct", run.ServerCPUPct, "%core", 1)
 	res.emit(id+".temporal_cpu_pct", run.TemporalCPUPct, "%core", 1)
+	if e.postgres != nil {
+		res.emit(id+".postgres_cpu_pct", run.PostgresCPUPct, "%core", 1)
+	}
 	res.emit(id+".worker_rss", run.WorkerRSSMiB, "MiB", 1)
 	res.emit(id+".worker_rss_peak", run.WorkerPeakRSSMiB, "MiB", 1)
 	res.emit(id+".server_rss", run.ServerRSSMiB, "MiB", 1)
@@ -230,7 +244,7 @@ func (e *env) idleFleet(ctx context.Context, n int, kept *fleet) (*fleet, bool, 
 		return nil, false, err
 	}
 	f := &fleet{prefix: "b4-", names: appNames("b4-", n)}
-	body := func(name string) map[string]any {
+	body := func(name string) any {
 		b := appBody(name, repoURL, false)
 		delete(b, "refreshSeconds") // the worker's default
 		return b

@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,12 @@ type config struct {
 	// one app's workflow and its latest sync (JSON), to read them event by
 	// event.
 	histories string
+	// temporal is the Temporal variants the suite runs on, one after the
+	// other, each on a fresh test bed.
+	temporal []variant
+	// B8: apps of the burst, and how long they idle after it.
+	b8Apps int
+	b8Idle time.Duration
 }
 
 func main() {
@@ -74,7 +81,11 @@ func main() {
 	flag.StringVar(&apps, "apps", "100,500,1000", "B1 fleet sizes, comma-separated")
 	flag.IntVar(&cfg.runs, "runs", 3, "runs of each B1 size (the median is reported)")
 	flag.IntVar(&cfg.iterations, "iterations", 20, "iterations of B2 and B3")
-	flag.StringVar(&only, "only", "B1,B2,B3,B4,B5,B6,B7", "benchmarks to run, comma-separated")
+	var temporal string
+	flag.StringVar(&only, "only", "B1,B1-shared,B1-set,B2,B3,B4,B5,B6,B7", "benchmarks to run, comma-separated (B8 only when named)")
+	flag.StringVar(&temporal, "temporal", "sqlite", "Temporal variants to run the suite on, comma-separated: sqlite, pg1 (one `windlass temporal --postgres-dsn`), pg2 (two)")
+	flag.IntVar(&cfg.b8Apps, "b8-apps", 10000, "B8: apps of the burst")
+	flag.DurationVar(&cfg.b8Idle, "b8-idle-duration", 10*time.Minute, "B8: how long the fleet idles after the burst while measured")
 	flag.StringVar(&cfg.out, "out", "bench-results.json", "results file (JSON)")
 	flag.StringVar(&cfg.bin, "bin", "", "prebuilt production build of windlass, -tags "+productionTags+", for the server and the worker (default: go build one)")
 	flag.StringVar(&cfg.fullBin, "full-bin", "", "prebuilt full build of windlass, for `windlass temporal` (default: go build one)")
@@ -101,8 +112,14 @@ func main() {
 	for f := range strings.SplitSeq(only, ",") {
 		cfg.only[strings.ToUpper(strings.TrimSpace(f))] = true
 	}
-	if cfg.runs < 1 || cfg.iterations < 1 || cfg.listApps < 1 || cfg.listSamples < 1 || cfg.idleApps < 1 || cfg.idleFor < time.Minute {
-		fmt.Fprintln(os.Stderr, "bench: -runs, -iterations, -list-apps, -list-samples and -idle-apps must be at least 1, -idle-duration at least 1m")
+	var err error
+	if cfg.temporal, err = parseVariants(temporal); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -temporal:", err)
+		os.Exit(2)
+	}
+	if cfg.runs < 1 || cfg.iterations < 1 || cfg.listApps < 1 || cfg.listSamples < 1 || cfg.idleApps < 1 || cfg.b8Apps < 1 ||
+		cfg.idleFor < time.Minute || cfg.b8Idle < time.Minute {
+		fmt.Fprintln(os.Stderr, "bench: -runs, -iterations, -list-apps, -list-samples, -idle-apps and -b8-apps must be at least 1, -idle-duration and -b8-idle-duration at least 1m")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -123,6 +140,9 @@ type results struct {
 	Figures    []figure         `json:"figures"`
 	Runs       map[string][]any `json:"runs"`
 	Notes      []string         `json:"notes,omitempty"`
+	// variant is the Temporal variant now running; emit and addRun put it
+	// into the names of figures and runs ("" for sqlite).
+	variant variant
 }
 
 type machine struct {
@@ -141,19 +161,33 @@ type figure struct {
 	Runs int `json:"runs,omitempty"`
 }
 
+// label puts the running Temporal variant after the benchmark's name:
+// B1.N100.seconds becomes B1.pg2.N100.seconds; on SQLite it stays.
+func (r *results) label(name string) string {
+	if r.variant == sqlite {
+		return name
+	}
+	bench, rest, _ := strings.Cut(name, ".")
+	return strings.TrimSuffix(bench+"."+string(r.variant)+"."+rest, ".")
+}
+
 // emit prints and records one figure.
 func (r *results) emit(name string, value float64, unit string, runs int) {
+	name = r.label(name)
 	fmt.Printf("BENCH %s %s %s\n", name, strconv.FormatFloat(value, 'g', 5, 64), unit)
 	r.Figures = append(r.Figures, figure{Name: name, Value: value, Unit: unit, Runs: runs})
 }
 
 func (r *results) note(format string, args ...any) {
 	s := fmt.Sprintf(format, args...)
+	if r.variant != sqlite {
+		s = "[" + string(r.variant) + "] " + s
+	}
 	fmt.Println("# " + s)
 	r.Notes = append(r.Notes, s)
 }
 
-func (r *results) addRun(id string, run any) { r.Runs[id] = append(r.Runs[id], run) }
+func (r *results) addRun(id string, run any) { r.Runs[r.label(id)] = append(r.Runs[r.label(id)], run) }
 
 // median of xs (not sorted in place).
 func median(xs []float64) float64 {
@@ -223,8 +257,20 @@ type env struct {
 	// WINDLASS_WEBHOOK_GITHUB_SECRET).
 	webhookSecret string
 	mgmtNS        string
-	// procs: temporal, server, worker.
+	// procs: temporal (the first of temporals, which clients dial),
+	// server, worker.
 	temporal, server, worker *harness.Proc
+	temporals                []*harness.Proc
+	// variant is how Temporal runs; temporalData is its SQLite data dir,
+	// postgres its PostgreSQL (pg1, pg2) and postgresPID the postmaster's.
+	variant      variant
+	temporalData string
+	postgres     *testbed.Postgres
+	postgresPID  int
+	// adminPassword logs the browser in (B8); repos are the repositories
+	// made so far by name, reused by later runs.
+	adminPassword string
+	repos         map[string]string
 	// workerOps is the worker's metrics listener (/metrics, /debug/pprof/),
 	// temporalDebug the Temporal server's profiles listener.
 	workerOps, temporalDebug string
@@ -256,70 +302,112 @@ func run(ctx context.Context, cfg config) (err error) {
 		fmt.Printf("# bench: results in %s (load average after: %s)\n", cfg.out, res.LoadAfter)
 	}()
 
-	redisAddr := ""
-	if cfg.only["B1"] || cfg.only["B2"] || cfg.only["B3"] || cfg.only["B4"] || cfg.only["B6"] || cfg.only["B7"] {
-		e, cleanup, err := start(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-		redisAddr = e.redisAddr
-		if cfg.only["B2"] {
-			if err := benchPushToLive(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
-				return fmt.Errorf("B2: %w", err)
-			}
-		}
-		if cfg.only["B3"] {
-			if err := benchDriftToHealed(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
-				return fmt.Errorf("B3: %w", err)
-			}
-		}
-		// B4 takes over the last B1 fleet when it has B4's size.
-		var kept *fleet
-		if cfg.only["B1"] {
-			for i, n := range cfg.apps {
-				keep := cfg.only["B4"] && i == len(cfg.apps)-1 && n == cfg.idleApps
-				if kept, err = benchFleetSync(ctx, e, res, cfg, n, keep); err != nil {
-					return fmt.Errorf("B1 N=%d: %w", n, err)
-				}
-			}
-		}
-		if cfg.only["B4"] {
-			if err := benchIdleFleet(ctx, e, res, cfg, kept); err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				// Like a B1 fleet that does not converge: a result.
-				fmt.Println("BENCH B4 failed")
-				res.note("B4 failed: %v", err)
-			}
-		}
-		if cfg.only["B7"] {
-			if err := benchBigApp(ctx, e, res); err != nil {
-				fmt.Println("BENCH B7 failed")
-				res.note("B7 failed: %v", err)
-			}
-		}
+	stack := false
+	for _, b := range []string{"B1", "B1-SHARED", "B1-SET", "B2", "B3", "B4", "B6", "B7", "B8"} {
+		stack = stack || cfg.only[b]
+	}
+	if !stack {
 		if cfg.only["B5"] {
-			if err := benchRender(ctx, res, cfg.renderPkg, redisAddr); err != nil {
+			if err := benchRender(ctx, res, cfg.renderPkg, ""); err != nil {
 				return fmt.Errorf("B5: %w", err)
-			}
-		}
-		// Last: its apps stay until the processes stop.
-		if cfg.only["B6"] {
-			if err := benchList(ctx, e, res, cfg.listApps, cfg.listSamples); err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				fmt.Println("BENCH B6 failed")
-				res.note("B6 failed: %v", err)
 			}
 		}
 		return nil
 	}
-	if cfg.only["B5"] {
-		if err := benchRender(ctx, res, cfg.renderPkg, redisAddr); err != nil {
+	tmp, err := os.MkdirTemp("", "windlass-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if cfg.bin, err = buildWindlass(ctx, cfg.bin, filepath.Join(tmp, "windlass"), productionTags); err != nil {
+		return err
+	}
+	if cfg.fullBin, err = buildWindlass(ctx, cfg.fullBin, filepath.Join(tmp, "windlass-full"), ""); err != nil {
+		return err
+	}
+	for i, v := range cfg.temporal {
+		res.variant = v
+		if err := runSuite(ctx, cfg, res, v, i == 0); err != nil {
+			return err
+		}
+	}
+	res.variant = sqlite
+	return nil
+}
+
+// runSuite runs the selected benchmarks on a fresh test bed with Temporal
+// variant v; B5, which needs no Temporal, only when first.
+func runSuite(ctx context.Context, cfg config, res *results, v variant, first bool) error {
+	e, cleanup, err := start(ctx, cfg, v)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	res.note("suite on Temporal %s (%s)", v, v.describe())
+	if cfg.only["B2"] {
+		if err := benchPushToLive(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
+			return fmt.Errorf("B2: %w", err)
+		}
+	}
+	if cfg.only["B3"] {
+		if err := benchDriftToHealed(ctx, e, res, cfg.iterations, cfg.histories); err != nil {
+			return fmt.Errorf("B3: %w", err)
+		}
+	}
+	// B4 takes over the last B1 fleet when it has B4's size: the B1
+	// workload (a directory per app) runs last at each size. B1-shared
+	// and B1-set, B1's comparisons, run at the largest size only.
+	var kept *fleet
+	for i, n := range cfg.apps {
+		for _, w := range []workload{sharedDir, appSet, dirPerApp} {
+			if !cfg.only[strings.ToUpper(w.String())] || (w != dirPerApp && n != slices.Max(cfg.apps)) {
+				continue
+			}
+			keep := w == dirPerApp && cfg.only["B4"] && i == len(cfg.apps)-1 && n == cfg.idleApps
+			if kept, err = benchFleetSync(ctx, e, res, cfg, w, n, keep); err != nil {
+				return fmt.Errorf("%s N=%d: %w", w, n, err)
+			}
+		}
+		compareFleets(res, n)
+	}
+	if cfg.only["B4"] {
+		if err := benchIdleFleet(ctx, e, res, cfg, kept); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// Like a B1 fleet that does not converge: a result.
+			fmt.Println("BENCH " + res.label("B4") + " failed")
+			res.note("B4 failed: %v", err)
+		}
+	}
+	if cfg.only["B7"] {
+		if err := benchBigApp(ctx, e, res); err != nil {
+			fmt.Println("BENCH " + res.label("B7") + " failed")
+			res.note("B7 failed: %v", err)
+		}
+	}
+	if cfg.only["B5"] && first {
+		if err := benchRender(ctx, res, cfg.renderPkg, e.redisAddr); err != nil {
 			return fmt.Errorf("B5: %w", err)
+		}
+	}
+	// Last: their apps stay until the processes stop.
+	if cfg.only["B6"] {
+		if err := benchList(ctx, e, res, cfg.listApps, cfg.listSamples); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Println("BENCH " + res.label("B6") + " failed")
+			res.note("B6 failed: %v", err)
+		}
+	}
+	if cfg.only["B8"] {
+		if err := benchTenThousand(ctx, e, res, cfg); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Println("BENCH " + res.label("B8") + " failed")
+			res.note("B8 failed: %v", err)
 		}
 	}
 	return nil
@@ -340,24 +428,38 @@ func (e *env) bedCPUSeconds() map[string]float64 {
 const harnessName = "harness"
 
 // cpuSeconds is the CPU time so far of the server, the worker and
-// Temporal, in that order.
+// Temporal (every process), in that order.
 func (e *env) cpuSeconds() [3]float64 {
-	return [3]float64{e.server.CPUSeconds(), e.worker.CPUSeconds(), e.temporal.CPUSeconds()}
+	var temporal float64
+	for _, t := range e.temporalCPUSeconds() {
+		temporal += t
+	}
+	return [3]float64{e.server.CPUSeconds(), e.worker.CPUSeconds(), temporal}
+}
+
+// temporalCPUSeconds is the CPU time so far of each Temporal process.
+func (e *env) temporalCPUSeconds() []float64 {
+	out := make([]float64, len(e.temporals))
+	for i, t := range e.temporals {
+		out[i] = t.CPUSeconds()
+	}
+	return out
 }
 
 // start brings up the test bed and the Windlass processes. cleanup stops
 // them all and removes the temporary directory unless something failed
 // or -keep was given.
-func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) {
+func start(ctx context.Context, cfg config, v variant) (_ *env, cleanup func(), err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "windlass-bench-")
 	if err != nil {
 		return nil, nil, err
 	}
-	e := &env{tmp: tmp, mgmtNS: "windlass-bench"}
+	e := &env{tmp: tmp, mgmtNS: "windlass-bench", bin: cfg.bin, fullBin: cfg.fullBin, repos: map[string]string{}}
 	var stops []func()
-	cleanup = func() {
+	// stopAll, not the named result, which a failed return sets to nil.
+	stopAll := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
@@ -370,19 +472,22 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	defer func() {
 		if err != nil {
 			cfg.keep = true
-			cleanup()
+			stopAll()
 		}
 	}()
 	// Each kwok node holds 110 pods: room for the largest fleet, plus the
 	// B2/B3 apps. B6's apps have no pods.
 	maxApps := 0
 	for _, n := range cfg.apps {
-		if cfg.only["B1"] {
+		if cfg.only["B1"] || cfg.only["B1-SHARED"] || cfg.only["B1-SET"] {
 			maxApps = max(maxApps, n)
 		}
 	}
 	if cfg.only["B4"] {
 		maxApps = max(maxApps, cfg.idleApps)
+	}
+	if cfg.only["B8"] {
+		maxApps = max(maxApps, cfg.b8Apps)
 	}
 	nodes := 2 + maxApps/100
 	slog.Info("starting the test bed", "nodes", nodes, "dir", tmp)
@@ -419,26 +524,12 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	}
 	stops = append(stops, func() { _ = e.git.Close() })
 
-	if e.bin, err = buildWindlass(ctx, cfg.bin, filepath.Join(tmp, "windlass"), productionTags); err != nil {
-		return nil, nil, err
-	}
-	if e.fullBin, err = buildWindlass(ctx, cfg.fullBin, filepath.Join(tmp, "windlass-full"), ""); err != nil {
-		return nil, nil, err
-	}
 	logs := filepath.Join(tmp, "logs")
-	if e.temporal, err = harness.StartProc(logs, e.fullBin, "temporal", nil, "temporal", "--data-dir", filepath.Join(tmp, "temporal"),
-		"--address", "127.0.0.1:0", "--ui-address", "off", "--log-level", "warn", "--debug-address", "127.0.0.1:0"); err != nil {
-		return nil, nil, err
-	}
-	stops = append(stops, e.temporal.Stop)
-	if e.temporalAddr, err = e.temporal.WaitLine(ctx, "Frontend:"); err != nil {
-		return nil, nil, err
-	}
-	profiles, err := e.temporal.WaitLine(ctx, "Profiles:")
+	temporalStop, err := e.startTemporal(ctx, v, logs)
+	stops = append(stops, temporalStop)
 	if err != nil {
 		return nil, nil, err
 	}
-	e.temporalDebug = strings.TrimSuffix(strings.TrimPrefix(profiles, "http://"), "/debug/pprof/")
 	if e.tc, err = temporalx.Dial(ctx, temporalx.ClientConfig{HostPort: e.temporalAddr, Namespace: "default"}); err != nil {
 		return nil, nil, err
 	}
@@ -462,6 +553,7 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	e.adminPassword = password
 	if e.token, err = e.login(ctx, password); err != nil {
 		return nil, nil, err
 	}
@@ -478,7 +570,7 @@ func start(ctx context.Context, cfg config) (_ *env, cleanup func(), err error) 
 		return nil, nil, err
 	}
 	slog.Info("windlass is running", "api", e.api, "temporal", e.temporalAddr)
-	return e, cleanup, nil
+	return e, stopAll, nil
 }
 
 // productionTags are the build tags of the image's windlass, which runs
