@@ -2,8 +2,9 @@
 // bench` (hack/bench.sh). It starts its own test bed (kube-apiserver with
 // enough kwok nodes, Redis, a Git server), builds the windlass binary and
 // runs a standalone `windlass temporal`, one `windlass server` and one
-// `windlass worker` as processes, then runs the benchmarks B1-B7 of
-// docs/benchmarks.md. Each figure is printed as `BENCH <name> <value>
+// `windlass worker` as processes, then runs the benchmarks B1-B8 of
+// docs/benchmarks.md; with -temporal, once per Temporal variant (SQLite,
+// one or two processes on PostgreSQL), each on a fresh test bed. Each figure is printed as `BENCH <name> <value>
 // <unit>`; everything, each run included, goes to bench-results.json with
 // the machine, commit, date and load average. With -profile, 30 s CPU
 // profiles of the worker and of the Temporal server are taken during the
