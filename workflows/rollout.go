@@ -109,7 +109,7 @@ func planRollout(in RolloutInput) RolloutStatus {
 	}
 	for i := range st.Steps {
 		st.Steps[i].Phase = StepWaiting
-		st.Steps[i].MaxUpdate = in.Steps[i].MaxUpdate.of(len(st.Steps[i].Apps))
+		st.Steps[i].MaxUpdate = in.Steps[i].MaxUpdate.Of(len(st.Steps[i].Apps))
 	}
 	return st
 }

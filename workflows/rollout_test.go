@@ -341,7 +341,7 @@ func TestMaxUpdate(t *testing.T) {
 				t.Fatalf("parsed %+v, want %+v", m, tt.want)
 			}
 			for n, want := range tt.of {
-				if got := m.of(n); got != want {
+				if got := m.Of(n); got != want {
 					t.Errorf("of(%d) = %d, want %d", n, got, want)
 				}
 			}
@@ -361,7 +361,7 @@ func TestMaxUpdate(t *testing.T) {
 			t.Errorf("Unmarshal(%s) succeeded", bad)
 		}
 	}
-	if got := (*MaxUpdate)(nil).of(4); got != 4 {
+	if got := (*MaxUpdate)(nil).Of(4); got != 4 {
 		t.Errorf("no maxUpdate: of(4) = %d, want 4", got)
 	}
 }

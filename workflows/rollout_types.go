@@ -1,11 +1,9 @@
 package workflows
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/labelmatch"
 )
 
@@ -33,9 +31,9 @@ const (
 
 // Strategy and deletion orders of an ApplicationSet (Argo CD's words).
 const (
-	StrategyRollingSync    = "RollingSync"
-	DeletionOrderAllAtOnce = "AllAtOnce"
-	DeletionOrderReverse   = "Reverse"
+	StrategyRollingSync    = appset.StrategyRollingSync
+	DeletionOrderAllAtOnce = appset.DeletionOrderAllAtOnce
+	DeletionOrderReverse   = appset.DeletionOrderReverse
 )
 
 // RolloutWorkflowID is the ID of a set's rollout.
@@ -80,72 +78,8 @@ type RolloutApp struct {
 // Ref is "<project>/<name>".
 func (a RolloutApp) Ref() string { return a.Project + "/" + a.Name }
 
-// MaxUpdate is a number of apps or a percentage of a step's apps: JSON 2
-// or "2" or "25%".
-type MaxUpdate struct {
-	Value   int
-	Percent bool
-}
-
-// UnmarshalJSON reads a number or a string.
-func (m *MaxUpdate) UnmarshalJSON(b []byte) error {
-	var n int
-	if err := json.Unmarshal(b, &n); err == nil {
-		*m = MaxUpdate{Value: n}
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("maxUpdate: want a number or a percentage, got %s", b)
-	}
-	digits, pct := strings.CutSuffix(s, "%")
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		return fmt.Errorf("maxUpdate: want a number or a percentage, got %q", s)
-	}
-	*m = MaxUpdate{Value: n, Percent: pct}
-	return nil
-}
-
-// MarshalJSON writes a number, or a string for a percentage.
-func (m MaxUpdate) MarshalJSON() ([]byte, error) {
-	if m.Percent {
-		return json.Marshal(strconv.Itoa(m.Value) + "%")
-	}
-	return json.Marshal(m.Value)
-}
-
-func (m MaxUpdate) String() string {
-	if m.Percent {
-		return strconv.Itoa(m.Value) + "%"
-	}
-	return strconv.Itoa(m.Value)
-}
-
-// validate refuses what would never sync a step or is no bound.
-func (m MaxUpdate) validate() error {
-	switch {
-	case m.Value < 0:
-		return fmt.Errorf("maxUpdate %s is negative", m)
-	case m.Value == 0:
-		return fmt.Errorf("maxUpdate %s would never sync the step's apps", m)
-	case m.Percent && m.Value > 100:
-		return fmt.Errorf("maxUpdate %s is above 100%%", m)
-	}
-	return nil
-}
-
-// of is how many of n apps may sync at once: a percentage rounds down,
-// but never below one app.
-func (m *MaxUpdate) of(n int) int {
-	switch {
-	case m == nil || n == 0:
-		return n
-	case m.Percent:
-		return max(1, n*m.Value/100)
-	}
-	return min(m.Value, n)
-}
+// MaxUpdate is a number of apps or a percentage of a step's apps.
+type MaxUpdate = appset.MaxUpdate
 
 // Phases of a rollout.
 const (
@@ -239,7 +173,7 @@ func ValidateRollout(in RolloutInput) error {
 			return fmt.Errorf("strategy.rollingSync.steps[%d].%w", i, err)
 		}
 		if s.MaxUpdate != nil {
-			if err := s.MaxUpdate.validate(); err != nil {
+			if err := s.MaxUpdate.Validate(); err != nil {
 				return fmt.Errorf("strategy.rollingSync.steps[%d].%w", i, err)
 			}
 		}

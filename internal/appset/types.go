@@ -58,7 +58,7 @@ type Spec struct {
 	TemplatePatch                string             `json:"templatePatch,omitempty"`
 	SyncPolicy                   *SyncPolicy        `json:"syncPolicy,omitempty"`
 	IgnoreApplicationDifferences []IgnoreDifference `json:"ignoreApplicationDifferences,omitempty"`
-	Strategy                     json.RawMessage    `json:"strategy,omitempty"`
+	Strategy                     *Strategy          `json:"strategy,omitempty"`
 	PreservedFields              *PreservedFields   `json:"preservedFields,omitempty"`
 	ApplyNestedSelectors         bool               `json:"applyNestedSelectors,omitempty"`
 }
@@ -283,10 +283,11 @@ func (s ApplicationSet) Validate() error {
 		return invalid("metadata.name", "is required")
 	case len(s.Spec.Generators) == 0:
 		return invalid("spec.generators", "at least one generator is required")
-	case len(s.Spec.Strategy) > 0 && string(s.Spec.Strategy) != "null":
-		return invalid("spec.strategy", "progressive syncs are not implemented yet")
 	case s.Spec.TemplatePatch != "" && !s.Spec.GoTemplate:
 		return invalid("spec.templatePatch", "needs goTemplate: true")
+	}
+	if err := s.Spec.Strategy.validate("spec.strategy"); err != nil {
+		return err
 	}
 	if p := s.Spec.SyncPolicy; p != nil {
 		switch p.ApplicationsSync {
