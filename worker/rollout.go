@@ -26,7 +26,7 @@ func (r rolloutApps) State(ctx context.Context, project, name string) (rollout.A
 	if err != nil || !ok {
 		return rollout.AppState{}, ok, err
 	}
-	st := rollout.AppState{Sync: v.Status.Sync, Health: v.Status.Health, SHA: v.Status.SHA}
+	st := rollout.AppState{Sync: v.Status.Sync, Health: v.Status.Health, SHA: v.Status.SHA, Labels: v.Spec.Labels}
 	if op := v.Status.Operation; op != nil {
 		st.Operation = &rollout.PastSync{ID: op.SyncID, Initiator: op.Initiator}
 	}

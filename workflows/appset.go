@@ -68,6 +68,12 @@ type AppSetStatus struct {
 	Passes     int                      `json:"passes"`
 	// Deleting is set once the set's deletion has begun.
 	Deleting bool `json:"deleting,omitempty"`
+	// Changes counts the passes that created or updated apps;
+	// RolledChanges is its value when the last rollout started.
+	Changes       int `json:"changes,omitempty"`
+	RolledChanges int `json:"rolledChanges,omitempty"`
+	// Rollout is the set's RollingSync rollout, nil without one.
+	Rollout *AppSetRollout `json:"rollout,omitempty"`
 }
 
 // AppSetView answers the status query, setSpec and evaluate.
@@ -169,6 +175,7 @@ type appSetRun struct {
 	deleteErr error
 	published string
 	memo      map[string]any
+	ro        rolloutState
 }
 
 // ApplicationSetWorkflow keeps a set's apps.
@@ -189,6 +196,7 @@ func ApplicationSetWorkflow(ctx workflow.Context, in AppSetInput) (AppSetDeleteR
 		}
 		if r.reason != "" {
 			r.pass(ctx)
+			r.roll(ctx)
 			continue
 		}
 		if r.shouldContinueAsNew(ctx) {
@@ -201,13 +209,20 @@ func ApplicationSetWorkflow(ctx workflow.Context, in AppSetInput) (AppSetDeleteR
 			st := r.status
 			return AppSetDeleteResult{}, workflow.NewContinueAsNewError(ctx, ApplicationSetWorkflowName, AppSetInput{Set: r.set, Status: &st})
 		}
-		woke, err := workflow.AwaitWithTimeout(ctx, requeueAfter(r.set), func() bool {
+		wait := requeueAfter(r.set)
+		if r.ro.replanAt {
+			wait = min(wait, replanDelay)
+		}
+		woke, err := workflow.AwaitWithTimeout(ctx, wait, func() bool {
 			return r.reason != "" || r.deleting != nil || refresh.Len() > 0
 		})
 		if err != nil {
 			return AppSetDeleteResult{}, err
 		}
-		if !woke {
+		switch {
+		case !woke && r.ro.replanAt:
+			r.roll(ctx)
+		case !woke:
 			r.reason = "requeue"
 		}
 		r.drain(refresh)
@@ -298,6 +313,9 @@ func (r *appSetRun) pass(ctx workflow.Context) {
 		if out.Error == "" {
 			r.status.Generated = out.Generated
 		}
+		if len(out.Created)+len(out.Updated) > 0 {
+			r.status.Changes++
+		}
 		if len(out.Created)+len(out.Updated)+len(out.Deleted) > 0 {
 			change := out
 			change.Apps = nil
@@ -325,14 +343,17 @@ const (
 // remove deletes the set: its apps first, unless kept.
 func (r *appSetRun) remove(ctx workflow.Context) (AppSetDeleteResult, error) {
 	res := AppSetDeleteResult{}
+	if err := r.stopRollout(ctx); err != nil {
+		workflow.GetLogger(ctx).Warn(msgSetRolloutPlan, "set", r.set.Metadata.Name, "error", err)
+	}
 	if !r.deleting.KeepApps {
-		out, err := deleteAppSetApps(ctx, appsets.DeleteAppsInput{Set: r.set.Metadata.Name, Owned: r.status.Apps})
+		deleted, err := r.removeApps(ctx)
 		if err != nil {
 			r.deleteErr = err
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			return res, err
 		}
-		res.Deleted = out.Deleted
+		res.Deleted = deleted
 	}
 	r.deleted = &res
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {

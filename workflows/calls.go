@@ -179,6 +179,13 @@ func checkRollout(ctx workflow.Context, in rollout.CheckInput) (rollout.CheckOut
 	return out, err
 }
 
+// planSetRollout reads a set's apps for its rollout.
+func planSetRollout(ctx workflow.Context, in rollout.PlanInput) (rollout.PlanOutput, error) {
+	var out rollout.PlanOutput
+	err := workflow.ExecuteActivity(appSetOptions(ctx), rollout.PlanName, in).Get(ctx, &out)
+	return out, err
+}
+
 func retrackApp(ctx workflow.Context, in cluster.RetrackInput) (cluster.RetrackOutput, error) {
 	var out cluster.RetrackOutput
 	err := workflow.ExecuteActivity(deleteOptions(ctx), cluster.RetrackName, in).Get(ctx, &out)

@@ -227,6 +227,11 @@ func (r *rolloutRun) runStep(ctx workflow.Context) error {
 	defer func() { cancel(); r.cancelStep = func() {} }()
 	delay := rolloutPollMin
 	for {
+		// Await answers at once when its condition holds, even when the
+		// set has canceled the rollout: stop here.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := workflow.Await(ctx, func() bool {
 			return r.st.Phase == RolloutProgressing || r.st.Phase == RolloutAborted
 		}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -203,6 +204,7 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 	for _, g := range generated {
 		spec := g.Application
 		spec.ManagedBy = &appspec.ManagedBy{App: owner, Cascade: cascade(set)}
+		spec = withoutAutomatedSync(set, spec)
 		spec = spec.Defaulted()
 		if err := spec.Validate(); err != nil {
 			return failed(in, ErrKindInvalid, fmt.Errorf("application %s: %w", spec.Name, err)), nil
@@ -289,6 +291,19 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 	return out, nil
 }
 
+// withoutAutomatedSync turns off the automated sync of an app of a
+// RollingSync set, as Argo CD does: the set's rollout syncs it, step by
+// step.
+func withoutAutomatedSync(set appset.ApplicationSet, spec appspec.Application) appspec.Application {
+	if !set.Spec.Strategy.IsRollingSync() || spec.SyncPolicy == nil || spec.SyncPolicy.Automated == nil {
+		return spec
+	}
+	p := *spec.SyncPolicy
+	p.Automated = nil
+	spec.SyncPolicy = &p
+	return spec
+}
+
 // cascadeOf is the cascade recorded on an app of a set.
 func cascadeOf(live appspec.Application) string {
 	if live.ManagedBy == nil || live.ManagedBy.Cascade == "" {
@@ -301,6 +316,11 @@ func cascadeOf(live appspec.Application) string {
 type DeleteAppsInput struct {
 	Set   string   `json:"set"`
 	Owned []string `json:"owned,omitempty"`
+	// Exact deletes only Owned (one group of a Reverse deletion) and
+	// waits until each is gone; otherwise every app the set owns goes.
+	Exact bool `json:"exact,omitempty"`
+	// Group numbers an Exact call, for its heartbeats.
+	Group int `json:"group,omitempty"`
 }
 
 // DeleteAppsOutput names the apps deleted.
@@ -315,9 +335,12 @@ func (a *Activities) DeleteApps(ctx context.Context, in DeleteAppsInput) (Delete
 		return DeleteAppsOutput{}, temporal.NewNonRetryableApplicationError("no set named", ErrTypeInvalid, nil)
 	}
 	owner := Owner(in.Set)
-	published, err := a.apps.Owned(ctx, owner)
-	if err != nil {
-		return DeleteAppsOutput{}, fmt.Errorf("list applications of set %s: %w", in.Set, err)
+	var published []string
+	if !in.Exact {
+		var err error
+		if published, err = a.apps.Owned(ctx, owner); err != nil {
+			return DeleteAppsOutput{}, fmt.Errorf("list applications of set %s: %w", in.Set, err)
+		}
 	}
 	var out DeleteAppsOutput
 	for _, id := range sortedCopy(append(slices.Clone(in.Owned), published...)) {
@@ -335,8 +358,37 @@ func (a *Activities) DeleteApps(ctx context.Context, in DeleteAppsInput) (Delete
 		out.Deleted = append(out.Deleted, id)
 		activity.RecordHeartbeat(ctx, "deleted "+id)
 	}
+	if in.Exact {
+		return out, a.waitGone(ctx, in.Group, out.Deleted)
+	}
 	return out, nil
 }
+
+// waitGone waits until none of the apps runs any more.
+func (a *Activities) waitGone(ctx context.Context, group int, ids []string) error {
+	for _, id := range ids {
+		proj, name, _ := strings.Cut(id, "/")
+		for {
+			_, exists, err := a.apps.Spec(ctx, proj, name)
+			if err != nil {
+				return fmt.Errorf("read application %s: %w", id, err)
+			}
+			if !exists {
+				break
+			}
+			activity.RecordHeartbeat(ctx, fmt.Sprintf("group %d: waiting for %s to go", group, id))
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(gonePoll):
+			}
+		}
+	}
+	return nil
+}
+
+// gonePoll is the wait between two reads of an app being deleted.
+const gonePoll = time.Second
 
 func sameJSON(a, b any) bool {
 	va, err1 := generic(a)

@@ -19,10 +19,23 @@ import (
 type fakeApps struct {
 	apps   map[string]appspec.Application
 	writes []string
+	// linger keeps a deleted app running for that many more reads.
+	linger int
+	dying  map[string]int
 }
 
 func (f *fakeApps) Spec(_ context.Context, project, name string) (appspec.Application, bool, error) {
-	a, ok := f.apps[project+"/"+name]
+	id := project + "/" + name
+	if n, ok := f.dying[id]; ok {
+		if n > 0 {
+			f.dying[id] = n - 1
+			f.writes = append(f.writes, "still there "+id)
+			return f.apps[id], true, nil
+		}
+		delete(f.dying, id)
+		delete(f.apps, id)
+	}
+	a, ok := f.apps[id]
 	return a, ok, nil
 }
 
@@ -45,6 +58,13 @@ func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
 
 func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) error {
 	f.writes = append(f.writes, "delete "+project+"/"+name+" "+cascade)
+	if f.linger > 0 {
+		if f.dying == nil {
+			f.dying = map[string]int{}
+		}
+		f.dying[project+"/"+name] = f.linger
+		return nil
+	}
 	delete(f.apps, project+"/"+name)
 	return nil
 }
@@ -256,5 +276,85 @@ func TestDeleteApps(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, apps.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
+
+// A RollingSync set's apps have no automated sync, whatever the template
+// says; the same template without a strategy keeps it.
+func TestRollingSyncTurnsOffAutomatedSync(t *testing.T) {
+	const y = `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: s}
+spec:
+  generators: [{list: {elements: [{name: a, env: dev}]}}]
+  %s
+  template:
+    metadata: {name: '{{name}}', labels: {env: '{{env}}'}}
+    spec:
+      project: default
+      source: {repoURL: 'https://git.example/r.git', path: '{{name}}', targetRevision: HEAD}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '{{name}}'}
+      syncPolicy: {automated: {prune: true, selfHeal: true}, syncOptions: [CreateNamespace=true]}
+`
+	for _, tc := range []struct {
+		name, strategy string
+		automated      bool
+	}{
+		{name: "rolling sync", strategy: `strategy: {type: RollingSync, rollingSync: {steps: [{matchExpressions: [{key: env, operator: In, values: [dev]}]}]}}`},
+		{name: "all at once", strategy: `strategy: {type: AllAtOnce}`, automated: true},
+		{name: "no strategy", automated: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set, err := appset.Parse(fmt.Appendf(nil, y, tc.strategy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			apps := &fakeApps{apps: map[string]appspec.Application{}}
+			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, a, ReconcileInput{Set: set})
+			got := apps.apps["default/a"]
+			if got.IsAutomated() != tc.automated {
+				t.Errorf("automated %t, want %t", got.IsAutomated(), tc.automated)
+			}
+			if got.SyncPolicy == nil || !slices.Equal(got.SyncPolicy.SyncOptions, []string{"CreateNamespace=true"}) {
+				t.Errorf("sync options lost: %+v", got.SyncPolicy)
+			}
+		})
+	}
+}
+
+// An exact deletion (one group of a Reverse deletion) deletes only the
+// apps named and answers once each has gone.
+func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
+	mine := func(name string) appspec.Application {
+		return appspec.Application{Name: name, Project: "default", ManagedBy: &appspec.ManagedBy{App: Owner("s"), Cascade: "foreground"}}
+	}
+	apps := &fakeApps{linger: 1, apps: map[string]appspec.Application{
+		"default/prod-1": mine("prod-1"), "default/prod-2": mine("prod-2"), "default/dev": mine("dev"),
+	}}
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	a.Register(env)
+	v, err := env.ExecuteActivity(DeleteAppsName, DeleteAppsInput{Set: "s", Owned: []string{"default/prod-2", "default/prod-1"}, Exact: true, Group: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out DeleteAppsOutput
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"delete default/prod-1 foreground", "delete default/prod-2 foreground",
+		"still there default/prod-1", "still there default/prod-2"}
+	if diff := cmp.Diff(want, apps.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+	if _, ok := apps.apps["default/dev"]; !ok || len(apps.dying) > 0 {
+		t.Errorf("after the group: apps %v, dying %v", apps.apps, apps.dying)
 	}
 }

@@ -16,6 +16,7 @@ import (
 const (
 	SyncName  = "rollout.Sync"
 	CheckName = "rollout.Check"
+	PlanName  = "rollout.Plan"
 )
 
 // Error types of Sync's non-retryable failures (wire contracts).
@@ -52,6 +53,8 @@ type AppState struct {
 	Operation *PastSync
 	// Syncs are its recent syncs.
 	Syncs []PastSync
+	// Labels are the app's labels, which steps select by.
+	Labels map[string]string
 }
 
 // Apps reads and syncs apps through their workflows.
@@ -78,6 +81,7 @@ func New(apps Apps) (*Activities, error) {
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.Sync, activity.RegisterOptions{Name: SyncName})
 	r.RegisterActivityWithOptions(a.Check, activity.RegisterOptions{Name: CheckName})
+	r.RegisterActivityWithOptions(a.Plan, activity.RegisterOptions{Name: PlanName})
 }
 
 // AppRef names an app.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
@@ -145,5 +146,54 @@ func TestCheck(t *testing.T) {
 	}
 	if _, err := a.Check(t.Context(), CheckInput{Apps: []AppSync{{App: ref("broken")}}}); err == nil {
 		t.Error("Check of an unreadable app succeeded")
+	}
+}
+
+// Plan reads labels, sync and revision, sorted, and skips gone apps; its
+// digest moves with any app's revision and only then.
+func TestPlan(t *testing.T) {
+	states := map[string]AppState{
+		"default/b": {Sync: appspec.SyncSynced, SHA: "s1", Labels: map[string]string{"env": "prod"}},
+		"default/a": {Sync: appspec.SyncOutOfSync, SHA: "s1", Labels: map[string]string{"env": "dev"}},
+		"other/c":   {Sync: appspec.SyncUnknown},
+	}
+	a, err := New(&fakeApps{states: states})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.RegisterActivity(a.Plan)
+	plan := func() PlanOutput {
+		t.Helper()
+		v, err := env.ExecuteActivity(a.Plan, PlanInput{Apps: []AppRef{ref("b"), {Project: "other", Name: "c"}, ref("gone"), ref("a")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out PlanOutput
+		if err := v.Get(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	got := plan()
+	want := []PlannedApp{
+		{Project: "default", Name: "a", Labels: map[string]string{"env": "dev"}, Sync: "OutOfSync", SHA: "s1"},
+		{Project: "default", Name: "b", Labels: map[string]string{"env": "prod"}, Sync: "Synced", SHA: "s1"},
+		{Project: "other", Name: "c", Sync: "Unknown"},
+	}
+	if d := cmp.Diff(want, got.Apps); d != "" {
+		t.Errorf("apps (-want +got):\n%s", d)
+	}
+	if got.OutOfSync != 2 || got.Uncompared != 1 || len(got.Revisions) != 12 {
+		t.Errorf("outOfSync %d, uncompared %d, revisions %q", got.OutOfSync, got.Uncompared, got.Revisions)
+	}
+	// A change of sync status leaves the digest; a new revision moves it.
+	states["default/a"] = AppState{Sync: appspec.SyncSynced, SHA: "s1"}
+	if again := plan(); again.Revisions != got.Revisions {
+		t.Errorf("digest moved with a sync status: %s → %s", got.Revisions, again.Revisions)
+	}
+	states["default/b"] = AppState{Sync: appspec.SyncOutOfSync, SHA: "s2"}
+	if again := plan(); again.Revisions == got.Revisions {
+		t.Error("digest did not move with a new revision")
 	}
 }
