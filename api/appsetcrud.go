@@ -58,6 +58,9 @@ type AppSetDetail struct {
 	Set          appset.ApplicationSet  `json:"set"`
 	Status       workflows.AppSetStatus `json:"status"`
 	Applications []AppSetChild          `json:"applications"`
+	// Rollout is the set's RollingSync rollout step by step, nil when
+	// the set has none.
+	Rollout *workflows.RolloutStatus `json:"rollout,omitempty"`
 }
 
 // setsQuery lists the running set workflows.
@@ -285,6 +288,17 @@ func (s *Server) appSetDetail(c *echo.Context, view workflows.AppSetView) error 
 		return err
 	}
 	slices.SortFunc(out.Applications, func(a, b AppSetChild) int { return strings.Compare(a.Project+"/"+a.Name, b.Project+"/"+b.Name) })
+	if ro := view.Status.Rollout; ro != nil && ro.Started > 0 {
+		st, _, err := s.readRollout(c.Request().Context(), view.Set.Metadata.Name)
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+		case err != nil:
+			return err
+		default:
+			out.Rollout = &st
+		}
+	}
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/windlass-cd/windlass/internal/appset"
+	"github.com/windlass-cd/windlass/workflows"
 )
 
 var appsetVerbs = []verb{
@@ -49,6 +50,9 @@ type appsetDetail struct {
 		ErrorKind       string   `json:"errorKind"`
 		LastEvaluatedAt string   `json:"lastEvaluatedAt"`
 		LastReason      string   `json:"lastReason"`
+		Rollout         *struct {
+			Message string `json:"message"`
+		} `json:"rollout"`
 	} `json:"status"`
 	Applications []struct {
 		Project string `json:"project"`
@@ -56,6 +60,7 @@ type appsetDetail struct {
 		Sync    string `json:"sync"`
 		Health  string `json:"health"`
 	} `json:"applications"`
+	Rollout *workflows.RolloutStatus `json:"rollout"`
 }
 
 func (c *cli) appsetCreate(ctx context.Context, args []string) error {
@@ -109,7 +114,14 @@ func (c *cli) appsetGet(ctx context.Context, args []string) error {
 		if out.Status.Error != "" {
 			fmt.Fprintf(tw, "Error:\t%s: %s\n", out.Status.ErrorKind, out.Status.Error)
 		}
+		if ro := out.Status.Rollout; ro != nil && ro.Message != "" {
+			fmt.Fprintf(tw, "Rollout:\t%s\n", ro.Message)
+		}
 		tw.Flush()
+		if out.Rollout != nil {
+			fmt.Fprintln(w)
+			printRollout(w, *out.Rollout)
+		}
 		if len(out.Applications) == 0 {
 			return
 		}

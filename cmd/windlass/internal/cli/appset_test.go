@@ -67,6 +67,19 @@ func TestCLIAppSetCRUD(t *testing.T) {
 			"lastEvaluatedAt": "2026-01-02T03:04:05Z", "lastReason": "requeue"},
 		"applications": []any{map[string]any{"project": "default", "name": "dev-guestbook", "sync": "Synced", "health": "Healthy"}},
 	}
+	rolling := map[string]any{
+		"set": map[string]any{"metadata": map[string]any{"name": "web"}, "spec": map[string]any{}},
+		"status": map[string]any{"apps": []any{"default/dev", "default/prod"}, "generated": 2, "passes": 4,
+			"rollout": map[string]any{"id": "appset/web/rollout", "target": "g1-0a1b2c3d4e5f", "started": 2}},
+		"applications": []any{
+			map[string]any{"project": "default", "name": "dev", "sync": "Synced", "health": "Degraded"},
+			map[string]any{"project": "default", "name": "prod", "sync": "OutOfSync", "health": "Healthy"}},
+		"rollout": map[string]any{"set": "web", "target": "g1-0a1b2c3d4e5f", "phase": "Halted", "step": 0, "haltedBy": "default/dev",
+			"message": "halted at step 1: default/dev: is Degraded after sync sync/default/dev/3",
+			"steps": []any{
+				map[string]any{"phase": "Halted", "maxUpdate": 1, "apps": []any{map[string]any{"project": "default", "name": "dev", "phase": "Failed", "syncID": "sync/default/dev/3", "attempt": 1, "message": "is Degraded after sync sync/default/dev/3"}}},
+				map[string]any{"phase": "Waiting", "maxUpdate": 1, "apps": []any{map[string]any{"project": "default", "name": "prod", "phase": "Waiting"}}}}},
+	}
 	failing := map[string]any{
 		"set":          map[string]any{"metadata": map[string]any{"name": "bad"}, "spec": map[string]any{}},
 		"status":       map[string]any{"apps": []any{}, "generated": 0, "passes": 1, "error": "duplicate application: two elements yield app default/a", "errorKind": "DuplicateApplication"},
@@ -94,6 +107,12 @@ func TestCLIAppSetCRUD(t *testing.T) {
 			args:   "appset get guestbook",
 			routes: map[string][]reply{"GET /api/v1/applicationsets/guestbook": ok(detail)},
 			want:   []string{"GET /api/v1/applicationsets/guestbook"},
+		},
+		{
+			name:   "appset get rolling",
+			args:   "appset get web",
+			routes: map[string][]reply{"GET /api/v1/applicationsets/web": ok(rolling)},
+			want:   []string{"GET /api/v1/applicationsets/web"},
 		},
 		{
 			name:   "appset get error",
