@@ -247,7 +247,7 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		case !mayUpdate(pol):
 			continue
 		default:
-			if spec, err = preserve(d.live, spec, ignores, set.Spec.PreservedFields); err != nil {
+			if spec, err = preserve(ctx, d.live, spec, ignores, set.Spec.PreservedFields); err != nil {
 				return failed(in, ErrKindInvalid, fmt.Errorf("application %s: ignoreApplicationDifferences: %w", spec.Name, err)), nil
 			}
 			if sameJSON(d.live, spec) {

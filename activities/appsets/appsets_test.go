@@ -245,12 +245,92 @@ func TestIgnoreApplicationDifferences(t *testing.T) {
 	if got := apps.apps["default/b"].Source.TargetRevision; got != "HEAD" {
 		t.Errorf("b's targetRevision = %q, want HEAD", got)
 	}
-	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{JQPathExpressions: []string{".spec.source"}}}
+	// The same through jq: b's edit is kept too, and nothing is written.
+	b := apps.apps["default/b"]
+	b.Source.TargetRevision = "v3"
+	apps.apps["default/b"] = b
+	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{JQPathExpressions: []string{".spec.source.targetRevision"}}}
 	apps.writes = nil
 	out := run(t, a, ReconcileInput{Set: set, Owned: first.Apps})
-	if !strings.Contains(out.Error, "not implemented") || len(apps.writes) > 0 {
+	if out.Error != "" || len(apps.writes) > 0 {
 		t.Errorf("jq: error %q, writes %v", out.Error, apps.writes)
 	}
+	// A bad expression writes nothing and names the field.
+	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{JQPathExpressions: []string{".spec.source | ("}}}
+	out = run(t, a, ReconcileInput{Set: set, Owned: first.Apps})
+	if !strings.Contains(out.Error, "spec.ignoreApplicationDifferences[0].jqPathExpressions[0]") || out.ErrorKind != ErrKindInvalid || len(apps.writes) > 0 {
+		t.Errorf("bad jq: %s %q, writes %v", out.ErrorKind, out.Error, apps.writes)
+	}
+}
+
+// Each jq path form Argo CD's docs use, and each bad expression, over a
+// live app with edits and the set's desired app.
+func TestPreserveJQ(t *testing.T) {
+	live := appspec.Application{Name: "a", Project: "default", Labels: map[string]string{"team": "x", "keep": "me"},
+		Sources: []appspec.Source{
+			{RepoURL: "https://git.example/app.git", Path: "app", TargetRevision: "hotfix", Helm: &appspec.Helm{Values: "replicas: 5"}},
+			{RepoURL: "https://git.example/values.git", TargetRevision: "v9", Ref: "values"},
+		},
+		SyncPolicy: &appspec.SyncPolicy{Automated: &appspec.Automated{Prune: true}}}
+	desired := appspec.Application{Name: "a", Project: "default", Labels: map[string]string{"team": "y"},
+		Sources: []appspec.Source{
+			{RepoURL: "https://git.example/app.git", Path: "app", TargetRevision: "main", Helm: &appspec.Helm{Values: "replicas: 1"}},
+			{RepoURL: "https://git.example/values.git", TargetRevision: "main", Ref: "values"},
+		}}
+	tests := []struct {
+		name, expr string
+		want       func(a *appspec.Application)
+		wantErr    string
+	}{
+		{name: "a field", expr: ".spec.sources[0].helm.values", want: func(a *appspec.Application) { a.Sources[0].Helm.Values = "replicas: 5" }},
+		{name: "every element", expr: ".spec.sources[].targetRevision", want: func(a *appspec.Application) {
+			a.Sources[0].TargetRevision, a.Sources[1].TargetRevision = "hotfix", "v9"
+		}},
+		{name: "selected element", expr: `.spec.sources[] | select(.repoURL | contains("values")) | .targetRevision`,
+			want: func(a *appspec.Application) { a.Sources[1].TargetRevision = "v9" }},
+		{name: "live only", expr: ".spec.syncPolicy.automated", want: func(a *appspec.Application) {
+			a.SyncPolicy = &appspec.SyncPolicy{Automated: &appspec.Automated{Prune: true}}
+		}},
+		{name: "a label", expr: `.metadata.labels.keep`, want: func(a *appspec.Application) { a.Labels["keep"] = "me" }},
+		{name: "selects nothing", expr: ".spec.info", want: func(*appspec.Application) {}},
+		{name: "syntax", expr: ".spec.sources[", wantErr: "jqPathExpressions[0]"},
+		{name: "not a path", expr: ".spec.sources | length", wantErr: "invalid path against"},
+		{name: "the name", expr: ".metadata.name", wantErr: ".metadata.name: only .spec..., .metadata.labels and .metadata.annotations can be ignored"},
+		{name: "runaway", expr: ".spec.info | repeat(.x)", wantErr: "selects more than 10000 paths"},
+		{name: "the whole spec", expr: ".spec", wantErr: ".spec: only"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rules, err := ignoredPointers([]appset.IgnoreDifference{{JQPathExpressions: []string{tc.expr}}})
+			var got appspec.Application
+			if err == nil {
+				got, err = preserve(t.Context(), live, clone(t, desired), rules, nil)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := clone(t, desired)
+			tc.want(&want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("preserved (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func clone(t *testing.T, a appspec.Application) appspec.Application {
+	t.Helper()
+	var out appspec.Application
+	if err := remarshal(a, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestDeleteApps(t *testing.T) {
