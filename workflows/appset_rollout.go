@@ -98,7 +98,17 @@ func plannedApps(p rollout.PlanOutput) []RolloutApp {
 // new one when the target moved and an app needs a sync.
 func (r *appSetRun) roll(ctx workflow.Context) {
 	r.ro.replanAt = false
-	if !r.set.Spec.Strategy.IsRollingSync() || r.status.Error != "" {
+	if !r.set.Spec.Strategy.IsRollingSync() {
+		// The strategy was dropped: its rollout goes too.
+		if r.status.Rollout != nil {
+			if err := r.stopRollout(ctx); err != nil {
+				workflow.GetLogger(ctx).Warn(msgSetRolloutPlan, "set", r.set.Metadata.Name, "error", err)
+			}
+			r.status.Rollout = nil
+		}
+		return
+	}
+	if r.status.Error != "" {
 		return
 	}
 	plan, err := planSetRollout(ctx, rollout.PlanInput{Apps: appRefs(r.status.Apps)})

@@ -153,3 +153,60 @@ func TestAppSetStartsItsRollout(t *testing.T) {
 		t.Errorf("%d plans, want 5 (created, compared, requeue, refresh, delete)", plans)
 	}
 }
+
+// A set whose strategy is dropped cancels its rollout and forgets it.
+func TestAppSetDropsItsRollout(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	checks := 0
+	env.RegisterActivityWithOptions(func(_ context.Context, in appsets.ReconcileInput) (appsets.ReconcileOutput, error) {
+		out := appsets.ReconcileOutput{Apps: []string{"team/dev"}, Generated: 1}
+		if len(in.Owned) == 0 {
+			out.Created = out.Apps
+		}
+		return out, nil
+	}, activity.RegisterOptions{Name: appsets.ReconcileName})
+	env.RegisterActivityWithOptions(func(_ context.Context, in rollout.PlanInput) (rollout.PlanOutput, error) {
+		return rollout.PlanOutput{Revisions: "r1", OutOfSync: 1, Apps: []rollout.PlannedApp{{Project: "team", Name: "dev", Labels: map[string]string{"env": "dev"}}}}, nil
+	}, activity.RegisterOptions{Name: rollout.PlanName})
+	env.RegisterActivityWithOptions(func(_ context.Context, in rollout.SyncInput) (rollout.SyncOutput, error) {
+		return rollout.SyncOutput{SyncID: "s1"}, nil
+	}, activity.RegisterOptions{Name: rollout.SyncName})
+	env.RegisterActivityWithOptions(func(_ context.Context, in rollout.CheckInput) (rollout.CheckOutput, error) {
+		checks++
+		return rollout.CheckOutput{Apps: []rollout.Verdict{{App: in.Apps[0].App, Verdict: rollout.Progressing}}}, nil
+	}, activity.RegisterOptions{Name: rollout.CheckName})
+	Register(env)
+	plain := rollingSet(t)
+	plain.Spec.Strategy = nil
+	var before int
+	checked := false
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateSetSpec, "spec", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("setSpec rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, plain)
+	}, 20*time.Second)
+	env.RegisterDelayedCallback(func() { before = checks }, 30*time.Second)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryStatus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var view AppSetView
+		if err := v.Get(&view); err != nil {
+			t.Fatal(err)
+		}
+		if view.Status.Rollout != nil {
+			t.Errorf("rollout %+v kept after the strategy went", view.Status.Rollout)
+		}
+		if before == 0 || checks != before {
+			t.Errorf("checks: %d before the strategy went, %d after; want some, then no more", before, checks)
+		}
+		checked = true
+		env.CancelWorkflow()
+	}, 200*time.Second)
+	env.ExecuteWorkflow(ApplicationSetWorkflowName, AppSetInput{Set: rollingSet(t)})
+	if !checked {
+		t.Fatalf("the set ended before the checks: %v", env.GetWorkflowError())
+	}
+}
