@@ -106,10 +106,13 @@ func TestAppSetGitDirectories(t *testing.T) {
 		t.Fatalf("webhook: status %d", code)
 	}
 	waitApps("a sixth app after the webhook", appNames(prefix, "a", "b", "c", "d", "e", "f"))
-	d, _ := setApps(t, set)
-	if !strings.HasPrefix(d.Status.LastReason, "refresh: github webhook") {
-		t.Errorf("the sixth app came from %q, want the webhook", d.Status.LastReason)
-	}
+	// The app is listed while its pass runs; the pass records its reason
+	// when it ends.
+	var d api.AppSetDetail
+	eventually(t, time.Minute, "the webhook's pass recorded", func() (bool, string) {
+		d, _ = setApps(t, set)
+		return strings.HasPrefix(d.Status.LastReason, "refresh: github webhook"), "last pass: " + d.Status.LastReason
+	})
 
 	// A directory removed: its app goes (refreshed on demand).
 	if err := work.Remove("a"); err != nil {
