@@ -16,6 +16,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -727,13 +728,11 @@ func (s *Server) listApps(c *echo.Context) error {
 	if order != sortNewest {
 		return s.sortedList(c, q, order, limit, token)
 	}
-	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
-	})
+	resp, err := s.executionPage(c.Request().Context(), q, limit, token)
 	if err != nil {
 		return err
 	}
-	out := AppList{Items: s.summaries(c, resp)}
+	out := AppList{Items: s.summaries(c, resp.Executions)}
 	if len(resp.NextPageToken) > 0 {
 		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
 	}
@@ -741,32 +740,41 @@ func (s *Server) listApps(c *echo.Context) error {
 }
 
 // summaries turns visibility rows into list rows the caller may get.
-func (s *Server) summaries(c *echo.Context, resp *workflowservice.ListWorkflowExecutionsResponse) []AppSummary {
-	out := make([]AppSummary, 0, len(resp.Executions))
-	for _, e := range resp.Executions {
-		proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
-		if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
-			continue
+func (s *Server) summaries(c *echo.Context, executions []*workflowpb.WorkflowExecutionInfo) []AppSummary {
+	out := make([]AppSummary, 0, len(executions))
+	for _, e := range executions {
+		if row, ok := s.summary(c, e); ok {
+			out = append(out, row)
 		}
-		sa := e.GetSearchAttributes().GetIndexedFields()
-		out = append(out, AppSummary{
-			Name: name, Project: proj,
-			Sync:      keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
-			Health:    keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
-			Revision:  keyword(sa, workflows.SearchAttrRev, ""),
-			Cluster:   keyword(sa, workflows.SearchAttrCluster, ""),
-			Namespace: keyword(sa, workflows.SearchAttrNamespace, ""),
-			Repos:     keywords(sa, workflows.SearchAttrRepo),
-			Labels:    labelsOf(keywords(sa, workflows.SearchAttrLabels)),
-		})
-		memo := e.GetMemo().GetFields()
-		row := &out[len(out)-1]
-		fromPayload(memo[workflows.MemoLastSyncedAt], &row.LastSyncedAt)
-		fromPayload(memo[workflows.MemoLastSyncPhase], &row.LastSyncPhase)
-		fromPayload(memo[workflows.MemoRevisionMessage], &row.RevisionMessage)
 	}
 	sel, _ := labelSelector(c) // listQuery has checked it
 	return selected(out, sel)
+}
+
+// summary is the list row of one app's visibility row; false when it is
+// not an app or the caller may not get it. It does not apply the label
+// selector.
+func (s *Server) summary(c *echo.Context, e *workflowpb.WorkflowExecutionInfo) (AppSummary, bool) {
+	proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
+	if !ok || !s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(proj, name)) {
+		return AppSummary{}, false
+	}
+	sa := e.GetSearchAttributes().GetIndexedFields()
+	row := AppSummary{
+		Name: name, Project: proj,
+		Sync:      keyword(sa, workflows.SearchAttrSync, string(appspec.SyncUnknown)),
+		Health:    keyword(sa, workflows.SearchAttrHealth, string(appspec.HealthUnknown)),
+		Revision:  keyword(sa, workflows.SearchAttrRev, ""),
+		Cluster:   keyword(sa, workflows.SearchAttrCluster, ""),
+		Namespace: keyword(sa, workflows.SearchAttrNamespace, ""),
+		Repos:     keywords(sa, workflows.SearchAttrRepo),
+		Labels:    labelsOf(keywords(sa, workflows.SearchAttrLabels)),
+	}
+	memo := e.GetMemo().GetFields()
+	fromPayload(memo[workflows.MemoLastSyncedAt], &row.LastSyncedAt)
+	fromPayload(memo[workflows.MemoLastSyncPhase], &row.LastSyncPhase)
+	fromPayload(memo[workflows.MemoRevisionMessage], &row.RevisionMessage)
+	return row, true
 }
 
 // fromPayload decodes p into v when p is set; a value that does not

@@ -12,9 +12,7 @@ import (
 func (s *Server) eachExecution(ctx context.Context, query string, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
 	var token []byte
 	for {
-		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token, Query: query,
-		})
+		resp, err := s.executionPage(ctx, query, 1000, token)
 		if err != nil {
 			return err
 		}
@@ -27,4 +25,12 @@ func (s *Server) eachExecution(ctx context.Context, query string, fn func(*workf
 			return nil
 		}
 	}
+}
+
+// executionPage reads one page of up to size executions that match the
+// visibility query, at token (nil: the first page).
+func (s *Server) executionPage(ctx context.Context, query string, size int, token []byte) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	return s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: s.opts.Namespace, PageSize: int32(size), NextPageToken: token, Query: query,
+	})
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -118,22 +118,15 @@ func (s *Server) DeleteProject(ctx context.Context, name string) error {
 // the visibility index.
 func (s *Server) ApplicationNames(ctx context.Context) ([][2]string, error) {
 	var out [][2]string
-	var token []byte
-	for {
-		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: token,
-			Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName),
-		})
-		if err != nil {
-			return nil, toProblem(err)
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.ApplicationWorkflowName)
+	err := s.eachExecution(ctx, q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		if proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId()); ok {
+			out = append(out, [2]string{proj, name})
 		}
-		for _, e := range resp.GetExecutions() {
-			if proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId()); ok {
-				out = append(out, [2]string{proj, name})
-			}
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return out, nil
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, toProblem(err)
 	}
+	return out, nil
 }

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -65,29 +66,21 @@ func (s *Server) sortedList(c *echo.Context, q, order string, limit int, token [
 	if len(token) > 0 && !cursored {
 		return &Problem{Type: "about:blank", Title: "Bad Request", Status: http.StatusBadRequest, Detail: "cursor is not valid for this sort", Field: "cursor"}
 	}
+	sel, _ := labelSelector(c) // listQuery has checked it
 	var rows []sortedRow
-	var next []byte
-	for {
-		resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: 1000, NextPageToken: next, Query: q,
-		})
-		if err != nil {
-			return err
+	tooMany := problem(http.StatusUnprocessableEntity, "more than 20000 applications match: narrow the list with filters to sort it, or use sort=-created")
+	err := s.eachExecution(c.Request().Context(), q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		r, ok := s.summary(c, e)
+		if !ok || (sel != nil && !sel.Matches(labels.Set(r.Labels))) {
+			return nil
 		}
-		summaries := s.summaries(c, resp)
-		started := map[string]time.Time{}
-		for _, e := range resp.Executions {
-			started[e.GetExecution().GetWorkflowId()] = e.GetStartTime().AsTime()
+		if rows = append(rows, sortedRow{key: sortKey(order, r, e.GetStartTime().AsTime()), row: r}); len(rows) > maxSortedApps {
+			return tooMany
 		}
-		for _, r := range summaries {
-			rows = append(rows, sortedRow{key: sortKey(order, r, started), row: r})
-		}
-		if len(rows) > maxSortedApps {
-			return problem(http.StatusUnprocessableEntity, "more than 20000 applications match: narrow the list with filters to sort it, or use sort=-created")
-		}
-		if next = resp.NextPageToken; len(next) == 0 {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	desc := order == sortNameZA
 	slices.SortFunc(rows, func(x, y sortedRow) int {
@@ -121,10 +114,10 @@ func (s *Server) sortedList(c *echo.Context, q, order string, limit int, token [
 
 // sortKey orders rows: by name (then project), or by start time (then
 // workflow ID) for created.
-func sortKey(order string, r AppSummary, started map[string]time.Time) string {
+func sortKey(order string, r AppSummary, started time.Time) string {
 	if order == sortOldest {
 		id := workflows.AppWorkflowID(r.Project, r.Name)
-		return started[id].UTC().Format("2006-01-02T15:04:05.000000000Z") + "\x00" + id
+		return started.UTC().Format("2006-01-02T15:04:05.000000000Z") + "\x00" + id
 	}
 	return r.Name + "\x00" + r.Project
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v5"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/windlass-cd/windlass/api/rbac"
 )
@@ -171,13 +170,11 @@ func (s *Server) streamApps(c *echo.Context) error {
 // listRows reads the page of limit list rows at token (a visibility page
 // token, nil for the first page), keeping those the caller may get.
 func (s *Server) listRows(c *echo.Context, q string, limit int, token []byte) ([]AppSummary, error) {
-	resp, err := s.c.ListWorkflow(c.Request().Context(), &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: token, Query: q,
-	})
+	resp, err := s.executionPage(c.Request().Context(), q, limit, token)
 	if err != nil {
 		return nil, err
 	}
-	return s.summaries(c, resp), nil
+	return s.summaries(c, resp.Executions), nil
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -114,9 +114,7 @@ func (s *Server) syncHistory(c *echo.Context) error {
 	out := SyncList{Items: []SyncRecord{}}
 	if !cur.Archived {
 		q := syncAppQuery(proj, name, moves)
-		resp, err := s.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.opts.Namespace, PageSize: int32(limit), NextPageToken: cur.Token, Query: q,
-		})
+		resp, err := s.executionPage(ctx, q, limit, cur.Token)
 		if err != nil {
 			return err
 		}
