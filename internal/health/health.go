@@ -60,16 +60,7 @@ type Checker struct {
 // compile error as the message. Unreadable directories and malformed inline
 // keys are errors.
 func New(opts Options) (*Checker, error) {
-	lim := limits{timeout: opts.Timeout, instructions: opts.MaxInstructions, memory: opts.MemoryLimit}
-	if lim.timeout <= 0 {
-		lim.timeout = DefaultTimeout
-	}
-	if lim.instructions <= 0 {
-		lim.instructions = DefaultMaxInstructions
-	}
-	if lim.memory <= 0 {
-		lim.memory = DefaultMemoryLimit
-	}
+	lim := newLimits(opts.Timeout, opts.MaxInstructions, opts.MemoryLimit)
 	inline, err := loadInline(opts.Inline)
 	if err != nil {
 		return nil, err
@@ -83,6 +74,21 @@ func New(opts Options) (*Checker, error) {
 		c.scripts = append(c.scripts, dir)
 	}
 	return c, nil
+}
+
+// newLimits fills in the defaults of limits not set (zero or less).
+func newLimits(timeout time.Duration, instructions, memory int64) limits {
+	lim := limits{timeout: timeout, instructions: instructions, memory: memory}
+	if lim.timeout <= 0 {
+		lim.timeout = DefaultTimeout
+	}
+	if lim.instructions <= 0 {
+		lim.instructions = DefaultMaxInstructions
+	}
+	if lim.memory <= 0 {
+		lim.memory = DefaultMemoryLimit
+	}
+	return lim
 }
 
 // defaultChecker has the built-in checks and kstatus, and no scripts.

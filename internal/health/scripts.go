@@ -29,7 +29,8 @@ type script struct {
 	name  string // where it came from, for messages
 	key   string // the "group/Kind" it was configured for, maybe with "*"
 	proto *lua.FunctionProto
-	err   error // why it did not compile
+	err   error  // why it did not compile
+	src   string // the source, for Snapshot
 }
 
 // wildcard is a script whose key has "*" in it.
@@ -78,7 +79,7 @@ func (c *Checker) script(key string) *script {
 }
 
 func compile(name, key, src string) *script {
-	s := &script{name: name, key: key}
+	s := &script{name: name, key: key, src: src}
 	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err == nil {
 		s.proto, err = lua.Compile(meterConcat(chunk), name)
