@@ -126,16 +126,17 @@ func (c CustomizationsConfig) every() time.Duration {
 
 const msgStatusNotPublished = "resource customizations status not published"
 
-// publishStatus publishes each load's status under this process's identity
-// (the Temporal SDK's default), for the API; it expires after three
-// intervals without a load.
-func publishStatus(store customizations.RedisStatuses, every time.Duration, log *slog.Logger) func(context.Context, customizations.Status) {
+// publishStatus publishes each load's status and the set in use under this
+// process's identity (the Temporal SDK's default), for the API, which
+// shows the status and assesses health with the set; both expire after
+// three intervals without a load.
+func publishStatus(store customizations.RedisStatuses, every time.Duration, log *slog.Logger) func(context.Context, customizations.Status, *customizations.Set) {
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("%d@%s", os.Getpid(), host)
-	return func(ctx context.Context, st customizations.Status) {
+	return func(ctx context.Context, st customizations.Status, set *customizations.Set) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if err := store.Put(ctx, identity, st, 3*every+time.Minute); err != nil {
+		if err := store.Publish(ctx, identity, st, set, 3*every+time.Minute); err != nil {
 			log.Warn(msgStatusNotPublished, "err", err)
 		}
 	}

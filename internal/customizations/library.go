@@ -42,7 +42,10 @@ type Status struct {
 	// win) or OriginSettings (the settings API); empty with no source.
 	Origin string `json:"origin,omitempty"`
 	// Revision is the commit of the set in use; LoadedAt when it was loaded.
-	Revision string    `json:"revision,omitempty"`
+	Revision string `json:"revision,omitempty"`
+	// Digest names the set in use by its content (Set.Digest), under which
+	// RedisStatuses.Publish stores it for the API (Mirror).
+	Digest   string    `json:"digest,omitempty"`
 	LoadedAt time.Time `json:"loadedAt,omitzero"`
 	// Error says why the last load failed, FailedAt when; the set in use
 	// is then the last good one (or the built-in checks, if none loaded).
@@ -76,7 +79,7 @@ type Library struct {
 	actions map[string]ActionScripts
 	log     *slog.Logger
 	rec     Recorder
-	report  func(context.Context, Status)
+	report  func(context.Context, Status, *Set)
 
 	cur    atomic.Pointer[Set]
 	mu     sync.Mutex // serialises loads and guards status
@@ -104,9 +107,10 @@ func WithRecorder(r Recorder) Option {
 	return func(l *Library) { l.rec = r }
 }
 
-// WithReport calls report with the status after every load (to publish
-// it: RedisStatuses.Put).
-func WithReport(report func(context.Context, Status)) Option {
+// WithReport calls report with the status and the set in use (nil before
+// the first good load) after every load, to publish them
+// (RedisStatuses.Publish).
+func WithReport(report func(context.Context, Status, *Set)) Option {
 	return func(l *Library) { l.report = report }
 }
 
@@ -141,7 +145,7 @@ const (
 func (l *Library) Load(ctx context.Context) error {
 	err := l.loadOnce(ctx)
 	if l.report != nil {
-		l.report(ctx, l.Status())
+		l.report(ctx, l.Status(), l.Current())
 	}
 	return err
 }
@@ -164,7 +168,7 @@ func (l *Library) loadOnce(ctx context.Context) error {
 			level = slog.LevelDebug
 		}
 		l.setName = l.name
-		l.status.Revision, l.status.LoadedAt, l.status.ActionKinds = set.Revision, time.Now(), len(set.Actions)
+		l.status.Revision, l.status.Digest, l.status.LoadedAt, l.status.ActionKinds = set.Revision, set.Digest, time.Now(), len(set.Actions)
 		l.log.Log(ctx, level, msgLoaded, "source", l.name, "revision", set.Revision, "action_kinds", len(set.Actions))
 	}
 	l.status.Error, l.status.FailedAt = "", time.Time{}
@@ -205,7 +209,7 @@ func (l *Library) load(ctx context.Context) (*Set, error) {
 		return nil, err
 	}
 	set.Revision = rev
-	return set, nil
+	return set, set.digest()
 }
 
 // Run loads every interval until ctx ends.
@@ -235,7 +239,12 @@ func (l *Library) Status() Status {
 // Assess assesses health with the current Set, or with the built-in checks
 // before the first good load.
 func (l *Library) Assess(obj *unstructured.Unstructured) health.Result {
-	if s := l.cur.Load(); s != nil {
+	return assess(l.cur.Load(), obj)
+}
+
+// assess assesses health with s, or with the built-in checks when s is nil.
+func assess(s *Set, obj *unstructured.Unstructured) health.Result {
+	if s != nil {
 		return s.Health.Assess(obj)
 	}
 	return health.Assess(obj)
@@ -244,10 +253,10 @@ func (l *Library) Assess(obj *unstructured.Unstructured) health.Result {
 // builtinActions is the catalog before the first good load.
 var builtinActions, _ = resactions.FromScripts(nil, nil)
 
-// Actions are a Library's resource actions: those of its current Set (the
-// built-ins before the first good load), so that actions follow reloads
-// as health does.
-type Actions struct{ l *Library }
+// Actions are the resource actions of a Library's or a Mirror's current
+// Set (the built-ins before the first good load), so that actions follow
+// reloads as health does.
+type Actions struct{ sets interface{ Current() *Set } }
 
 // Actions returns the library's actions.
 func (l *Library) Actions() Actions { return Actions{l} }
@@ -263,7 +272,7 @@ func (a Actions) Run(obj *unstructured.Unstructured, name string, params map[str
 }
 
 func (a Actions) catalog() *resactions.Catalog {
-	if s := a.l.cur.Load(); s != nil && s.Catalog != nil {
+	if s := a.sets.Current(); s != nil && s.Catalog != nil {
 		return s.Catalog
 	}
 	return builtinActions

@@ -1,6 +1,9 @@
 package customizations
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -31,6 +34,8 @@ type Set struct {
 	Actions map[string]ActionScripts
 	// Revision is the commit the tree came from; empty for a directory.
 	Revision string
+	// Digest names the set's content: its Bundle's SHA-256, in hex.
+	Digest string
 	// Catalog lists and runs the built-in actions and Actions.
 	Catalog *resactions.Catalog
 }
@@ -90,15 +95,64 @@ func build(dir string, opts health.Options, inline map[string]ActionScripts) (*S
 	for k, a := range inline {
 		actions[k] = a
 	}
-	scripts := make(map[string]resactions.Scripts, len(actions))
-	for k, a := range actions {
-		scripts[k] = resactions.Scripts{Discovery: a.Discovery, Actions: a.Actions}
-	}
-	cat, err := resactions.FromScripts(scripts, hc)
+	cat, err := catalog(actions, hc)
 	if err != nil {
 		return nil, err
 	}
 	return &Set{Health: hc, Actions: actions, Catalog: cat}, nil
+}
+
+// catalog compiles the action scripts in hc's sandbox, next to the
+// built-in actions.
+func catalog(actions map[string]ActionScripts, hc *health.Checker) (*resactions.Catalog, error) {
+	scripts := make(map[string]resactions.Scripts, len(actions))
+	for k, a := range actions {
+		scripts[k] = resactions.Scripts{Discovery: a.Discovery, Actions: a.Actions}
+	}
+	return resactions.FromScripts(scripts, hc)
+}
+
+// Bundle is a Set as source, to rebuild it in another process
+// (FromBundle): the API server, which runs no worker, assesses health and
+// lists actions with the workers' scripts.
+type Bundle struct {
+	Health   health.Snapshot          `json:"health"`
+	Actions  map[string]ActionScripts `json:"actions,omitempty"`
+	Revision string                   `json:"revision,omitempty"`
+}
+
+// Bundle returns the set as source.
+func (s *Set) Bundle() Bundle {
+	return Bundle{Health: s.Health.Snapshot(), Actions: s.Actions, Revision: s.Revision}
+}
+
+// FromBundle rebuilds a Set. Scripts that do not compile fail it, as they
+// fail a load.
+func FromBundle(b Bundle) (*Set, error) {
+	hc := health.FromSnapshot(b.Health)
+	if err := hc.CompileErrors(); err != nil {
+		return nil, err
+	}
+	cat, err := catalog(b.Actions, hc)
+	if err != nil {
+		return nil, err
+	}
+	set := &Set{Health: hc, Actions: b.Actions, Revision: b.Revision, Catalog: cat}
+	if set.Actions == nil {
+		set.Actions = map[string]ActionScripts{}
+	}
+	return set, set.digest()
+}
+
+// digest sets Digest from the set's Bundle.
+func (s *Set) digest() error {
+	b, err := json.Marshal(s.Bundle())
+	if err != nil {
+		return fmt.Errorf("digest the customizations: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	s.Digest = hex.EncodeToString(sum[:])
+	return nil
 }
 
 // loadActions reads the actions/ folders of a tree:

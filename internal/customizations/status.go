@@ -3,6 +3,7 @@ package customizations
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// statusKeyPrefix starts the Redis keys of the workers' statuses.
-const statusKeyPrefix = "windlass:customizations:v1:"
+// Prefixes of the Redis keys of the workers' statuses and of the sets
+// they use, by digest.
+const (
+	statusKeyPrefix = "windlass:customizations:v1:"
+	setKeyPrefix    = "windlass:customizations-set:v1:"
+)
 
 // WorkerStatus is the Status one worker published.
 type WorkerStatus struct {
@@ -25,8 +30,16 @@ type WorkerStatus struct {
 // publishing.
 type RedisStatuses struct {
 	Client redis.UniversalClient
-	// Prefix replaces statusKeyPrefix (tests).
-	Prefix string
+	// Prefix and SetPrefix replace statusKeyPrefix and setKeyPrefix (tests).
+	Prefix    string
+	SetPrefix string
+}
+
+func (r RedisStatuses) setKey(digest string) string {
+	if r.SetPrefix != "" {
+		return r.SetPrefix + digest
+	}
+	return setKeyPrefix + digest
 }
 
 func (r RedisStatuses) prefix() string {
@@ -46,6 +59,61 @@ func (r RedisStatuses) Put(ctx context.Context, worker string, st Status, ttl ti
 		return fmt.Errorf("publish the customizations status: %w", err)
 	}
 	return nil
+}
+
+// Publish publishes worker's status, and the set it uses (nil: none) under
+// the set's digest, both for ttl. Workers with the same set share its key.
+func (r RedisStatuses) Publish(ctx context.Context, worker string, st Status, set *Set, ttl time.Duration) error {
+	if set != nil {
+		if err := r.putSet(ctx, set, ttl); err != nil {
+			return err
+		}
+	}
+	return r.Put(ctx, worker, st, ttl)
+}
+
+// putSet stores set's Bundle under its digest, once; later calls only
+// extend its ttl.
+func (r RedisStatuses) putSet(ctx context.Context, set *Set, ttl time.Duration) error {
+	key := r.setKey(set.Digest)
+	n, err := r.Client.Expire(ctx, key, ttl).Result()
+	if err != nil {
+		return fmt.Errorf("publish the customizations set: %w", err)
+	}
+	if n {
+		return nil
+	}
+	b, err := json.Marshal(set.Bundle())
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Set(ctx, key, b, ttl).Err(); err != nil {
+		return fmt.Errorf("publish the customizations set: %w", err)
+	}
+	return nil
+}
+
+// ErrSetGone says a published set is no longer in Redis.
+var ErrSetGone = errors.New("the customizations set is no longer published")
+
+// GetSet reads and rebuilds the set published under digest.
+func (r RedisStatuses) GetSet(ctx context.Context, digest string) (*Set, error) {
+	b, err := r.Client.Get(ctx, r.setKey(digest)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("set %s: %w", digest, ErrSetGone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the customizations set %s: %w", digest, err)
+	}
+	var bundle Bundle
+	if err := json.Unmarshal(b, &bundle); err != nil {
+		return nil, fmt.Errorf("decode the customizations set %s: %w", digest, err)
+	}
+	set, err := FromBundle(bundle)
+	if err != nil {
+		return nil, fmt.Errorf("customizations set %s: %w", digest, err)
+	}
+	return set, nil
 }
 
 // maxStatuses bounds the statuses List reads.
