@@ -3,11 +3,14 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v5"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/windlass-cd/windlass/activities/notify"
 	"github.com/windlass-cd/windlass/api/rbac"
@@ -40,6 +43,8 @@ type NotificationService struct {
 func (s *Server) notificationRoutes(g *echo.Group) {
 	g.GET("/settings/notifications", s.getNotifications)
 	g.PUT("/settings/notifications", s.putNotifications)
+	g.GET("/settings/notifications/secret", s.getNotificationsSecret)
+	g.PATCH("/settings/notifications/secret", s.patchNotificationsSecret)
 	g.GET("/applications/:name/notifications", s.queryApp(workflows.QueryNotifications, func() any { return &[]workflows.NotificationRecord{} }))
 }
 
@@ -127,4 +132,82 @@ func (s *Server) putNotifications(c *echo.Context) error {
 		}
 	}
 	return problem(http.StatusUnprocessableEntity, err.Error())
+}
+
+// NotificationsSecretPatch changes keys of the notifications secret (Argo
+// CD's argocd-notifications-secret), whose values the configuration's
+// $references name: a value sets its key, null removes it, and keys not
+// named stay.
+type NotificationsSecretPatch struct {
+	Data map[string]*string `json:"data"`
+}
+
+// NotificationsSecretView names the keys of the notifications secret; no
+// endpoint returns their values.
+type NotificationsSecretView struct {
+	Keys []string `json:"keys"`
+}
+
+func (s *Server) getNotificationsSecret(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionGet, "*"); err != nil {
+		return err
+	}
+	d, err := s.notificationsSecret(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, NotificationsSecretView{Keys: slices.Sorted(maps.Keys(d))})
+}
+
+func (s *Server) notificationsSecret(ctx context.Context) (map[string][]byte, error) {
+	d, err := s.opts.Settings.Secrets().Get(ctx, notify.SecretName)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		return map[string][]byte{}, nil
+	}
+	return d, err
+}
+
+// patchNotificationsSecret sets and removes keys of the notifications
+// secret. A key that is not a valid Secret key, or an empty value, is
+// refused (422) with every problem, and nothing changes.
+func (s *Server) patchNotificationsSecret(c *echo.Context) error {
+	if err := s.authorize(c, rbac.ResourceRepositories, rbac.ActionUpdate, "*"); err != nil {
+		return err
+	}
+	var body NotificationsSecretPatch
+	if err := echo.BindBody(c, &body); err != nil {
+		return problem(http.StatusBadRequest, "request body is not a notifications secret patch: "+err.Error())
+	}
+	var bad []string
+	for _, k := range slices.Sorted(maps.Keys(body.Data)) {
+		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
+			bad = append(bad, fmt.Sprintf("key %q: %s", k, strings.Join(errs, "; ")))
+		} else if v := body.Data[k]; v != nil && *v == "" {
+			bad = append(bad, fmt.Sprintf("key %q: the value is empty (null removes a key)", k))
+		}
+	}
+	if len(body.Data) == 0 {
+		bad = append(bad, "data names no key")
+	}
+	if len(bad) > 0 {
+		pr := problem(http.StatusUnprocessableEntity, strings.Join(bad, "; "))
+		pr.Field = "data"
+		return pr
+	}
+	ctx := c.Request().Context()
+	d, err := s.notificationsSecret(ctx)
+	if err != nil {
+		return err
+	}
+	for k, v := range body.Data {
+		if v == nil {
+			delete(d, k)
+		} else {
+			d[k] = []byte(*v)
+		}
+	}
+	if err := s.opts.Settings.Secrets().Put(ctx, notify.SecretName, d); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, NotificationsSecretView{Keys: slices.Sorted(maps.Keys(d))})
 }

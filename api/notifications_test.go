@@ -120,3 +120,57 @@ func TestNotificationSubscriptionsCheckedAtSave(t *testing.T) {
 	}
 	en.admin(request{method: http.MethodPost, path: "/api/v1/applications", body: app("on-failed.hook", "")}).wantStatus(t, http.StatusCreated)
 }
+
+// The notifications secret is changed by key and never read back: every
+// answer names keys only. Bad input is refused with every problem, and
+// the secret stays as it was.
+func TestNotificationsSecret(t *testing.T) {
+	en := newEnv(t)
+	const slack, hook = "xoxb-secret-slack-value", "secret-hook-bearer"
+	patch := func(body string) response {
+		return en.admin(request{method: http.MethodPatch, path: "/api/v1/settings/notifications/secret", body: body})
+	}
+	keys := func(res response) []string {
+		t.Helper()
+		res.wantStatus(t, http.StatusOK)
+		for _, v := range []string{slack, hook} {
+			if strings.Contains(string(res.body), v) {
+				t.Errorf("the answer holds a secret value: %s", res.body)
+			}
+		}
+		var v NotificationsSecretView
+		res.decode(t, &v)
+		return v.Keys
+	}
+	if got := keys(en.admin(request{method: http.MethodGet, path: "/api/v1/settings/notifications/secret"})); len(got) != 0 {
+		t.Errorf("keys before any: %v", got)
+	}
+	if d := cmp.Diff([]string{"hook-token", "slack-token"}, keys(patch(`{"data": {"slack-token": "`+slack+`", "hook-token": "`+hook+`"}}`))); d != "" {
+		t.Errorf("keys (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"hook-token", "other"}, keys(patch(`{"data": {"slack-token": null, "other": "x"}}`))); d != "" {
+		t.Errorf("keys after a removal (-want +got):\n%s", d)
+	}
+	for _, tt := range []struct{ name, body, detail string }{
+		{"invalid key", `{"data": {"a/b": "v"}}`, `key "a/b"`},
+		{"empty value", `{"data": {"k": ""}}`, `key "k": the value is empty`},
+		{"no key", `{"data": {}}`, "data names no key"},
+		{"every problem", `{"data": {"a b": "v", "k": ""}}`, `key "a b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+'); key "k": the value is empty`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := patch(tt.body)
+			res.wantStatus(t, http.StatusUnprocessableEntity)
+			if p := res.problem(t); !strings.Contains(p.Detail, tt.detail) || p.Field != "data" {
+				t.Errorf("problem %+v; want the field data and a detail with %q", p, tt.detail)
+			}
+		})
+	}
+	patch(`{"data": `).wantStatus(t, http.StatusBadRequest)
+	saved, err := en.secrets.Get(t.Context(), notify.SecretName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string][]byte{"hook-token": []byte(hook), "other": []byte("x")}, saved); d != "" {
+		t.Errorf("saved secret (-want +got):\n%s", d)
+	}
+}

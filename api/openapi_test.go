@@ -423,6 +423,8 @@ var openAPISchemaTypes = map[string]any{
 	"CustomizationsView":        CustomizationsView{},
 	"NotificationsConfig":       NotificationsConfig{},
 	"NotificationsView":         NotificationsView{},
+	"NotificationsSecretPatch":  NotificationsSecretPatch{},
+	"NotificationsSecretView":   NotificationsSecretView{},
 	"NotificationService":       NotificationService{},
 	"NotificationRecord":        workflows.NotificationRecord{},
 	"CustomizationsStatus":      customizations.WorkerStatus{},

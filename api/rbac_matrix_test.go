@@ -98,6 +98,8 @@ func matrixRoutes(t *testing.T) []matrixRoute {
 		{method: http.MethodGet, pattern: "/api/v1/settings/resource-customizations", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
 		{method: http.MethodGet, pattern: "/api/v1/settings/notifications", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
 		{method: http.MethodPut, pattern: "/api/v1/settings/notifications", body: `{"config": ""}`, allow: []string{admin}, ok: http.StatusOK, perm: "repositories, update, *"},
+		{method: http.MethodGet, pattern: "/api/v1/settings/notifications/secret", allow: []string{admin, readonly}, ok: http.StatusOK, perm: "repositories, get, *"},
+		{method: http.MethodPatch, pattern: "/api/v1/settings/notifications/secret", body: `{"data": {"k": "v"}}`, allow: []string{admin}, ok: http.StatusOK, perm: "repositories, update, *"},
 		{method: http.MethodPut, pattern: "/api/v1/settings/resource-customizations", body: `{"repoURL":""}`,
 			allow: []string{admin}, ok: http.StatusOK, perm: "repositories, update, *"},
 		// The web UI: its pages and files hold no data (the API calls
