@@ -1,7 +1,9 @@
 package roles
 
 import (
+	"context"
 	"log/slog"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
@@ -10,10 +12,30 @@ import (
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/api"
+	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/worker/children"
 )
+
+// mirrorEvery is how often windlass server looks for a newer set of the
+// workers' resource customizations.
+const mirrorEvery = 30 * time.Second
+
+const msgMirrorFailed = "resource customizations not taken from the workers; the built-in checks or the last set stay"
+
+// workerCustomizations follows the resource customizations that the
+// workers publish in rdb, so that windlass server, which runs no worker,
+// assesses the tree's health and lists resource actions with the same
+// scripts as they do. It runs until ctx ends.
+func workerCustomizations(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) *customizations.Mirror {
+	m := customizations.NewMirror(customizations.RedisStatuses{Client: rdb}, log)
+	if err := m.Load(ctx); err != nil {
+		log.Warn(msgMirrorFailed, "error", err)
+	}
+	go m.Run(ctx, mirrorEvery)
+	return m
+}
 
 // newInspector serves the API's manifests, diff, tree and events endpoints:
 // manifests from the manifest cache the workers fill, live state from the

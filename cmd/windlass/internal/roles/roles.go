@@ -259,7 +259,9 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	if err != nil {
 		return err
 	}
-	insp, err := newInspector(kcfg, rdb, sets, log, nil, nil, c, cfg.Namespace, rules...)
+	// The workers' health scripts and actions, as they publish them.
+	mirror := workerCustomizations(ctx, rdb, log)
+	insp, err := newInspector(kcfg, rdb, sets, log, mirror, mirror.Actions(), c, cfg.Namespace, rules...)
 	if err != nil {
 		return err
 	}
