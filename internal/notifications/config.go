@@ -60,9 +60,38 @@ func (s Subscription) Selects(l map[string]string) bool {
 	return s.selector == nil || s.selector.Matches(labels.Set(l))
 }
 
+// KeyError is a problem with one key of the configuration.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
+
 // fieldErr names the configuration key a problem is in.
 func fieldErr(key string, err error) error {
-	return fmt.Errorf("%s: %w", key, err)
+	return &KeyError{Key: key, Err: err}
+}
+
+// KeyErrors lists the problems of a Parse error by key, in order; none
+// when the error names no key.
+func KeyErrors(err error) []*KeyError {
+	switch u := err.(type) {
+	case nil:
+		return nil
+	case *KeyError:
+		return []*KeyError{u}
+	case interface{ Unwrap() []error }:
+		var out []*KeyError
+		for _, e := range u.Unwrap() {
+			out = append(out, KeyErrors(e)...)
+		}
+		return out
+	case interface{ Unwrap() error }:
+		return KeyErrors(u.Unwrap())
+	}
+	return nil
 }
 
 // Parse reads the data of an argocd-notifications-cm ConfigMap. The

@@ -148,3 +148,27 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Expand of a missing key: %v", err)
 	}
 }
+
+// KeyErrors names every key Parse found a problem in, in key order.
+func TestKeyErrors(t *testing.T) {
+	_, err := Parse(map[string]string{
+		"service.pagerduty":   "serviceKeys: {}",
+		"service.slack":       "token: xoxb-literal",
+		"template.ok":         "message: fine",
+		"trigger.on-x":        "- when: 'true'\n  send: [missing]\n",
+		"notifications.extra": "x",
+	})
+	var keys []string
+	for _, ke := range KeyErrors(err) {
+		keys = append(keys, ke.Key)
+		if ke.Err == nil || !errors.Is(err, ke) {
+			t.Errorf("%s: %v is not in the Parse error", ke.Key, ke.Err)
+		}
+	}
+	if d := cmp.Diff([]string{"notifications.extra", "service.pagerduty", "service.slack", "trigger.on-x"}, keys); d != "" {
+		t.Errorf("keys (-want +got):\n%s", d)
+	}
+	if KeyErrors(nil) != nil || KeyErrors(errors.New("plain")) != nil {
+		t.Error("KeyErrors of an error without keys is not empty")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/windlass-cd/windlass/api"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/manifest"
 	"github.com/windlass-cd/windlass/workflows"
@@ -186,7 +188,24 @@ spec:
 			"policy.csv":     "g, platform, role:admin\n",
 			"policy.default": "role:readonly",
 		}},
+		// Notifications: a webhook whose token is in the secret, and a
+		// service Windlass does not have.
+		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-notifications-cm"}, Data: map[string]string{
+			"service.webhook.deploys":  "url: https://hooks.example.com/deploy\nbearerToken: $deploys-token\n",
+			"service.pagerduty":        "serviceKeys:\n  ops: $pd-key\n",
+			"template.migrated":        "message: '{{.app.metadata.name}} synced'\n",
+			"trigger.on-migrated-sync": "- when: app.status.operationState.phase in ['Succeeded']\n  send: [migrated]\n",
+		}},
 	}
+	// The shared server's notifications settings are put back afterwards.
+	var savedNotify api.NotificationsView
+	if code := call(t, http.MethodGet, "/api/v1/settings/notifications", nil, &savedNotify); code != http.StatusOK {
+		t.Fatalf("GET notifications settings: %d", code)
+	}
+	t.Cleanup(func() {
+		call(t, http.MethodPut, "/api/v1/settings/notifications", api.NotificationsConfig{Config: savedNotify.Config}, nil)
+		call(t, http.MethodPatch, "/api/v1/settings/notifications/secret", map[string]any{"data": map[string]any{"deploys-token": nil}}, nil)
+	})
 	for _, cm := range cms {
 		if _, err := bed.kube.CoreV1().ConfigMaps(argoNS).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -199,6 +218,7 @@ spec:
 			StringData: map[string]string{"name": "in-cluster", "server": appspec.InClusterServer}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "mystery", Labels: map[string]string{"argocd.argoproj.io/secret-type": "bogus"}},
 			StringData: map[string]string{"url": "https://example.com"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "argocd-notifications-secret"}, StringData: map[string]string{"deploys-token": bed.secret}},
 	}
 	for _, s := range secrets {
 		if _, err := bed.kube.CoreV1().Secrets(argoNS).Create(t.Context(), s, metav1.CreateOptions{}); err != nil {
@@ -309,10 +329,12 @@ spec:
 	}
 	stdout, stderr, code = migrate()
 	t.Logf("run:\n%s", stdout)
-	if code != 1 || !strings.Contains(stderr, "2 objects refused or failed") {
-		t.Fatalf("run: exit %d, want 1 for the 2 refused rows: %s", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "3 objects refused or failed") {
+		t.Fatalf("run: exit %d, want 1 for the 3 refused rows: %s", code, stderr)
 	}
-	for _, want := range []string{"AppProject   " + projName + " create", "Application  " + appName + " create", "Repository   repo-guestbook create"} {
+	for _, want := range []string{"AppProject   " + projName + " create", "Application  " + appName + " create", "Repository   repo-guestbook create",
+		"Notifications argocd-notifications-cm service.pagerduty refuse the pagerduty service is not supported",
+		"NotificationsSecret argocd-notifications-secret create keys deploys-token"} {
 		if !containsLoose(stdout, want) {
 			t.Errorf("run plan lacks %q", want)
 		}
@@ -333,6 +355,18 @@ spec:
 	if _, err := os.Stat(filepath.Join(outDir, "auth-config.yaml")); err != nil {
 		t.Errorf("auth config not written: %v", err)
 	}
+	// The notifications settings have the webhook, its trigger and the
+	// key of its token.
+	var notify api.NotificationsView
+	if code := call(t, http.MethodGet, "/api/v1/settings/notifications", nil, &notify); code != http.StatusOK ||
+		!slices.Contains(notify.Triggers, "on-migrated-sync") || !slices.Contains(notify.Templates, "migrated") ||
+		!slices.Contains(notify.Services, api.NotificationService{Name: "deploys", Type: "webhook"}) {
+		t.Errorf("notifications settings after the run: %d %+v", code, notify)
+	}
+	var keys api.NotificationsSecretView
+	if code := call(t, http.MethodGet, "/api/v1/settings/notifications/secret", nil, &keys); code != http.StatusOK || !slices.Contains(keys.Keys, "deploys-token") {
+		t.Errorf("notifications secret keys after the run: %d %v", code, keys.Keys)
+	}
 
 	// A second run changes nothing; -o json gives the rows.
 	stdout, _, _ = migrate("-o", "json")
@@ -346,7 +380,8 @@ spec:
 	for _, r := range plan.Rows {
 		actions[r.Kind+" "+r.Name] = r.Action
 	}
-	for _, row := range []string{"Application " + appName, "AppProject " + projName, "Repository repo-guestbook", "RBAC argocd-rbac-cm"} {
+	for _, row := range []string{"Application " + appName, "AppProject " + projName, "Repository repo-guestbook", "RBAC argocd-rbac-cm",
+		"Notifications argocd-notifications-cm", "NotificationsSecret argocd-notifications-secret"} {
 		if actions[row] != "unchanged" {
 			t.Errorf("second run: %s is %q, want unchanged (rows %v)", row, actions[row], actions)
 		}

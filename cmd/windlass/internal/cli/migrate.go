@@ -27,9 +27,10 @@ var migrateVerbs = []verb{
 
 func init() { groups["migrate"] = migrateVerbs }
 
-const migrateHelp = `Reads Argo CD's Applications, AppProjects, argocd-cm, argocd-rbac-cm and
-repository, repo-creds and cluster Secrets from a cluster, and creates their
-Windlass equivalents through the API. It prints a plan, one row per object:
+const migrateHelp = `Reads Argo CD's Applications, AppProjects, argocd-cm, argocd-rbac-cm,
+argocd-notifications-cm, argocd-notifications-secret and repository,
+repo-creds and cluster Secrets from a cluster, and creates their Windlass
+equivalents through the API. It prints a plan, one row per object:
 create, update, unchanged, skip, refuse (with why), or failed (the API's
 error). Argo CD's objects are only read, never written.
 
@@ -37,8 +38,11 @@ Settings Windlass reads from files are written under --out: auth-config.yaml
 (the RBAC policy and local accounts, for the API's --auth-config) and
 resource-customizations/ (Lua health checks, for the workers'
 --resource-customizations). repo-creds templates are copied into each
-repository under their prefix. Apps get the annotation
-windlass.dev/argocd-tracking from argocd-cm's resourceTrackingMethod.
+repository under their prefix. The notifications configuration and the
+keys of its secret go to the API's notifications settings; a key Windlass
+cannot take (an unsupported service, a literal credential) is refused.
+Apps get the annotation windlass.dev/argocd-tracking from argocd-cm's
+resourceTrackingMethod.
 
 It refuses to run while Argo CD's application controller has replicas
 (both would sync the same objects), unless --force. Run --dry-run first: it
@@ -216,5 +220,35 @@ func (t apiTarget) PutApp(ctx context.Context, a appspec.Application, exists boo
 	} else {
 		_, err = t.api.json(ctx, http.MethodPost, "/api/v1/applications", nil, a, nil)
 	}
+	return err
+}
+
+func (t apiTarget) Notifications(ctx context.Context) (string, []string, error) {
+	var cfg struct {
+		Config string `json:"config"`
+	}
+	if _, err := t.api.json(ctx, http.MethodGet, "/api/v1/settings/notifications", nil, nil, &cfg); err != nil {
+		return "", nil, err
+	}
+	var sec struct {
+		Keys []string `json:"keys"`
+	}
+	if _, err := t.api.json(ctx, http.MethodGet, "/api/v1/settings/notifications/secret", nil, nil, &sec); err != nil {
+		return "", nil, err
+	}
+	return cfg.Config, sec.Keys, nil
+}
+
+func (t apiTarget) PutNotifications(ctx context.Context, config string) error {
+	_, err := t.api.json(ctx, http.MethodPut, "/api/v1/settings/notifications", nil, map[string]string{"config": config}, nil)
+	return err
+}
+
+func (t apiTarget) PutNotificationsSecret(ctx context.Context, data map[string][]byte) error {
+	body := map[string]map[string]string{"data": {}}
+	for k, v := range data {
+		body["data"][k] = string(v)
+	}
+	_, err := t.api.json(ctx, http.MethodPatch, "/api/v1/settings/notifications/secret", nil, body, nil)
 	return err
 }

@@ -48,7 +48,8 @@ type Row struct {
 }
 
 // Plan is the rows in the order Apply runs them: controllers, settings,
-// projects, clusters, repositories, applications.
+// notifications, projects, clusters, repositories, applications (whose
+// subscriptions the notifications configuration must know).
 type Plan struct {
 	Rows []Row `json:"rows"`
 }
@@ -63,6 +64,9 @@ type Current interface {
 	Repos(ctx context.Context) ([]settings.RepositoryView, error)
 	RepoCreds(ctx context.Context) ([]settings.RepositoryView, error)
 	Clusters(ctx context.Context) ([]settings.ClusterView, error)
+	// Notifications returns the saved notifications configuration ("" for
+	// none) and the keys of the notifications secret.
+	Notifications(ctx context.Context) (config string, secretKeys []string, err error)
 }
 
 // AppRef names an app.
@@ -78,6 +82,11 @@ type Writer interface {
 	PutRepoCreds(ctx context.Context, r settings.Repository, exists bool) error
 	PutCluster(ctx context.Context, c settings.Cluster, exists bool) error
 	PutApp(ctx context.Context, a appspec.Application, exists bool) error
+	// PutNotifications saves the notifications configuration (YAML of
+	// argocd-notifications-cm's data); PutNotificationsSecret sets keys of
+	// the notifications secret, leaving the others.
+	PutNotifications(ctx context.Context, config string) error
+	PutNotificationsSecret(ctx context.Context, data map[string][]byte) error
 }
 
 // Options configure Build.
@@ -149,6 +158,9 @@ func Build(ctx context.Context, src *Source, cur Current, opts Options) (*Plan, 
 	}
 	cfg := b.settings()
 	if err := b.rbac(cfg); err != nil {
+		return nil, err
+	}
+	if err := b.notifications(ctx); err != nil {
 		return nil, err
 	}
 	if err := b.projects(ctx); err != nil {

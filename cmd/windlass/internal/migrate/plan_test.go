@@ -31,6 +31,9 @@ type fakeWindlass struct {
 	repos    map[string]settings.Repository
 	tmpls    map[string]settings.Repository
 	clusters map[string]settings.Cluster
+	// notifyConfig and notifySecret are the notifications settings.
+	notifyConfig string
+	notifySecret map[string][]byte
 	// fail makes the Put of the object of this name fail.
 	fail string
 }
@@ -39,6 +42,7 @@ func newFake() *fakeWindlass {
 	return &fakeWindlass{
 		projects: map[string]appspec.Project{appspec.DefaultProject: appspec.DefaultProjectSpec()},
 		apps:     map[string]appspec.Application{}, repos: map[string]settings.Repository{}, tmpls: map[string]settings.Repository{}, clusters: map[string]settings.Cluster{},
+		notifySecret: map[string][]byte{},
 	}
 }
 
@@ -89,6 +93,25 @@ func (f *fakeWindlass) Clusters(context.Context) ([]settings.ClusterView, error)
 }
 
 var errRefused = errors.New("refused by the fake API")
+
+func (f *fakeWindlass) Notifications(context.Context) (string, []string, error) {
+	return f.notifyConfig, sortedKeys(f.notifySecret), nil
+}
+
+func (f *fakeWindlass) PutNotifications(_ context.Context, config string) error {
+	if f.fail == NotificationsCMName {
+		return errRefused
+	}
+	f.notifyConfig = config
+	return nil
+}
+
+func (f *fakeWindlass) PutNotificationsSecret(_ context.Context, data map[string][]byte) error {
+	for k, v := range data {
+		f.notifySecret[k] = v
+	}
+	return nil
+}
 
 func (f *fakeWindlass) PutProject(_ context.Context, p appspec.Project, _ bool) error {
 	if p.Name == f.fail {

@@ -22,7 +22,11 @@ const (
 	ConfigMapName     = "argocd-cm"
 	RBACConfigMapName = "argocd-rbac-cm"
 	KnownHostsCMName  = "argocd-ssh-known-hosts-cm"
-	CmdParamsCMName   = "argocd-cmd-params-cm"
+	// NotificationsCMName and NotificationsSecretName are Argo CD
+	// Notifications' configuration and credentials.
+	NotificationsCMName     = "argocd-notifications-cm"
+	NotificationsSecretName = "argocd-notifications-secret"
+	CmdParamsCMName         = "argocd-cmd-params-cm"
 	// appNamespacesKey lists the namespaces beyond Argo CD's own that hold
 	// Applications ("apps in any namespace").
 	appNamespacesKey   = "application.namespaces"
@@ -48,6 +52,10 @@ type Source struct {
 	// Settings is argocd-cm's data, RBAC argocd-rbac-cm's (nil when absent).
 	Settings map[string]string
 	RBAC     map[string]string
+	// Notifications is argocd-notifications-cm's data, NotificationsSecret
+	// argocd-notifications-secret's (nil when absent).
+	Notifications       map[string]string
+	NotificationsSecret map[string][]byte
 	// KnownHosts are the SSH known_hosts lines of argocd-ssh-known-hosts-cm.
 	KnownHosts string
 	// AppNamespaces is argocd-cmd-params-cm's application.namespaces.
@@ -89,7 +97,7 @@ func Read(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 	for _, cm := range []struct {
 		name string
 		dst  *map[string]string
-	}{{ConfigMapName, &s.Settings}, {RBACConfigMapName, &s.RBAC}} {
+	}{{ConfigMapName, &s.Settings}, {RBACConfigMapName, &s.RBAC}, {NotificationsCMName, &s.Notifications}} {
 		if *cm.dst, err = configMap(ctx, kube, namespace, cm.name); err != nil {
 			return nil, err
 		}
@@ -116,6 +124,13 @@ func Read(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface,
 		return nil, fmt.Errorf("list the Secrets labelled %s in %s: %w", SecretTypeLabel, namespace, err)
 	}
 	s.Secrets = secrets.Items
+	ns, err := kube.CoreV1().Secrets(namespace).Get(ctx, NotificationsSecretName, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		s.NotificationsSecret = ns.Data
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("get Secret %s/%s: %w", namespace, NotificationsSecretName, err)
+	}
 	sort.Slice(s.Secrets, func(i, j int) bool { return s.Secrets[i].Name < s.Secrets[j].Name })
 	if s.Controllers, err = controllers(ctx, kube, namespace); err != nil {
 		return nil, err

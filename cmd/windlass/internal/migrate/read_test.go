@@ -28,6 +28,8 @@ func TestRead(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: meta(KnownHostsCMName, nil), Data: map[string]string{knownHostsKey: "host ssh-ed25519 AAAA"}},
 		&corev1.Secret{ObjectMeta: meta("repo", map[string]string{SecretTypeLabel: typeRepository})},
 		&corev1.Secret{ObjectMeta: meta("unrelated", nil)},
+		&corev1.ConfigMap{ObjectMeta: meta(NotificationsCMName, nil), Data: map[string]string{"service.slack": "token: $slack-token"}},
+		&corev1.Secret{ObjectMeta: meta(NotificationsSecretName, nil), Data: map[string][]byte{"slack-token": []byte("xoxb")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: "other", Labels: map[string]string{SecretTypeLabel: typeCluster}}},
 		&appsv1.StatefulSet{ObjectMeta: meta(ControllerName, nil), Spec: appsv1.StatefulSetSpec{Replicas: replicas(0)}},
 		&appsv1.Deployment{ObjectMeta: meta("renamed", map[string]string{workloadNameLabel: ControllerName})},
@@ -70,6 +72,9 @@ func TestRead(t *testing.T) {
 	if len(src.Applications) != 2 || len(src.Projects) != 0 || src.Settings["url"] == "" || src.RBAC != nil || src.KnownHosts == "" || src.AppNamespaces != "team-*" {
 		t.Errorf("read %d apps, %d projects, settings %v, rbac %v, known hosts %q, app namespaces %q",
 			len(src.Applications), len(src.Projects), src.Settings, src.RBAC, src.KnownHosts, src.AppNamespaces)
+	}
+	if src.Notifications["service.slack"] == "" || string(src.NotificationsSecret["slack-token"]) != "xoxb" {
+		t.Errorf("notifications %v, secret keys %d; want argocd-notifications-cm and its secret", src.Notifications, len(src.NotificationsSecret))
 	}
 	for _, a := range append(kube.Actions(), dyn.Actions()...) {
 		if v := a.GetVerb(); v != "get" && v != "list" {
