@@ -346,6 +346,24 @@ metadata:
 data:
   mode: reconcile
 `,
+	// The test bed's worker excludes PodDisruptionBudgets: the app gets
+	// an ExcludedResourceWarning condition.
+	"excluded/configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+data:
+  mode: on
+`,
+	"excluded/pdb.yaml": `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: worker
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels: {app: worker}
+`,
 	"broken/configmap.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -358,8 +376,8 @@ data:
 // TestBrowserLayout checks in chromium that the UI shows whole what it
 // shows: tree nodes with long names and long statuses (OutOfSync,
 // Missing, Progressing) are not cut, a resource's events keep their
-// messages readable (not a word per line), and the list marks an app
-// whose last sync failed.
+// messages readable (not a word per line), the list marks an app
+// whose last sync failed, and an app's page shows its conditions.
 func TestBrowserLayout(t *testing.T) {
 	requireBrowser(t)
 	url := fixtureRepo(t, "layout", layoutFiles, "layout fixtures")

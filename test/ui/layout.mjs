@@ -9,6 +9,7 @@ const adminPassword = env('WINDLASS_ADMIN_PASSWORD');
 const repo = env('WINDLASS_REPO');
 const app = env('WINDLASS_APP');
 const broken = `${app}-broken`;
+const excluded = `${app}-excluded`;
 const namespace = env('WINDLASS_APP_NAMESPACE');
 const deployment = env('WINDLASS_DEPLOYMENT');
 const configMap = env('WINDLASS_CONFIGMAP');
@@ -61,7 +62,7 @@ try {
     await login(page, 'admin', adminPassword);
     await page.waitForURL(/\/applications$/);
     ({ token } = await api('POST', '/api/v1/session', undefined, { username: 'admin', password: adminPassword }));
-    for (const [name, p] of [[app, 'long'], [broken, 'broken']]) {
+    for (const [name, p] of [[app, 'long'], [broken, 'broken'], [excluded, 'excluded']]) {
       await api('POST', '/api/v1/applications', token, {
         name,
         project: 'default',
@@ -139,6 +140,18 @@ try {
     check(await mark.isVisible(), 'the failed sync is not visible');
     await page.locator(`tr[data-app="default/${app}"]`).getByTitle('Last sync: Succeeded', { exact: true }).waitFor();
     await screenshot('ui-list-failed-sync.png');
+  });
+
+  await verify('the app page shows its conditions: the excluded kind, with why', async () => {
+    await page.goto(`/applications/default/${excluded}`);
+    const notice = page.getByRole('status', { name: 'Conditions' });
+    await notice.waitFor({ timeout: 60_000 });
+    const item = notice.locator('[data-condition="ExcludedResourceWarning"]');
+    await item.waitFor();
+    const text = await item.textContent();
+    check(/PodDisruptionBudget .*\/worker is not applied/.test(text), `the condition says ${text}`);
+    check((await notice.locator('.conditions-summary').textContent()).startsWith('1 warning'), 'the notice does not count one warning');
+    await screenshot('ui-conditions.png');
   });
 
   await step('all', async () => {

@@ -23,6 +23,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appset"
 	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
+	"github.com/windlass-cd/windlass/internal/resourcefilter"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/internal/temporalx"
@@ -113,9 +114,16 @@ func setup(m *testing.M) int {
 		return fail(err)
 	}
 	bed.store = store
+	// One kind is excluded, as resource.exclusions would, so that an app
+	// rendering it has a condition (TestBrowserLayout).
+	excluded, err := resourcefilter.New([]resourcefilter.Rule{{APIGroups: []string{"policy"}, Kinds: []string{"PodDisruptionBudget"}, Clusters: []string{"*"}}}, nil)
+	if err != nil {
+		return fail(err)
+	}
 	w, err := worker.New(worker.Config{
 		Settings: sets, Client: bed.temporal, CacheDir: filepath.Join(tmp, "cache"), Redis: rdb,
 		Kube: env.Cluster.Config, Logger: log, Namespace: dev.Namespace(), WatchDebounce: 200 * time.Millisecond,
+		Customizations: worker.CustomizationsConfig{Resources: excluded},
 	})
 	if err != nil {
 		return fail(err)

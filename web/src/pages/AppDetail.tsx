@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiError, appPath, get, post } from '../api/client';
 import { useEventStream } from '../api/sse';
 import type { AppEvent, AppView, EventsResponse, Tree } from '../api/types';
+import { ConditionsNotice } from '../components/ConditionsNotice';
 import { DependencyGraph } from '../components/DependencyGraph';
 import { DeleteDialog, RollbackDialog, SyncDialog, TerminateDialog } from '../components/dialogs';
 import { HealthTimeline } from '../components/HealthTimeline';
@@ -261,11 +262,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
           </p>
         )}
         {status.message && <ErrorMessage error={new ApiError(-1, { title: `Status ${status.sync}`, detail: status.message })} />}
-        {status.conditions?.map((c, i) => (
-          <p key={i} className="notice" role="status" data-condition={c.type}>
-            <strong>{c.type}</strong>: {c.message}
-          </p>
-        ))}
+        <ConditionsNotice conditions={status.conditions} />
         {status.orphanedResources?.warning && (
           <p className="notice" role="status">
             {status.orphanedResources.warning}:{' '}
