@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/probe"
@@ -85,6 +89,20 @@ spec: {teeth: 12}
 	if _, err := work.CommitAndPush(t.Context(), "app"); err != nil {
 		t.Fatal(err)
 	}
+
+	// The CRD is cluster-wide: it goes with the test, and so do the
+	// app's namespace and the management namespace.
+	t.Cleanup(func() {
+		dyn, err := dynamic.NewForConfig(env.Cluster.Config)
+		if err != nil {
+			return
+		}
+		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		_ = dyn.Resource(crds).Delete(context.Background(), "sprockets."+group, metav1.DeleteOptions{})
+		for _, ns := range []string{"th-" + sfx, "windlass-th-" + sfx} {
+			_ = dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Delete(context.Background(), ns, metav1.DeleteOptions{})
+		}
+	})
 
 	ctx, cancel := context.WithCancel(t.Context())
 	dataDir := t.TempDir()
