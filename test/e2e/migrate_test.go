@@ -203,8 +203,24 @@ spec:
 		t.Fatalf("GET notifications settings: %d", code)
 	}
 	t.Cleanup(func() {
-		call(t, http.MethodPut, "/api/v1/settings/notifications", api.NotificationsConfig{Config: savedNotify.Config}, nil)
-		call(t, http.MethodPatch, "/api/v1/settings/notifications/secret", map[string]any{"data": map[string]any{"deploys-token": nil}}, nil)
+		// t.Context() has ended by now.
+		for _, r := range []struct {
+			method, path string
+			body         any
+		}{
+			{http.MethodPut, "/api/v1/settings/notifications", api.NotificationsConfig{Config: savedNotify.Config}},
+			{http.MethodPatch, "/api/v1/settings/notifications/secret", map[string]any{"data": map[string]any{"deploys-token": nil}}},
+		} {
+			b, _ := json.Marshal(r.body)
+			req, _ := http.NewRequestWithContext(context.Background(), r.method, bed.api.URL+r.path, bytes.NewReader(b))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+bed.token)
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+				t.Errorf("put back the notifications settings: %s %s: %v %v", r.method, r.path, err, resp)
+			} else {
+				resp.Body.Close()
+			}
+		}
 	})
 	for _, cm := range cms {
 		if _, err := bed.kube.CoreV1().ConfigMaps(argoNS).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
