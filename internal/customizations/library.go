@@ -214,6 +214,11 @@ func (l *Library) load(ctx context.Context) (*Set, error) {
 
 // Run loads every interval until ctx ends.
 func (l *Library) Run(ctx context.Context, every time.Duration) {
+	tick(ctx, every, func() { _ = l.Load(ctx) }) // logged and in the status
+}
+
+// tick calls fn every interval until ctx ends.
+func tick(ctx context.Context, every time.Duration, fn func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -221,7 +226,7 @@ func (l *Library) Run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = l.Load(ctx) // logged and in the status
+			fn()
 		}
 	}
 }

@@ -68,18 +68,11 @@ func (m *Mirror) Load(ctx context.Context) error {
 
 // Run loads every interval until ctx ends.
 func (m *Mirror) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := m.Load(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn(msgMirrorFailed, "error", err)
-			}
+	tick(ctx, every, func() {
+		if err := m.Load(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn(msgMirrorFailed, "error", err)
 		}
-	}
+	})
 }
 
 // Current returns the set in use, or nil before one was found.

@@ -87,6 +87,32 @@ func sample(text, name string, labels ...string) float64 {
 	return -1
 }
 
+// gitApp serves a repository on loopback whose folder app/ holds file,
+// and returns its URL.
+func gitApp(t *testing.T, repo, file, content string) string {
+	t.Helper()
+	gitSrv, err := testbed.StartGitServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gitSrv.Close() })
+	repoURL, err := gitSrv.CreateRepo(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), repoURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := work.WriteFile("app/"+file, content); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := work.CommitAndPush(t.Context(), "app"); err != nil {
+		t.Fatal(err)
+	}
+	return repoURL
+}
+
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -141,25 +167,7 @@ func TestMetricsAndProbes(t *testing.T) {
 	t.Cleanup(func() { appsRefresh = 30 * time.Second })
 
 	// A Git repository with a ConfigMap.
-	gitSrv, err := testbed.StartGitServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gitSrv.Close() })
-	repoURL, err := gitSrv.CreateRepo("ops.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), repoURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := work.WriteFile("app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ops\ndata:\n  k: v\n"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := work.CommitAndPush(t.Context(), "app"); err != nil {
-		t.Fatal(err)
-	}
+	repoURL := gitApp(t, "ops.git", "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ops\ndata:\n  k: v\n")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	sfx := suffix()

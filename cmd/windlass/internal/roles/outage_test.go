@@ -60,25 +60,7 @@ func TestWorkerRedisOutage(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 
-	gitSrv, err := testbed.StartGitServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gitSrv.Close() })
-	repoURL, err := gitSrv.CreateRepo("outage.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wr, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), repoURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wr.WriteFile("app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: outage}\n"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wr.CommitAndPush(t.Context(), "app"); err != nil {
-		t.Fatal(err)
-	}
+	repoURL := gitApp(t, "outage.git", "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: outage}\n")
 
 	// The worker's Redis readers, wired as worker.New wires them.
 	log := slog.New(slog.DiscardHandler)

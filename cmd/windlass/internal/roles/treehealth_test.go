@@ -48,19 +48,6 @@ func TestServerTreeHealthIsTheWorkers(t *testing.T) {
 	}
 
 	// A repository with the CRD and one resource of it.
-	gitSrv, err := testbed.StartGitServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = gitSrv.Close() })
-	repoURL, err := gitSrv.CreateRepo("treehealth.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), repoURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	manifests := `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: sprockets.` + group + `}
@@ -83,12 +70,7 @@ kind: Sprocket
 metadata: {name: s1}
 spec: {teeth: 12}
 `
-	if err := work.WriteFile("app/all.yaml", manifests); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := work.CommitAndPush(t.Context(), "app"); err != nil {
-		t.Fatal(err)
-	}
+	repoURL := gitApp(t, "treehealth.git", "all.yaml", manifests)
 
 	// The CRD is cluster-wide: it goes with the test, and so do the
 	// app's namespace and the management namespace.
