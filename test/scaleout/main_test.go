@@ -123,7 +123,9 @@ func setup(m *testing.M) (code int) {
 	defer pgCleanup()
 	bed.pgPassword = pg.Password()
 	bed.temporalArgs = []string{"temporal", "--postgres-dsn", pg.DSN(fmt.Sprintf("scaleout_%d", time.Now().UnixNano()%1e9)),
-		"--postgres-password-file", pg.PasswordFile(), "--ui-address", "off", "--log-level", "warn"}
+		"--postgres-password-file", pg.PasswordFile(), "--ui-address", "off", "--log-level", "warn",
+		// One data dir for every member: the namespace's archive is shared.
+		"--data-dir", filepath.Join(tmp, "temporal")}
 	tp, err := startProc("temporal-1", append(bed.temporalArgs, "--address", "127.0.0.1:0")...)
 	if err != nil {
 		return fail(err)

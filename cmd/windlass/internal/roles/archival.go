@@ -27,7 +27,7 @@ type archiveSettings struct {
 
 func bindArchive(fs *flag.FlagSet, a *archiveSettings) {
 	fs.StringVar(&a.retention, "retention", env("TEMPORAL_RETENTION", "30d"), "how long Temporal keeps closed syncs before only the archive has them, e.g. 30d or 12h (env WINDLASS_TEMPORAL_RETENTION)")
-	fs.StringVar(&a.HistoryURI, "archive-history-uri", env("ARCHIVE_HISTORY_URI", ""), `where closed workflows' histories are archived: file:///<dir> or s3://<bucket>[/<prefix>]; default <data-dir>/archive/history (with --postgres-dsn: off unless given); "off" turns archival off (env WINDLASS_ARCHIVE_HISTORY_URI)`)
+	fs.StringVar(&a.HistoryURI, "archive-history-uri", env("ARCHIVE_HISTORY_URI", ""), `where closed workflows' histories are archived: file:///<dir> or s3://<bucket>[/<prefix>]; default <data-dir>/archive/history; "off" turns archival off (env WINDLASS_ARCHIVE_HISTORY_URI)`)
 	fs.StringVar(&a.VisibilityURI, "archive-visibility-uri", env("ARCHIVE_VISIBILITY_URI", ""), "where closed workflows' visibility records are archived, as --archive-history-uri; default <data-dir>/archive/visibility (env WINDLASS_ARCHIVE_VISIBILITY_URI)")
 	fs.StringVar(&a.S3.Region, "archive-s3-region", env("ARCHIVE_S3_REGION", ""), "region of s3:// archives; credentials come from the AWS SDK's chain (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile or a role) (env WINDLASS_ARCHIVE_S3_REGION)")
 	fs.StringVar(&a.S3.Endpoint, "archive-s3-endpoint", env("ARCHIVE_S3_ENDPOINT", ""), "base URL of an S3-compatible store; default AWS (env WINDLASS_ARCHIVE_S3_ENDPOINT)")

@@ -34,7 +34,7 @@ type temporalConfig struct {
 func loadTemporalConfig(args []string) (temporalConfig, error) {
 	var c temporalConfig
 	fs := flag.NewFlagSet("temporal", flag.ContinueOnError)
-	fs.StringVar(&c.DataDir, "data-dir", env("TEMPORAL_DATA_DIR", ".windlass/temporal"), "directory of the SQLite database, <dir>/temporal.db, kept across restarts (env WINDLASS_TEMPORAL_DATA_DIR)")
+	fs.StringVar(&c.DataDir, "data-dir", env("TEMPORAL_DATA_DIR", ".windlass/temporal"), "directory kept across restarts: the SQLite database <dir>/temporal.db and the default archive <dir>/archive (with --postgres-dsn, the archive only) (env WINDLASS_TEMPORAL_DATA_DIR)")
 	fs.StringVar(&c.Address, "address", env("TEMPORAL_LISTEN_ADDRESS", "127.0.0.1:7233"), "gRPC frontend listen address; port 0 picks a free port (env WINDLASS_TEMPORAL_LISTEN_ADDRESS)")
 	fs.StringVar(&c.UIAddress, "ui-address", env("TEMPORAL_UI_ADDRESS", "127.0.0.1:8233"), `Temporal UI listen address ("off" disables it)`)
 	fs.StringVar(&c.Namespace, "namespace", env("NAMESPACE", envOr("TEMPORAL_NAMESPACE", "default")), "namespace registered at start (env WINDLASS_NAMESPACE)")

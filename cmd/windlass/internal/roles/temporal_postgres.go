@@ -87,7 +87,10 @@ func (p *temporalPostgres) config() temporalx.PostgresConfig {
 func runTemporalCluster(ctx context.Context, cfg temporalConfig, log *slog.Logger, profiles string, stdout io.Writer) error {
 	p := cfg.Postgres
 	log.Info(msgStarting, "component", "temporal", "postgres", p.DSN, "services", p.services, "history_shards", p.HistoryShards)
-	arc := clusterArchival(cfg)
+	// The default archive is under the data dir, as on SQLite. The
+	// namespace's archive is cluster-wide: members on one machine share
+	// it, and a member whose URI differs is refused at start.
+	arc := cfg.archival(cfg.DataDir)
 	srv, err := temporalx.StartClusterServer(ctx, temporalx.ClusterServerConfig{
 		Postgres: p.config(), HistoryShards: int32(p.HistoryShards), Services: p.services,
 		FrontendAddr: cfg.Address, UIAddr: cfg.UIAddress, Namespace: cfg.Namespace,
@@ -102,14 +105,4 @@ func runTemporalCluster(ctx context.Context, cfg temporalConfig, log *slog.Logge
 	<-ctx.Done()
 	log.Info(msgShuttingDown)
 	return srv.Stop()
-}
-
-// clusterArchival is the archive of a cluster member: only the URIs given.
-// The namespace's archive is cluster-wide, so a default under each
-// member's own data dir would differ between members.
-func clusterArchival(cfg temporalConfig) *temporalx.ArchivalConfig {
-	if cfg.HistoryURI == "" {
-		return nil
-	}
-	return cfg.archival(cfg.DataDir)
 }

@@ -1,10 +1,15 @@
 package roles
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/windlass-cd/windlass/internal/temporalx"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 func TestLoadTemporalConfigPostgres(t *testing.T) {
@@ -58,16 +63,16 @@ func TestLoadTemporalConfigPostgres(t *testing.T) {
 	}
 }
 
-// A cluster member archives only to the URIs given: the namespace's archive
-// is shared by every member.
+// A cluster member archives under its data dir unless URIs are given, as
+// on SQLite.
 func TestClusterArchival(t *testing.T) {
 	dsn := "postgres://windlass@127.0.0.1:5432/temporal?sslmode=disable"
 	tests := []struct {
 		name        string
 		args        []string
-		wantHistory string // "" for no archive
+		wantHistory string // "" for no archive; DATA for the data dir
 	}{
-		{name: "no URIs", wantHistory: ""},
+		{name: "default", wantHistory: "file://DATA/archive/history"},
 		{name: "off", args: []string{"--archive-history-uri", "off"}, wantHistory: ""},
 		{name: "file", args: []string{"--archive-history-uri", "file:///srv/a/h", "--archive-visibility-uri", "file:///srv/a/v"}, wantHistory: "file:///srv/a/h"},
 		{name: "s3", args: []string{"--archive-history-uri", "s3://b/h", "--archive-visibility-uri", "s3://b/v", "--archive-s3-region", "r"}, wantHistory: "s3://b/h"},
@@ -75,18 +80,40 @@ func TestClusterArchival(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(envPostgresPassword, "x")
-			c, err := loadTemporalConfig(append([]string{"--data-dir", t.TempDir(), "--postgres-dsn", dsn}, tt.args...))
+			data := t.TempDir()
+			c, err := loadTemporalConfig(append([]string{"--data-dir", data, "--postgres-dsn", dsn}, tt.args...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			arc := clusterArchival(c)
+			arc := c.archival(c.DataDir)
 			var got string
 			if arc != nil {
 				got = arc.HistoryURI
 			}
-			if got != tt.wantHistory {
-				t.Errorf("history archive = %q, want %q", got, tt.wantHistory)
+			if want := strings.ReplaceAll(tt.wantHistory, "DATA", data); got != want {
+				t.Errorf("history archive = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// `windlass temporal --postgres-dsn` refuses a data dir whose default
+// archive cannot be written, naming it, before it dials PostgreSQL (nothing
+// listens at the DSN).
+func TestRunTemporalPostgresUnwritableArchive(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envPostgresPassword, "s3cret-pw")
+	dsn := "postgres://windlass@" + testbed.ClosedAddr(t) + "/temporal?sslmode=disable"
+	cfg, err := loadTemporalConfig([]string{"--postgres-dsn", dsn, "--data-dir", filepath.Join(file, "data"), "--ui-address", "off", "--log-level", "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runTemporal(t.Context(), cfg, io.Discard)
+	want := "archive directory " + filepath.Join(file, "data", "archive", "history") + " is not writable"
+	if err == nil || !strings.Contains(err.Error(), want) || errors.Is(err, temporalx.ErrPostgresUnreachable) {
+		t.Fatalf("runTemporal = %v, want %q before any connection", err, want)
 	}
 }
