@@ -83,6 +83,18 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	if cfg.FrontendAddr == "" {
 		cfg.FrontendAddr = defaultFrontendAddr
 	}
+	if cfg.AdvertiseIP == "" {
+		cfg.AdvertiseIP = "127.0.0.1"
+	}
+	if err := CheckAdvertiseIP(cfg.AdvertiseIP); err != nil {
+		return nil, fmt.Errorf("cluster server: %w", err)
+	}
+	ip := cfg.AdvertiseIP
+	if slices.Contains(cfg.Services, ServiceFrontend) {
+		if err := checkFrontendIP(cfg.FrontendAddr, ip); err != nil {
+			return nil, fmt.Errorf("cluster server: %w", err)
+		}
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -99,7 +111,7 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	ports := map[primitives.ServiceName][2]int{} // gRPC and membership port
 	for _, svc := range cfg.Services {
 		name := primitives.ServiceName(svc)
-		rpc, err := memberPort("127.0.0.1")
+		rpc, err := memberPort(ip)
 		if err != nil {
 			return nil, err
 		}
@@ -109,10 +121,10 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 			}
 			dialAddr = net.JoinHostPort(frontIP, strconv.Itoa(rpc))
 			if net.ParseIP(frontIP).IsUnspecified() {
-				dialAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(rpc))
+				dialAddr = net.JoinHostPort(ip, strconv.Itoa(rpc))
 			}
 		}
-		member, err := memberPort("127.0.0.1")
+		member, err := memberPort(ip)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +132,7 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 	}
 
 	slogger := serverLogger{l: logger, stopping: new(atomic.Bool)}
-	conf := clusterConfig(defaultStore, visStore, cfg.HistoryShards, frontIP, ports)
+	conf := clusterConfig(defaultStore, visStore, cfg.HistoryShards, ip, frontIP, ports)
 	archivalServerConfig(conf, cfg.Archival)
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
@@ -149,7 +161,7 @@ func StartClusterServer(ctx context.Context, cfg ClusterServerConfig) (*DevServe
 		}
 	}
 	logger.Info("temporal cluster member started", "services", cfg.Services, "frontend", ds.frontendAddr,
-		"postgres", t.String(), "history_shards", cfg.HistoryShards, "elapsed", time.Since(started))
+		"postgres", t.String(), "history_shards", cfg.HistoryShards, "advertise", ip, "elapsed", time.Since(started))
 	return ds, nil
 }
 
@@ -351,13 +363,13 @@ func checkShardCount(ctx context.Context, store *config.SQL, want int32) error {
 }
 
 // clusterConfig is the server configuration of one cluster member: both
-// stores on PostgreSQL, ringpop membership on loopback (seeded from the
-// cluster_membership table), and internal clients that find a frontend
-// through membership.
-func clusterConfig(defaultStore, visStore *config.SQL, shards int32, frontIP string, ports map[primitives.ServiceName][2]int) *config.Config {
+// stores on PostgreSQL, ringpop membership on the advertised IP (seeded
+// from the cluster_membership table), and internal clients that find a
+// frontend through membership.
+func clusterConfig(defaultStore, visStore *config.SQL, shards int32, ip, frontIP string, ports map[primitives.ServiceName][2]int) *config.Config {
 	conf := &config.Config{}
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
-	conf.Global.Membership.BroadcastAddress = "127.0.0.1"
+	conf.Global.Membership.BroadcastAddress = ip
 	conf.Persistence.DefaultStore = "default"
 	conf.Persistence.VisibilityStore = "visibility"
 	conf.Persistence.NumHistoryShards = shards
@@ -367,7 +379,7 @@ func clusterConfig(defaultStore, visStore *config.SQL, shards int32, frontIP str
 	}
 	rpcAddr := defaultFrontendAddr
 	if p, ok := ports[primitives.FrontendService]; ok {
-		rpcAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p[0]))
+		rpcAddr = net.JoinHostPort(ip, strconv.Itoa(p[0]))
 	}
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,
@@ -383,13 +395,29 @@ func clusterConfig(defaultStore, visStore *config.SQL, shards int32, frontIP str
 		var s config.Service
 		s.RPC.GRPCPort = p[0]
 		s.RPC.MembershipPort = p[1]
-		s.RPC.BindOnIP = "127.0.0.1"
+		s.RPC.BindOnIP = ip
 		if svc == primitives.FrontendService {
 			s.RPC.BindOnIP = frontIP
 		}
 		conf.Services[string(svc)] = s
 	}
 	return conf
+}
+
+// checkFrontendIP refuses a frontend bound where other members, which dial
+// it at the advertised IP, cannot reach it.
+func checkFrontendIP(addr, ip string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("frontend address %q: %w", addr, err)
+	}
+	if host == "" || host == "localhost" {
+		host = "127.0.0.1"
+	}
+	if fip := net.ParseIP(host); fip != nil && !fip.IsUnspecified() && !fip.Equal(net.ParseIP(ip)) {
+		return fmt.Errorf("frontend address %s: other members reach this process at %s; bind the frontend on %s or 0.0.0.0", addr, ip, ip)
+	}
+	return nil
 }
 
 // maxMemberPort is the highest port the cluster_membership table can hold

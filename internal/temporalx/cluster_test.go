@@ -52,6 +52,13 @@ func startClusterTestServer(t *testing.T, cfg ClusterServerConfig) *DevServer {
 // pgSQL runs one statement on database as the test bed's user.
 func pgSQL(t *testing.T, pg *testbed.Postgres, database, stmt string) {
 	t.Helper()
+	pgStrings(t, pg, database, stmt)
+}
+
+// pgStrings runs one statement on database as the test bed's user and
+// returns the first column of its rows.
+func pgStrings(t *testing.T, pg *testbed.Postgres, database, query string) []string {
+	t.Helper()
 	u, err := url.Parse(pg.DSN(database))
 	if err != nil {
 		t.Fatal(err)
@@ -62,17 +69,29 @@ func pgSQL(t *testing.T, pg *testbed.Postgres, database, stmt string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.WithoutCancel(t.Context()))
-	if _, err := conn.Exec(t.Context(), stmt).ReadAll(); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
+	res := conn.ExecParams(t.Context(), query, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		t.Fatalf("%s: %v", query, res.Err)
 	}
+	var out []string
+	for _, row := range res.Rows {
+		if len(row) > 0 {
+			out = append(out, string(row[0]))
+		}
+	}
+	return out
 }
 
 // TestClusterServerOnPostgres runs a workflow on Temporal over PostgreSQL
-// and finds it through advanced visibility by a custom search attribute; a
-// later start with another shard count is refused.
+// and finds it through advanced visibility by a custom search attribute;
+// the member advertises its own address (127.0.0.2, another loopback
+// address, as a host's own would be) to the ring; a later start with
+// another shard count is refused.
 func TestClusterServerOnPostgres(t *testing.T) {
 	pg := testPostgres(t)
-	cfg := clusterTestConfig(t, pg, testDatabase(t))
+	database := testDatabase(t)
+	cfg := clusterTestConfig(t, pg, database)
+	cfg.AdvertiseIP, cfg.FrontendAddr = "127.0.0.2", "127.0.0.2:0"
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 
@@ -91,6 +110,14 @@ func TestClusterServerOnPostgres(t *testing.T) {
 		t.Fatalf("result = %q, %v; want %q", got, err, "hello postgres")
 	}
 	waitListed(t, c, srv.Namespace(), testSAName+` = "on-postgres"`, "greet-pg")
+	// Every service joined the ring at the advertised address.
+	addrs := pgStrings(t, pg, database, "SELECT DISTINCT rpc_address FROM cluster_membership")
+	if strings.Join(addrs, ",") != "127.0.0.2" {
+		t.Errorf("membership addresses = %v, want only the advertised 127.0.0.2", addrs)
+	}
+	if !strings.HasPrefix(srv.FrontendAddr(), "127.0.0.2:") {
+		t.Errorf("frontend = %s, want it on 127.0.0.2", srv.FrontendAddr())
+	}
 	w.Stop()
 	c.Close()
 	if err := srv.Stop(); err != nil {
@@ -146,6 +173,8 @@ func TestClusterServerBadInput(t *testing.T) {
 		pg       PostgresConfig
 		wantIs   error
 		wantText []string
+		// advertise and frontend replace the defaults when set.
+		advertise, frontend string
 	}{
 		{
 			name:     "postgres down",
@@ -171,6 +200,24 @@ func TestClusterServerBadInput(t *testing.T) {
 			wantText: []string{"holds a password"},
 		},
 		{
+			name:      "advertise a host name",
+			pg:        PostgresConfig{DSN: pg.DSN("temporal"), Password: pg.Password()},
+			advertise: "temporal-1.internal",
+			wantText:  []string{`advertise address "temporal-1.internal": want an IP address`},
+		},
+		{
+			name:      "advertise an unspecified address",
+			pg:        PostgresConfig{DSN: pg.DSN("temporal"), Password: pg.Password()},
+			advertise: "0.0.0.0",
+			wantText:  []string{"advertise address 0.0.0.0: want the address other members dial"},
+		},
+		{
+			name:      "frontend not on the advertised address",
+			pg:        PostgresConfig{DSN: pg.DSN("temporal"), Password: pg.Password()},
+			advertise: "127.0.0.2", frontend: "127.0.0.1:0",
+			wantText: []string{"frontend address 127.0.0.1:0: other members reach this process at 127.0.0.2"},
+		},
+		{
 			name:     "no database",
 			pg:       PostgresConfig{DSN: "postgres://windlass@" + pg.Addr(), Password: pg.Password()},
 			wantText: []string{`database ""`},
@@ -180,6 +227,12 @@ func TestClusterServerBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := clusterTestConfig(t, pg, "unused")
 			cfg.Postgres = tt.pg
+			if tt.advertise != "" {
+				cfg.AdvertiseIP = tt.advertise
+			}
+			if tt.frontend != "" {
+				cfg.FrontendAddr = tt.frontend
+			}
 			srv, err := StartClusterServer(t.Context(), cfg)
 			if err == nil {
 				_ = srv.Stop()

@@ -145,8 +145,26 @@ type ClusterServerConfig struct {
 	// Archival, as in DevServerConfig; nil: no archive. The namespace's
 	// URIs are cluster-wide: give every member the same ones.
 	Archival *ArchivalConfig
+	// AdvertiseIP is the address other members reach this process at:
+	// ringpop broadcasts it, and the internal services bind on it. Default
+	// 127.0.0.1, for members on one machine. A frontend must bind on it or
+	// on an unspecified address.
+	AdvertiseIP string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+}
+
+// CheckAdvertiseIP checks an advertise address: ringpop needs an IP that
+// other hosts can dial, so a name or an unspecified address is refused.
+func CheckAdvertiseIP(ip string) error {
+	parsed := net.ParseIP(ip)
+	switch {
+	case parsed == nil:
+		return fmt.Errorf("advertise address %q: want an IP address (Temporal's membership takes no host names)", ip)
+	case parsed.IsUnspecified():
+		return fmt.Errorf("advertise address %s: want the address other members dial, not an unspecified one", ip)
+	}
+	return nil
 }
 
 // ParseServices splits a comma-separated list of services and checks it.
