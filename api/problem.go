@@ -40,6 +40,11 @@ func problem(status int, detail string) *Problem {
 
 const msgRequestFailed = "request failed"
 
+// detailEngineUnavailable is the detail of a 503 when Temporal, or the
+// database under it, does not answer. Workflows keep their state there, so
+// queued syncs resume once it is back.
+const detailEngineUnavailable = "the workflow engine is unavailable (Temporal or its database does not answer); applications and queued syncs resume when it is back; try again later"
+
 // toProblem maps any error to a problem document.
 func toProblem(err error) *Problem {
 	var p *Problem
@@ -123,7 +128,8 @@ func toProblem(err error) *Problem {
 	var unavailable *serviceerror.Unavailable
 	var deadline *serviceerror.DeadlineExceeded
 	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded) {
-		return problem(http.StatusServiceUnavailable, "the workflow service is unavailable: "+err.Error())
+		// The cause (an address, a timeout) goes to the log.
+		return problem(http.StatusServiceUnavailable, detailEngineUnavailable)
 	}
 	if code := echo.StatusCode(err); code >= 400 && code < 500 {
 		return problem(code, err.Error())

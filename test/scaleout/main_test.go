@@ -263,6 +263,11 @@ func login(ctx context.Context, password string) (string, error) {
 
 // request calls the API and decodes the JSON answer into out (if not nil).
 func request(ctx context.Context, token, method, path string, body, out any) (int, error) {
+	return requestAt(ctx, bed.api, token, method, path, body, out)
+}
+
+// requestAt is request to the API at base.
+func requestAt(ctx context.Context, base, token, method, path string, body, out any) (int, error) {
 	var r io.Reader
 	if body != nil {
 		js, err := json.Marshal(body)
@@ -271,7 +276,7 @@ func request(ctx context.Context, token, method, path string, body, out any) (in
 		}
 		r = bytes.NewReader(js)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, bed.api+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, r)
 	if err != nil {
 		return 0, err
 	}
