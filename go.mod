@@ -7,6 +7,7 @@ require (
 	github.com/dexidp/dex v0.0.0-20260806151424-ab64ed778070
 	github.com/fluxcd/cli-utils v1.3.0
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-jsonnet v0.22.0
 	github.com/labstack/echo/v5 v5.3.1
 	github.com/redis/go-redis/v9 v9.23.0
@@ -150,7 +151,6 @@ require (
 	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
-	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/mock v1.6.0 // indirect
 	github.com/golang/snappy v1.0.0 // indirect

@@ -32,6 +32,9 @@ type GitServerOptions struct {
 	// Username and Password, when Username is set, are required as HTTP
 	// basic auth on every request; others get 401 with WWW-Authenticate.
 	Username, Password string
+	// Authorize, when set, decides on each request's HTTP basic auth
+	// instead of Username and Password (tokens that change or expire).
+	Authorize func(user, password string) bool
 	// TLS, when set, serves HTTPS with it instead of HTTP.
 	TLS *tls.Config
 }
@@ -88,7 +91,10 @@ func StartGitServer(root string, opts ...GitServerOptions) (*GitServer, error) {
 			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=" + root,
 		},
 	}
-	if o.Username != "" {
+	switch {
+	case o.Authorize != nil:
+		h = basicAuthFunc(h, o.Authorize)
+	case o.Username != "":
 		h = basicAuth(h, o.Username, o.Password)
 	}
 
@@ -114,10 +120,15 @@ func StartGitServer(root string, opts ...GitServerOptions) (*GitServer, error) {
 }
 
 func basicAuth(next http.Handler, user, pass string) http.Handler {
+	return basicAuthFunc(next, func(u, p string) bool {
+		return subtle.ConstantTimeCompare([]byte(u), []byte(user)) == 1 && subtle.ConstantTimeCompare([]byte(p), []byte(pass)) == 1
+	})
+}
+
+func basicAuthFunc(next http.Handler, allow func(user, password string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
-		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 ||
-			subtle.ConstantTimeCompare([]byte(p), []byte(pass)) != 1 {
+		if !ok || !allow(u, p) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="windlass-testbed-git"`)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
