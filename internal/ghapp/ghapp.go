@@ -111,9 +111,12 @@ func ParseKey(s string) (*rsa.PrivateKey, error) {
 	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
 		return k, nil
 	}
+	if block.Type == "EC PRIVATE KEY" {
+		return nil, fmt.Errorf("%w: an EC key; GitHub Apps sign with RSA", ErrInvalidKey)
+	}
 	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the %s block is neither PKCS #1 nor PKCS #8", ErrInvalidKey, block.Type)
+		return nil, fmt.Errorf("%w: the PEM block is neither PKCS #1 nor PKCS #8", ErrInvalidKey)
 	}
 	rk, ok := k.(*rsa.PrivateKey)
 	if !ok {

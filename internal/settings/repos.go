@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/ghapp"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 )
 
@@ -61,6 +62,28 @@ type Repository struct {
 	// PassCredentials sends a Helm repository's credential also to
 	// chart URLs on other hosts than the repository's.
 	PassCredentials bool `json:"passCredentials,omitempty"`
+	// A GitHub App credential for HTTPS Git: the app's ID, its
+	// installation's ID and its private key (PEM, a secret) become
+	// installation tokens. GitHubAppEnterpriseBaseURL is GitHub
+	// Enterprise Server's API (https://ghe.example.com/api/v3).
+	GitHubAppID                int64  `json:"githubAppID,omitempty"`
+	GitHubAppInstallationID    int64  `json:"githubAppInstallationID,omitempty"`
+	GitHubAppPrivateKey        string `json:"githubAppPrivateKey,omitempty"`
+	GitHubAppEnterpriseBaseURL string `json:"githubAppEnterpriseBaseUrl,omitempty"`
+}
+
+// GitHubApp is the repository's GitHub App credential, nil when it has
+// none.
+func (r Repository) GitHubApp() *ghapp.App {
+	if !r.hasGitHubApp() {
+		return nil
+	}
+	return &ghapp.App{EnterpriseBaseURL: r.GitHubAppEnterpriseBaseURL, AppID: r.GitHubAppID,
+		InstallationID: r.GitHubAppInstallationID, PrivateKey: r.GitHubAppPrivateKey}
+}
+
+func (r Repository) hasGitHubApp() bool {
+	return r.GitHubAppID != 0 || r.GitHubAppInstallationID != 0 || r.GitHubAppPrivateKey != "" || r.GitHubAppEnterpriseBaseURL != ""
 }
 
 // RepositoryView is what the API shows of a repository: never a secret,
@@ -82,6 +105,11 @@ type RepositoryView struct {
 	Proxy           string `json:"proxy,omitempty"`
 	NoProxy         string `json:"noProxy,omitempty"`
 	PassCredentials bool   `json:"passCredentials,omitempty"`
+	// The GitHub App's IDs and API; its key is only said to be set.
+	GitHubAppID                int64  `json:"githubAppID,omitempty"`
+	GitHubAppInstallationID    int64  `json:"githubAppInstallationID,omitempty"`
+	HasGitHubAppPrivateKey     bool   `json:"hasGithubAppPrivateKey,omitempty"`
+	GitHubAppEnterpriseBaseURL string `json:"githubAppEnterpriseBaseUrl,omitempty"`
 }
 
 // View drops the secrets, also a password in a URL stored before Validate
@@ -90,7 +118,9 @@ func (r Repository) View() RepositoryView {
 	return RepositoryView{URL: redactURL(r.URL), Type: r.Type, Project: r.Project, Username: r.Username, HasPassword: r.Password != "",
 		HasToken: r.BearerToken != "", HasSSHKey: r.SSHPrivateKey != "", InsecureIgnoreHostKey: r.InsecureIgnoreHostKey,
 		HasClientCert: r.TLSClientCertData != "", HasCA: r.CAData != "", Insecure: r.Insecure,
-		Proxy: redactURL(r.Proxy), NoProxy: r.NoProxy, PassCredentials: r.PassCredentials}
+		Proxy: redactURL(r.Proxy), NoProxy: r.NoProxy, PassCredentials: r.PassCredentials,
+		GitHubAppID: r.GitHubAppID, GitHubAppInstallationID: r.GitHubAppInstallationID,
+		HasGitHubAppPrivateKey: r.GitHubAppPrivateKey != "", GitHubAppEnterpriseBaseURL: redactURL(r.GitHubAppEnterpriseBaseURL)}
 }
 
 // Validate checks the repository.
@@ -125,7 +155,33 @@ func (r Repository) Validate() error {
 	case !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "oci://"):
 		return fmt.Errorf("%w: url: a Helm repository is http(s):// or oci://", ErrInvalid)
 	}
+	if err := r.validateGitHubApp(); err != nil {
+		return err
+	}
 	return r.validateTLS()
+}
+
+// validateGitHubApp checks a GitHub App credential: HTTPS Git only,
+// alone, complete, and with an RSA key. The error names the field.
+func (r Repository) validateGitHubApp() error {
+	if !r.hasGitHubApp() {
+		return nil
+	}
+	fieldErr := func(field, reason string) error {
+		return fmt.Errorf("%w: %w", ErrInvalid, &appspec.FieldError{Field: field, Reason: reason})
+	}
+	switch {
+	case r.Type == RepoTypeHelm || r.Type == RepoTypeOCI || strings.HasPrefix(r.URL, "oci://"):
+		return fieldErr("githubAppID", "a GitHub App credential is for Git repositories only")
+	case !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://"):
+		return fieldErr("url", "a GitHub App credential is for https:// repository URLs")
+	case r.Password != "" || r.BearerToken != "" || r.SSHPrivateKey != "":
+		return fieldErr("githubAppPrivateKey", "set a GitHub App or a password, bearer token or SSH key, not both")
+	}
+	if field, err := r.GitHubApp().Validate(); err != nil {
+		return fieldErr(field, err.Error())
+	}
+	return nil
 }
 
 // validateTLS checks the PEM fields and the proxy, with messages that
@@ -185,8 +241,19 @@ func (r Repository) data() map[string][]byte {
 		"tlsClientCertData":     []byte(r.TLSClientCertData), "tlsClientCertKey": []byte(r.TLSClientCertKey),
 		"caData": []byte(r.CAData), "insecure": []byte(strconv.FormatBool(r.Insecure)),
 		"proxy": []byte(r.Proxy), "noProxy": []byte(r.NoProxy),
-		"passCredentials": []byte(strconv.FormatBool(r.PassCredentials)),
+		"passCredentials":         []byte(strconv.FormatBool(r.PassCredentials)),
+		"githubAppID":             []byte(formatID(r.GitHubAppID)),
+		"githubAppInstallationID": []byte(formatID(r.GitHubAppInstallationID)),
+		"githubAppPrivateKey":     []byte(r.GitHubAppPrivateKey), "githubAppEnterpriseBaseUrl": []byte(r.GitHubAppEnterpriseBaseURL),
 	}
+}
+
+// formatID is an ID as stored, "" for none.
+func formatID(id int64) string {
+	if id == 0 {
+		return ""
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 // Repo returns a registered repository.
@@ -203,12 +270,14 @@ func (s *Store) Repo(ctx context.Context, url string) (Repository, error) {
 
 func repoFrom(d map[string][]byte) Repository {
 	flag := func(k string) bool { b, _ := strconv.ParseBool(string(d[k])); return b }
+	id := func(k string) int64 { n, _ := strconv.ParseInt(string(d[k]), 10, 64); return n }
 	return Repository{URL: string(d["url"]), Type: string(d["type"]), Project: string(d["project"]), Username: string(d["username"]),
 		Password: string(d["password"]), BearerToken: string(d["bearerToken"]), SSHPrivateKey: string(d["sshPrivateKey"]),
 		SSHKnownHosts: string(d["sshKnownHosts"]), InsecureIgnoreHostKey: flag("insecureIgnoreHostKey"),
 		TLSClientCertData: string(d["tlsClientCertData"]), TLSClientCertKey: string(d["tlsClientCertKey"]),
 		CAData: string(d["caData"]), Insecure: flag("insecure"), Proxy: string(d["proxy"]), NoProxy: string(d["noProxy"]),
-		PassCredentials: flag("passCredentials")}
+		PassCredentials: flag("passCredentials"), GitHubAppID: id("githubAppID"), GitHubAppInstallationID: id("githubAppInstallationID"),
+		GitHubAppPrivateKey: string(d["githubAppPrivateKey"]), GitHubAppEnterpriseBaseURL: string(d["githubAppEnterpriseBaseUrl"])}
 }
 
 // Repos lists the registered repositories, with their secrets.

@@ -233,3 +233,80 @@ func TestRepoCredsAndTLSFields(t *testing.T) {
 		t.Errorf("ForeignRepos(default) (-want +got):\n%s", d)
 	}
 }
+
+// A GitHub App credential round-trips, on a repository and a template;
+// the view shows its IDs but not its key; each bad input is refused
+// with the field named and without key material.
+func TestRepoGitHubApp(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{})
+	t.Cleanup(gh.Close)
+	key, err := gh.NewApp(12, 34)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := Repository{URL: "https://github.example/org/app.git", GitHubAppID: 12, GitHubAppInstallationID: 34, GitHubAppPrivateKey: key,
+		GitHubAppEnterpriseBaseURL: "https://github.example/api/v3"}
+	if err := s.PutRepo(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Repo(ctx, app.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(app, got); d != "" {
+		t.Fatalf("round trip (-want +got):\n%s", d)
+	}
+	want := RepositoryView{URL: app.URL, GitHubAppID: 12, GitHubAppInstallationID: 34, HasGitHubAppPrivateKey: true,
+		GitHubAppEnterpriseBaseURL: app.GitHubAppEnterpriseBaseURL}
+	if d := cmp.Diff(want, got.View()); d != "" {
+		t.Fatalf("view (-want +got):\n%s", d)
+	}
+	tmpl := app
+	tmpl.URL = "https://github.example/org/"
+	if err := s.PutRepoCreds(ctx, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.RepoCredsTemplate(ctx, tmpl.URL); err != nil || got != tmpl {
+		t.Fatalf("template round trip = %+v, %v", got.View(), err)
+	}
+
+	with := func(f func(r *Repository)) Repository { r := app; f(&r); return r }
+	for _, tt := range []struct {
+		name, field string
+		repo        Repository
+	}{
+		{"no app ID", "githubAppID", with(func(r *Repository) { r.GitHubAppID = 0 })},
+		{"negative app ID", "githubAppID", with(func(r *Repository) { r.GitHubAppID = -1 })},
+		{"no installation ID", "githubAppInstallationID", with(func(r *Repository) { r.GitHubAppInstallationID = 0 })},
+		{"no key", "githubAppPrivateKey", with(func(r *Repository) { r.GitHubAppPrivateKey = "" })},
+		{"key not PEM", "githubAppPrivateKey", with(func(r *Repository) { r.GitHubAppPrivateKey = key[40:] })},
+		{"key not RSA", "githubAppPrivateKey", with(func(r *Repository) { r.GitHubAppPrivateKey = pkiKey(t) })},
+		{"bad enterprise URL", "githubAppEnterpriseBaseUrl", with(func(r *Repository) { r.GitHubAppEnterpriseBaseURL = "github.example/api/v3" })},
+		{"with a password", "githubAppPrivateKey", with(func(r *Repository) { r.Password = "p" })},
+		{"ssh URL", "url", with(func(r *Repository) { r.URL = "ssh://git@github.example/org/app.git" })},
+		{"helm repository", "githubAppID", with(func(r *Repository) { r.Type = RepoTypeHelm })},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.PutRepo(ctx, tt.repo)
+			var fe *appspec.FieldError
+			if !errors.Is(err, ErrInvalid) || !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Fatalf("PutRepo() = %v, want invalid %s", err, tt.field)
+			}
+			if strings.Contains(err.Error(), "PRIVATE KEY") || strings.Contains(err.Error(), key[40:70]) {
+				t.Errorf("error holds key material: %v", err)
+			}
+		})
+	}
+}
+
+// pkiKey is a PEM private key that is not RSA (the test PKI's ECDSA).
+func pkiKey(t *testing.T) string {
+	t.Helper()
+	pki, err := testbed.NewTLSPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pki.ClientKey
+}
