@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
+	"github.com/windlass-cd/windlass/internal/ghapp"
 	"github.com/windlass-cd/windlass/internal/repocred"
 	"github.com/windlass-cd/windlass/internal/settings"
 )
@@ -24,6 +27,9 @@ type RegisteredAuth struct {
 	// KnownHostsDir holds the known_hosts files written for registered
 	// SSH repositories.
 	KnownHostsDir string
+	// GitHubApps mints the tokens of GitHub App credentials (nil: a
+	// cache of its own). One per process shares them.
+	GitHubApps *ghapp.Tokens
 
 	once     sync.Once
 	resolver *repocred.Resolver
@@ -33,7 +39,12 @@ type RegisteredAuth struct {
 var _ TransportResolver = (*RegisteredAuth)(nil)
 
 func (a *RegisteredAuth) init() error {
-	a.once.Do(func() { a.resolver, a.err = repocred.NewResolver(a.Repos, 0) })
+	a.once.Do(func() {
+		a.resolver, a.err = repocred.NewResolver(a.Repos, 0)
+		if a.GitHubApps == nil {
+			a.GitHubApps = ghapp.NewTokens()
+		}
+	})
 	return a.err
 }
 
@@ -72,8 +83,32 @@ func (a *RegisteredAuth) Auth(ctx context.Context, repoURL string) (transport.Au
 			c.SSHKnownHostsFile = f
 		}
 		creds.Repos = append(creds.Repos, c)
+		if app := m.GitHubApp(); app != nil && creds.match(repoURL) == &creds.Repos[len(creds.Repos)-1] {
+			return a.gitHubAppAuth(ctx, repoURL, m, *app)
+		}
 	}
 	return creds.Auth(ctx, repoURL)
+}
+
+// gitHubAppUser is the user name GitHub takes with an installation token.
+const gitHubAppUser = "x-access-token"
+
+// gitHubAppAuth is basic auth with an installation token of app, asked
+// for through the repository's CA and proxy.
+func (a *RegisteredAuth) gitHubAppAuth(ctx context.Context, repoURL string, m *repocred.Credential, app ghapp.App) (transport.AuthMethod, error) {
+	var client *http.Client
+	if m.HasTransport() {
+		t, err := m.Transport(http.DefaultTransport.(*http.Transport))
+		if err != nil {
+			return nil, err
+		}
+		client = &http.Client{Transport: t, Timeout: 30 * time.Second}
+	}
+	tok, err := a.GitHubApps.Token(ctx, app, client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", redactURL(repoURL), err)
+	}
+	return &githttp.BasicAuth{Username: gitHubAppUser, Password: tok}, nil
 }
 
 // Transport implements TransportResolver: the TLS and proxy settings of
@@ -171,7 +206,12 @@ func (a *RegisteredAuth) Refresh(ctx context.Context) (bool, error) {
 	if err := a.init(); err != nil {
 		return false, err
 	}
-	return a.resolver.Refresh(ctx)
+	changed, err := a.resolver.Refresh(ctx)
+	// A refused installation token may have been revoked: ask for new ones.
+	if a.GitHubApps.Forget() > 0 {
+		changed = true
+	}
+	return changed, err
 }
 
 // refresher is a CredentialResolver whose cache can be reread.
@@ -185,7 +225,7 @@ type refresher interface {
 // just before an app must not fail it for good.
 func (a *Activities) retryRefused(ctx context.Context, op func() error) error {
 	err := op()
-	if err == nil || (!errors.Is(err, ErrAuthFailed) && !errors.Is(err, ErrTLS)) {
+	if err == nil || (!errors.Is(err, ErrAuthFailed) && !errors.Is(err, ErrTLS) && !ghapp.Refused(err)) {
 		return err
 	}
 	f, ok := a.creds.(refresher)

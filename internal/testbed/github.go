@@ -94,6 +94,14 @@ func (g *GitHubApps) RevokeKey(appID int64) {
 	g.apps[appID] = nil
 }
 
+// RevokeTokens revokes every token issued so far, as an installation's
+// owner may (or GitHub, on suspending the app for a while).
+func (g *GitHubApps) RevokeTokens() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.issued)
+}
+
 // TokenValid reports whether token was issued here and has not expired.
 func (g *GitHubApps) TokenValid(token string) bool {
 	g.mu.Lock()
