@@ -155,6 +155,17 @@ func TestCLIRepo(t *testing.T) {
 		},
 		{name: "repo add cert without key", args: "repo add https://x --tls-client-cert-path c.pem", code: cmdline.ExitUsage},
 		{
+			name:  "repo add github app",
+			args:  "repo add https://ghe.acme.io/acme/deploy.git --github-app-id 12 --github-app-installation-id 34 --github-app-private-key-path $DIR/app.pem --github-app-enterprise-base-url https://ghe.acme.io/api/v3",
+			files: map[string]string{"app.pem": "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n"},
+			routes: map[string][]reply{"POST /api/v1/repositories": {answer(201, map[string]any{"url": "https://ghe.acme.io/acme/deploy.git", "githubAppID": 12,
+				"githubAppInstallationID": 34, "hasGithubAppPrivateKey": true, "githubAppEnterpriseBaseUrl": "https://ghe.acme.io/api/v3", "connectionState": "Successful"})}},
+			want: []string{`POST /api/v1/repositories {"url":"https://ghe.acme.io/acme/deploy.git","githubAppID":12,"githubAppInstallationID":34,` +
+				`"githubAppPrivateKey":"-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n","githubAppEnterpriseBaseUrl":"https://ghe.acme.io/api/v3"}`},
+		},
+		{name: "repo add github app without key", args: "repo add https://github.com/acme/x.git --github-app-id 1 --github-app-installation-id 2", code: cmdline.ExitUsage},
+		{name: "repo add github app and password", args: "repo add https://x --github-app-private-key-path k --username u --password-stdin", code: cmdline.ExitUsage},
+		{
 			name:   "repocreds add",
 			args:   "repocreds add https://github.com/acme/ --username bot --password-stdin",
 			stdin:  testPassword + "\n",
@@ -168,6 +179,7 @@ func TestCLIRepo(t *testing.T) {
 			routes: map[string][]reply{"GET /api/v1/repocreds": ok(map[string]any{"items": []any{
 				map[string]any{"url": "https://github.com/acme/", "username": "bot", "hasPassword": true},
 				map[string]any{"url": "oci://registry.acme.io/", "type": "helm", "hasToken": true, "hasCA": true},
+				map[string]any{"url": "https://github.com/acme-bots/", "githubAppID": 12, "githubAppInstallationID": 34, "hasGithubAppPrivateKey": true},
 			}})},
 			want: []string{"GET /api/v1/repocreds"},
 		},

@@ -63,7 +63,8 @@ func (r repoView) credentials() string {
 		set  bool
 		name string
 	}{{r.HasPassword, "password"}, {r.HasToken, "token"}, {r.HasSSHKey, "ssh key"}, {r.InsecureIgnoreHostKey, "any host key"},
-		{r.HasClientCert, "client cert"}, {r.HasCA, "CA"}, {r.Insecure, "insecure TLS"}, {r.Proxy != "", "proxy"}} {
+		{r.HasClientCert, "client cert"}, {r.HasCA, "CA"}, {r.Insecure, "insecure TLS"}, {r.Proxy != "", "proxy"},
+		{r.GitHubAppID != 0, fmt.Sprintf("GitHub App %d installation %d", r.GitHubAppID, r.GitHubAppInstallationID)}} {
 		if k.set {
 			c = append(c, k.name)
 		}
@@ -110,13 +111,21 @@ func (c *cli) addCredential(ctx context.Context, args []string, cmd, path, what 
 	f.StringVar(&req.Proxy, "proxy", "", "HTTP(S) proxy URL")
 	f.StringVar(&req.NoProxy, "no-proxy", "", "comma-separated hosts, domains and CIDRs reached without the proxy")
 	f.BoolVar(&req.PassCredentials, "pass-credentials", false, "Helm: send the credential also to chart URLs on other hosts")
+	f.Int64Var(&req.GitHubAppID, "github-app-id", 0, "ID of the GitHub App that reads the repository (with --github-app-installation-id and --github-app-private-key-path)")
+	f.Int64Var(&req.GitHubAppInstallationID, "github-app-installation-id", 0, "ID of the GitHub App's installation")
+	appKeyPath := f.String("github-app-private-key-path", "", "PEM file of the GitHub App's private key")
+	f.StringVar(&req.GitHubAppEnterpriseBaseURL, "github-app-enterprise-base-url", "", "GitHub Enterprise Server's API, https://HOST/api/v3 (default: github.com)")
 	upsert := f.Bool("upsert", false, "replace the credentials if the URL is registered")
 	pos, s, err := f.start(args, 1)
 	if err != nil {
 		return err
 	}
-	if err := f.exclusive("password-stdin", "bearer-token-stdin", "ssh-private-key-path"); err != nil {
+	if err := f.exclusive("password-stdin", "bearer-token-stdin", "ssh-private-key-path", "github-app-private-key-path"); err != nil {
 		return err
+	}
+	if (req.GitHubAppID != 0 || req.GitHubAppInstallationID != 0 || *appKeyPath != "" || req.GitHubAppEnterpriseBaseURL != "") &&
+		(req.GitHubAppID == 0 || req.GitHubAppInstallationID == 0 || *appKeyPath == "") {
+		return f.usageError("--github-app-id, --github-app-installation-id and --github-app-private-key-path go together")
 	}
 	if (req.Username != "") != *pwStdin {
 		return f.usageError("--username and --password-stdin go together")
@@ -141,7 +150,7 @@ func (c *cli) addCredential(ctx context.Context, args []string, cmd, path, what 
 		dst  *string
 		file string
 	}{{&req.SSHPrivateKey, *keyPath}, {&req.SSHKnownHosts, *knownHosts}, {&req.TLSClientCertData, *certPath},
-		{&req.TLSClientCertKey, *certKeyPath}, {&req.CAData, *caPath}} {
+		{&req.TLSClientCertKey, *certKeyPath}, {&req.CAData, *caPath}, {&req.GitHubAppPrivateKey, *appKeyPath}} {
 		if *in.dst, err = fileFlag(in.file); err != nil {
 			return err
 		}
