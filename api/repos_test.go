@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/pem"
 	"log/slog"
 	"net/http"
@@ -147,5 +148,83 @@ func TestApplicationURLPassword(t *testing.T) {
 func logTo(w *bytes.Buffer) envOption {
 	return func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+}
+
+// TestRepositoryGitHubApp: a repository with a GitHub App passes the
+// connection test against a Git server that takes only the app's
+// installation tokens; a wrong installation fails it naming the app and
+// installation; bad fields are 400s naming the field. No response and no
+// log line holds the key.
+func TestRepositoryGitHubApp(t *testing.T) {
+	var logs bytes.Buffer
+	en := newEnv(t, logTo(&logs), func(o *Options) { o.RepoCheck = nil })
+	gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{})
+	t.Cleanup(gh.Close)
+	key, err := gh.NewApp(5, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Push anonymously; serve the same repository behind the app's tokens.
+	root := t.TempDir()
+	open, err := testbed.StartGitServer(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = open.Close() })
+	pushURL, err := open.CreateRepo("acme/app.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), pushURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("a.yaml", "a: 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CommitAndPush(t.Context(), "one"); err != nil {
+		t.Fatal(err)
+	}
+	git, err := testbed.StartGitServer(root, testbed.GitServerOptions{Authorize: func(user, pass string) bool {
+		return user == "x-access-token" && gh.TokenValid(pass)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = git.Close() })
+	repoURL := git.URL("acme/app.git")
+	app := settings.Repository{URL: repoURL, GitHubAppID: 5, GitHubAppInstallationID: 50, GitHubAppPrivateKey: key,
+		GitHubAppEnterpriseBaseURL: gh.EnterpriseBaseURL()}
+	with := func(f func(r *settings.Repository)) string { r := app; f(&r); return jsonBody(t, r) }
+	post := func(body string) request {
+		return request{method: http.MethodPost, path: "/api/v1/repositories?upsert=true", body: body}
+	}
+	runSteps(t, en, []step{
+		{name: "connection test passes", req: post(jsonBody(t, app)), status: http.StatusCreated, check: func(t *testing.T, res response) {
+			var v settings.RepositoryView
+			if err := json.Unmarshal(res.body, &v); err != nil || v.GitHubAppID != 5 || v.GitHubAppInstallationID != 50 || !v.HasGitHubAppPrivateKey {
+				t.Errorf("view = %s, %v", res.body, err)
+			}
+		}},
+		{name: "wrong installation", req: post(with(func(r *settings.Repository) { r.GitHubAppInstallationID = 51 })),
+			status: http.StatusUnprocessableEntity, field: "url", detail: "GitHub App 5 installation 51"},
+		{name: "key not PEM", req: post(with(func(r *settings.Repository) { r.GitHubAppPrivateKey = "MIIE" + key[40:80] })),
+			status: http.StatusBadRequest, field: "githubAppPrivateKey", detail: "not an RSA key in PEM"},
+		{name: "no installation", req: post(with(func(r *settings.Repository) { r.GitHubAppInstallationID = 0 })),
+			status: http.StatusBadRequest, field: "githubAppInstallationID", detail: "installation ID"},
+		{name: "template without app ID", req: request{method: http.MethodPost, path: "/api/v1/repocreds",
+			body: with(func(r *settings.Repository) { r.URL, r.GitHubAppID = "https://github.example/acme/", 0 })},
+			status: http.StatusBadRequest, field: "githubAppID", detail: "app ID"},
+		{name: "get", req: request{method: http.MethodGet, path: "/api/v1/repositories/" + url.PathEscape(repoURL)}, status: http.StatusOK},
+	})
+	body := strings.Split(key, "\n")[1][:32]
+	for _, where := range []string{logs.String()} {
+		if strings.Contains(where, body) || strings.Contains(where, "PRIVATE KEY") {
+			t.Errorf("the log shows the key:\n%s", where)
+		}
+	}
+	if r, err := en.settings.Repo(t.Context(), repoURL); err != nil || r.GitHubAppPrivateKey != key {
+		t.Errorf("stored repository: %+v, %v; want its key", r.View(), err)
 	}
 }

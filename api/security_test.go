@@ -175,6 +175,12 @@ func TestSecurity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{})
+		t.Cleanup(gh.Close)
+		appKey, err := gh.NewApp(1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		repoA, repoB := "https://git.example.com/secret/a.git", "https://git.example.com/secret/b.git"
 		repoC := "https://u:" + urlPassword + "@git.example.com/secret/c.git"
 		var bodies []response
@@ -191,6 +197,8 @@ func TestSecurity(t *testing.T) {
 				TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ClientKey})},
 			{method: http.MethodPost, path: "/api/v1/repositories", body: jsonBody(t, settings.Repository{URL: "https://git.example.com/secret/d.git",
 				TLSClientCertData: pki.ClientCert, TLSClientCertKey: pki.ClientKey, CAData: pki.CA})},
+			{method: http.MethodPost, path: "/api/v1/repocreds", body: jsonBody(t, settings.Repository{URL: "https://github.example.com/apps/",
+				GitHubAppID: 1, GitHubAppInstallationID: 2, GitHubAppPrivateKey: appKey})},
 			{method: http.MethodGet, path: "/api/v1/repocreds"},
 			{method: http.MethodGet, path: "/api/v1/repocreds/" + url.PathEscape("https://git.example.com/secret/")},
 			{method: http.MethodGet, path: "/api/v1/repositories"},
@@ -221,6 +229,9 @@ func TestSecurity(t *testing.T) {
 		r, err := en.settings.Repo(t.Context(), repoA)
 		if err != nil || r.Password != repoPassword {
 			t.Errorf("stored repository %s: %+v, %v; want its password", repoA, r.View(), err)
+		}
+		if r, err := en.settings.RepoCredsTemplate(t.Context(), "https://github.example.com/apps/"); err != nil || r.GitHubAppPrivateKey != appKey {
+			t.Errorf("stored GitHub App template: %+v, %v; want its key", r.View(), err)
 		}
 	})
 
