@@ -3,11 +3,16 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,6 +166,15 @@ const (
 	secretSSHKey   = "-----BEGIN OPENSSH PRIVATE KEY-----\nssh-key-body\n-----END OPENSSH PRIVATE KEY-----\n"
 )
 
+// secretAppKey is a GitHub App's private key, new for each test binary.
+var secretAppKey = sync.OnceValue(func() string {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+})
+
 func obj(t *testing.T, y string) unstructured.Unstructured {
 	t.Helper()
 	var m map[string]any
@@ -290,6 +304,12 @@ spec:
 			secret("repo-lfs", typeRepository, map[string]string{"url": "https://git.example.com/org/lfs.git", "enableLfs": "true"}),
 			secret("repo-charts", typeRepository, map[string]string{"url": "https://charts.example.com", "type": "helm"}),
 			secret("creds-team", typeRepoCreds, map[string]string{"url": "https://git.example.com/team/", "username": "bot", "password": secretTemplate}),
+			secret("creds-github-app", typeRepoCreds, map[string]string{"url": "https://github.example.com/acme/", "githubAppID": "12",
+				"githubAppInstallationID": "34", "githubAppPrivateKey": secretAppKey(), "githubAppEnterpriseBaseUrl": "https://github.example.com/api/v3"}),
+			secret("repo-github-app", typeRepository, map[string]string{"url": "https://github.com/acme/app.git", "githubAppID": "56",
+				"githubAppInstallationID": "78", "githubAppPrivateKey": secretAppKey()}),
+			secret("repo-github-app-bad-key", typeRepository, map[string]string{"url": "https://github.com/acme/bad.git", "githubAppID": "56",
+				"githubAppInstallationID": "78", "githubAppPrivateKey": "not a key"}),
 			secret("cluster-prod", typeCluster, map[string]string{"name": "prod", "server": "https://prod.example.com:6443",
 				"config": `{"bearerToken":"` + secretToken + `","tlsClientConfig":{"insecure":false,"caData":"LS0tLS1CRUdJTg=="}}`}),
 			secret("cluster-local", typeCluster, map[string]string{"name": "in-cluster", "server": "https://kubernetes.default.svc"}),
@@ -332,7 +352,7 @@ func TestPlan(t *testing.T) {
 			}
 			var out bytes.Buffer
 			plan.Print(&out)
-			for _, v := range []string{secretPassword, secretTemplate, secretToken, "ssh-key-body"} {
+			for _, v := range []string{secretPassword, secretTemplate, secretToken, "ssh-key-body", "PRIVATE KEY", strings.Split(secretAppKey(), "\n")[1]} {
 				if strings.Contains(out.String(), v) {
 					t.Errorf("the plan shows a secret value %q", v)
 				}
@@ -361,6 +381,15 @@ func TestPlan(t *testing.T) {
 	}
 	if r, ok := fake.tmpls["https://git.example.com/team/"]; !ok || r.Username != "bot" || r.Password != secretTemplate {
 		t.Errorf("template team = user %q, want the repo-creds' credentials", r.Username)
+	}
+	wantApp := settings.Repository{URL: "https://github.example.com/acme/", GitHubAppID: 12, GitHubAppInstallationID: 34,
+		GitHubAppPrivateKey: secretAppKey(), GitHubAppEnterpriseBaseURL: "https://github.example.com/api/v3"}
+	if d := cmp.Diff(wantApp, fake.tmpls[wantApp.URL]); d != "" {
+		t.Errorf("GitHub App template (-want +got):\n%s", d)
+	}
+	wantApp = settings.Repository{URL: "https://github.com/acme/app.git", GitHubAppID: 56, GitHubAppInstallationID: 78, GitHubAppPrivateKey: secretAppKey()}
+	if d := cmp.Diff(wantApp, fake.repos["https://github.com/acme/app"]); d != "" {
+		t.Errorf("GitHub App repository (-want +got):\n%s", d)
 	}
 	if _, ok := fake.repos["https://git.example.com/team/private"]; ok {
 		t.Error("repository private, which only an app names, was registered; the template serves it")

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,11 +33,12 @@ var notYetTypes = map[string]string{
 // Fields of repository and repo-creds Secrets.
 var (
 	repoFields = []string{"url", "type", "name", "project", "username", "password", "sshPrivateKey", "bearerToken", "insecureIgnoreHostKey",
-		"insecure", "tlsClientCertData", "tlsClientCertKey", "proxy", "noProxy", "enableOCI"}
+		"insecure", "tlsClientCertData", "tlsClientCertKey", "proxy", "noProxy", "enableOCI",
+		"githubAppID", "githubAppInstallationID", "githubAppPrivateKey", "githubAppEnterpriseBaseUrl"}
 	// repoNotYet hold what Windlass's repositories cannot express yet.
-	repoNotYet = []string{"enableLfs", "githubAppID", "githubAppInstallationID",
-		"githubAppPrivateKey", "githubAppEnterpriseBaseUrl", "gcpServiceAccountKey",
-		"forceHttpBasicAuth", "useAzureWorkloadIdentity"}
+	repoNotYet = []string{"enableLfs", "gcpServiceAccountKey", "forceHttpBasicAuth", "useAzureWorkloadIdentity"}
+	// repoIDs are the numeric fields.
+	repoIDs       = []string{"githubAppID", "githubAppInstallationID"}
 	clusterFields = []string{"name", "server", "config", "shard", "clusterResources"}
 )
 
@@ -53,6 +55,13 @@ func isSSH(u string) bool {
 func checkRepoFields(s corev1.Secret) string {
 	if t := field(s, "type"); t != "" && t != settings.RepoTypeGit && t != settings.RepoTypeHelm && t != settings.RepoTypeOCI {
 		return fmt.Sprintf("field type: %q is not git, helm or oci", t)
+	}
+	for _, k := range repoIDs {
+		if v := strings.TrimSpace(field(s, k)); v != "" {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return fmt.Sprintf("field %s: %q is not a number", k, v)
+			}
+		}
 	}
 	return checkFields(s, repoFields, repoNotYet)
 }
@@ -93,21 +102,28 @@ type creds struct {
 	certData, certKey                 string
 	insecure                          bool
 	proxy, noProxy                    string
+	// A GitHub App: its IDs, key and GitHub Enterprise API.
+	appID, installationID int64
+	appKey, appBaseURL    string
 }
 
 func credsOf(s corev1.Secret) creds {
 	yes := func(k string) bool { return strings.TrimSpace(field(s, k)) == "true" }
+	// checkRepoFields refused IDs that are not numbers.
+	id := func(k string) int64 { n, _ := strconv.ParseInt(strings.TrimSpace(field(s, k)), 10, 64); return n }
 	ssh := isSSH(field(s, "url"))
 	return creds{secret: s.Name, username: field(s, "username"), password: field(s, "password"),
 		sshKey: field(s, "sshPrivateKey"), token: field(s, "bearerToken"),
 		insecureIgnoreHostKey: yes("insecureIgnoreHostKey") || (yes("insecure") && ssh),
 		certData:              field(s, "tlsClientCertData"), certKey: field(s, "tlsClientCertKey"),
-		insecure: yes("insecure") && !ssh, proxy: field(s, "proxy"), noProxy: field(s, "noProxy")}
+		insecure: yes("insecure") && !ssh, proxy: field(s, "proxy"), noProxy: field(s, "noProxy"),
+		appID: id("githubAppID"), installationID: id("githubAppInstallationID"),
+		appKey: field(s, "githubAppPrivateKey"), appBaseURL: strings.TrimSpace(field(s, "githubAppEnterpriseBaseUrl"))}
 }
 
 func (c creds) empty() bool {
 	return c.username == "" && c.password == "" && c.sshKey == "" && c.token == "" && c.certData == "" &&
-		!c.insecure && c.proxy == ""
+		!c.insecure && c.proxy == "" && c.appID == 0 && c.installationID == 0 && c.appKey == ""
 }
 
 // apply sets c on r.
@@ -116,6 +132,7 @@ func (c creds) apply(r *settings.Repository) {
 	r.InsecureIgnoreHostKey = c.insecureIgnoreHostKey
 	r.TLSClientCertData, r.TLSClientCertKey, r.Insecure = c.certData, c.certKey, c.insecure
 	r.Proxy, r.NoProxy = c.proxy, c.noProxy
+	r.GitHubAppID, r.GitHubAppInstallationID, r.GitHubAppPrivateKey, r.GitHubAppEnterpriseBaseURL = c.appID, c.installationID, c.appKey, c.appBaseURL
 }
 
 // repoURLOf is a Secret's URL in Windlass's terms: Argo CD writes a Helm
