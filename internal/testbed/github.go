@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,8 @@ import (
 // gets 401; an installation the app does not have gets 404. The
 // tokens it issues are what its Git servers accept (TokenValid).
 type GitHubApps struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	next http.Handler
 	// now is the server's clock; tests share it with the client.
 	now func() time.Time
 	ttl time.Duration
@@ -50,6 +52,10 @@ type GitHubAppsOptions struct {
 	Now func() time.Time
 	// TokenTTL is how long a token lasts (default an hour, as GitHub's).
 	TokenTTL time.Duration
+	// Next, when set, serves the other requests that carry a live
+	// installation token ("Authorization: Bearer <token>"); others get
+	// 401.
+	Next http.Handler
 }
 
 // StartGitHubApps starts the server on 127.0.0.1 until Close.
@@ -60,7 +66,7 @@ func StartGitHubApps(o GitHubAppsOptions) *GitHubApps {
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = time.Hour
 	}
-	g := &GitHubApps{now: o.Now, ttl: o.TokenTTL, apps: map[int64]*rsa.PublicKey{},
+	g := &GitHubApps{now: o.Now, ttl: o.TokenTTL, next: o.Next, apps: map[int64]*rsa.PublicKey{},
 		installations: map[int64]int64{}, issued: map[string]issuedToken{}}
 	g.srv = httptest.NewServer(http.HandlerFunc(g.serve))
 	return g
@@ -110,6 +116,19 @@ func (g *GitHubApps) TokenValid(token string) bool {
 	return ok && g.now().Before(t.expires)
 }
 
+// Issued lists the tokens issued so far, for scans that they leak
+// nowhere.
+func (g *GitHubApps) Issued() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.issued))
+	for t := range g.issued {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Exchanges counts the tokens issued.
 func (g *GitHubApps) Exchanges() int {
 	g.mu.Lock()
@@ -125,7 +144,7 @@ func (g *GitHubApps) serve(w http.ResponseWriter, r *http.Request) {
 	id, ok2 := strings.CutSuffix(rest, "/access_tokens")
 	inst, err := strconv.ParseInt(id, 10, 64)
 	if !ok || !ok2 || err != nil || r.Method != http.MethodPost {
-		ghError(w, http.StatusNotFound, "Not Found")
+		g.serveNext(w, r)
 		return
 	}
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -175,6 +194,19 @@ func (g *GitHubApps) serve(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusCreated)
 	_ = json.NewEncoder(w).Encode(map[string]any{"token": tok, "expires_at": exp.Format(time.RFC3339),
 		"permissions": map[string]string{"contents": "read", "metadata": "read"}, "repository_selection": "all"})
+}
+
+// serveNext passes a request with a live token on to Next.
+func (g *GitHubApps) serveNext(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	switch {
+	case g.next == nil:
+		ghError(w, http.StatusNotFound, "Not Found")
+	case !ok || !g.TokenValid(tok):
+		ghError(w, http.StatusUnauthorized, "Bad credentials")
+	default:
+		g.next.ServeHTTP(w, r)
+	}
 }
 
 func ghError(w http.ResponseWriter, code int, msg string) {

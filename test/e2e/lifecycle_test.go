@@ -211,7 +211,8 @@ func TestDeleteForegroundCascade(t *testing.T) {
 }
 
 // A repository credential (a Git password, a chart repository's template
-// password and client key) and a notification service's credential (a
+// password and client key, a GitHub App's private key and its
+// installation tokens) and a notification service's credential (a
 // webhook's bearer token and basic password, the Slack token, the SMTP
 // password, the GitHub token, the Teams URL) never show up in any workflow
 // history of the namespace, in the archive, nor in the logs.
@@ -235,6 +236,7 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 
 	outside := createSymlinkChainApp(t)
 	chartSecrets := createPrivateChartApp(t)
+	appKey, appTokens := createGitHubAppApp(t)
 	ntf := setupNotifications(t)
 	ntfApp, ntfProj := ntf.failingSubscribedApp(t)
 	// Deleted, its app workflow closes: closed runs go to the archive.
@@ -247,6 +249,10 @@ func TestSecretsNeverInHistoryOrLogs(t *testing.T) {
 	what := []string{"the repository secret", "the file outside the checkout", "the chart repository password", "the chart repository client key",
 		"the webhook bearer token", "the webhook basic password", "the Slack token", "the SMTP password", "the GitHub token", "the Teams URL"}
 	needles := append(append([][]byte{secret, outside}, chartSecrets...), ntf.needles()...)
+	needles, what = append(needles, appKey), append(what, "the GitHub App private key")
+	for _, tok := range appTokens() {
+		needles, what = append(needles, []byte(tok)), append(what, "a GitHub App installation token")
+	}
 	scanned := scanHistories(t, bed.temporal, needles, func(i int, where string) {
 		t.Fatalf("%s is in the history of %s", what[i], where)
 	})
