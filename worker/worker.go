@@ -30,6 +30,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/customizations"
+	"github.com/windlass-cd/windlass/internal/ghapp"
 	"github.com/windlass-cd/windlass/internal/healthlog"
 	"github.com/windlass-cd/windlass/internal/kube"
 	"github.com/windlass-cd/windlass/internal/metrics"
@@ -201,6 +202,8 @@ func New(cfg Config) (*Worker, error) {
 		srcOpts = append(srcOpts, source.WithRefCache(source.RedisRefCache{Client: cfg.Redis}, cfg.Cache.RefTTL))
 	}
 	var creds source.CredentialResolver = cfg.Credentials
+	// One GitHub App token cache serves Git fetches and notifications.
+	apps := ghapp.NewTokens()
 	// repoCreds finds chart repositories' credentials and the project
 	// scope of registered repositories.
 	var repoCreds *repocred.Resolver
@@ -211,7 +214,8 @@ func New(cfg Config) (*Worker, error) {
 			return nil, err
 		}
 		chartCreds = repoCreds
-		creds = &source.RegisteredAuth{Repos: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts")}
+		creds = &source.RegisteredAuth{Repos: cfg.Settings, Fallback: cfg.Credentials, KnownHostsDir: filepath.Join(cfg.CacheDir, "known_hosts"),
+			GitHubApps: apps}
 		if cfg.KubeOptions.Resolver == nil {
 			cfg.KubeOptions.Resolver = cfg.Settings.ClusterConfig
 		}
@@ -332,7 +336,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	ntf, err := newNotify(cfg, log)
+	ntf, err := newNotify(cfg, log, apps)
 	if err != nil {
 		return nil, err
 	}
@@ -502,7 +506,7 @@ func SearchAttributes() map[string]enumspb.IndexedValueType {
 
 // newNotify builds the notification activities: credentials come from the
 // settings' secret store.
-func newNotify(cfg Config, log *slog.Logger) (*notify.Activities, error) {
+func newNotify(cfg Config, log *slog.Logger, apps *ghapp.Tokens) (*notify.Activities, error) {
 	var secrets notify.SecretReader = &secretstore.Memory{}
 	if cfg.Settings != nil {
 		secrets = cfg.Settings.Secrets()
@@ -514,5 +518,5 @@ func newNotify(cfg Config, log *slog.Logger) (*notify.Activities, error) {
 			src = &notify.StoreSource{Store: secrets}
 		}
 	}
-	return notify.New(src, secrets, log, notify.WithRecorder(cfg.Metrics))
+	return notify.New(src, secrets, log, notify.WithRecorder(cfg.Metrics), notify.WithGitHubApps(apps))
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/windlass-cd/windlass/internal/ghapp"
 	"github.com/windlass-cd/windlass/internal/metrics"
 	"github.com/windlass-cd/windlass/internal/notifications"
 	"github.com/windlass-cd/windlass/internal/secretstore"
@@ -59,6 +60,8 @@ type Activities struct {
 	rec     Recorder
 	http    *http.Client
 	log     *slog.Logger
+	// apps mints GitHub App installation tokens.
+	apps *ghapp.Tokens
 }
 
 // Option configures Activities.
@@ -67,6 +70,10 @@ type Option func(*Activities)
 // WithHTTPClient sets the client of the HTTP services (default: a 30 s
 // timeout).
 func WithHTTPClient(c *http.Client) Option { return func(a *Activities) { a.http = c } }
+
+// WithGitHubApps shares a GitHub App token cache (one per process); by
+// default the activities keep their own.
+func WithGitHubApps(t *ghapp.Tokens) Option { return func(a *Activities) { a.apps = t } }
 
 // WithRecorder counts deliveries.
 func WithRecorder(r Recorder) Option { return func(a *Activities) { a.rec = r } }
@@ -79,6 +86,9 @@ func New(cfg ConfigSource, secrets SecretReader, log *slog.Logger, opts ...Optio
 	a := &Activities{cfg: cfg, secrets: secrets, log: log, http: &http.Client{Timeout: 30 * time.Second}}
 	for _, o := range opts {
 		o(a)
+	}
+	if a.apps == nil {
+		a.apps = ghapp.NewTokens()
 	}
 	return a, nil
 }

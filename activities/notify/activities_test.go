@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/notifications"
 	"github.com/windlass-cd/windlass/internal/notifications/notifytest"
 	"github.com/windlass-cd/windlass/internal/secretstore"
+	"github.com/windlass-cd/windlass/internal/testbed"
 )
 
 // Credentials in the secret store; none may appear in an error.
@@ -44,7 +46,9 @@ type fixture struct {
 	env  *testsuite.TestActivityEnvironment
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture starts the receivers and the activities; each with may add
+// services to the configuration and keys to the secret.
+func newFixture(t *testing.T, with ...func(data map[string]string, secret map[string][]byte)) *fixture {
 	t.Helper()
 	f := &fixture{http: notifytest.NewHTTP(t), smtp: notifytest.NewSMTP(t, "windlass", "mail-s3cret"), rec: &counter{}}
 	u := f.http.URL
@@ -82,16 +86,19 @@ teams:
   facts: '[{"name": "Revision", "value": "{{.app.status.sync.revision}}"}]'
 `,
 	}
+	s := map[string][]byte{}
+	for k, v := range secrets {
+		s[k] = v
+	}
+	for _, w := range with {
+		w(data, s)
+	}
 	cfg, err := notifications.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.cfg = cfg
 	store := &secretstore.Memory{}
-	s := map[string][]byte{}
-	for k, v := range secrets {
-		s[k] = v
-	}
 	s["slack-hook-url"] = []byte(u + "/slack-incoming/T000/B000/hooks3cret")
 	s["teams-url"] = []byte(u + "/teams/workflows/abc?sig=teams-s3cret")
 	if err := store.Put(t.Context(), SecretName, s); err != nil {
@@ -347,3 +354,52 @@ func TestDeliverRefusesPasswordWithoutTLS(t *testing.T) {
 }
 
 func asAppErr(err error, target **temporal.ApplicationError) bool { return errors.As(err, target) }
+
+// A GitHub service with a GitHub App posts with an installation token,
+// minted once and reused; a wrong installation fails for good, naming the
+// app and the installation and never the key.
+func TestDeliverGitHubApp(t *testing.T) {
+	var next http.Handler
+	gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+	})})
+	t.Cleanup(gh.Close)
+	key, err := gh.NewApp(9, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(data map[string]string, secret map[string][]byte) {
+		svc := "enterpriseBaseURL: " + gh.EnterpriseBaseURL() + "\nappID: 9\nprivateKey: $github-app-key\n"
+		data["service.github.app"] = svc + "installationID: '90'\n"
+		data["service.github.wrong"] = svc + "installationID: 91\n"
+		secret["github-app-key"] = []byte(key)
+	})
+	next = f.http.Config.Handler
+	for range 2 {
+		if err := f.deliver(t, "app", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, q := range f.http.Requests() {
+		got = append(got, q.Method+" "+q.Path)
+		if tok, _ := strings.CutPrefix(q.Header.Get("Authorization"), "Bearer "); !gh.TokenValid(tok) {
+			t.Errorf("%s: authorization %q is not an installation token", q.Path, q.Header.Get("Authorization"))
+		}
+	}
+	if len(got) != 7 || got[0] != "POST /api/v3/repos/acme/guestbook/statuses/abc123" {
+		t.Errorf("requests = %v, want the status and deployment calls of two deliveries under /api/v3", got)
+	}
+	if n := gh.Exchanges(); n != 1 {
+		t.Errorf("token exchanges = %d, want 1 for two deliveries", n)
+	}
+
+	err = f.deliver(t, "wrong", "")
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != ErrTypeDelivery {
+		t.Fatalf("deliver with a wrong installation = %v, want a permanent %s", err, ErrTypeDelivery)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "GitHub App 9 installation 91") || strings.Contains(msg, strings.Split(key, "\n")[1]) {
+		t.Errorf("error %q: want the app and installation named, no key", msg)
+	}
+}

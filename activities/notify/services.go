@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/windlass-cd/windlass/internal/ghapp"
 	"github.com/windlass-cd/windlass/internal/notifications"
 )
 
@@ -188,9 +189,9 @@ func (a *Activities) sendGitHub(ctx context.Context, s *notifications.GitHubServ
 	if gt == nil || (gt.Status == nil && gt.Deployment == nil) {
 		return permanent("template %s has no github.status or github.deployment", m.d.Template)
 	}
-	tok, err := m.expand(s.Token)
+	tok, err := a.githubToken(ctx, s, m)
 	if err != nil {
-		return permanent("token: %w", err)
+		return err
 	}
 	repoURL := m.app.RepoURL
 	if gt.RepoURLPath != "" {
@@ -207,9 +208,9 @@ func (a *Activities) sendGitHub(ctx context.Context, s *notifications.GitHubServ
 	if repo == "" || sha == "" {
 		return permanent("github: no repository (%q) or revision (%q)", repoURL, sha)
 	}
-	api := s.APIURL
+	api := s.API()
 	if api == "" {
-		api = "https://api.github.com"
+		api = ghapp.DefaultAPI
 	}
 	api = strings.TrimSuffix(api, "/") + "/repos/" + repo
 	hdr := jsonHeader()
@@ -246,6 +247,32 @@ func (a *Activities) sendGitHub(ctx context.Context, s *notifications.GitHubServ
 		return err
 	}
 	return nil
+}
+
+// githubToken is the service's token, or an installation token of its
+// GitHub App from the process's cache. A refused app key or a missing
+// installation is permanent; an API that does not answer is retried.
+func (a *Activities) githubToken(ctx context.Context, s *notifications.GitHubService, m message) (string, error) {
+	if s.AppID == 0 {
+		tok, err := m.expand(s.Token)
+		if err != nil {
+			return "", permanent("token: %w", err)
+		}
+		return tok, nil
+	}
+	key, err := m.expand(s.PrivateKey)
+	if err != nil {
+		return "", permanent("privateKey: %w", err)
+	}
+	app := ghapp.App{EnterpriseBaseURL: s.API(), AppID: int64(s.AppID), InstallationID: int64(s.InstallationID), PrivateKey: key}
+	tok, err := a.apps.Token(ctx, app, a.http)
+	switch {
+	case ghapp.Refused(err):
+		return "", permanent("github: %w", err)
+	case err != nil:
+		return "", fmt.Errorf("github: %w", err)
+	}
+	return tok, nil
 }
 
 // deploymentKeyField is the field of a deployment's payload that holds the

@@ -62,8 +62,8 @@ func (a App) LogValue() slog.Value {
 }
 
 // API is the app's API base: DefaultAPI, or the enterprise base URL,
-// with /api/v3 appended when it names only a host (Argo CD's field
-// takes the full https://host/api/v3).
+// with /api/v3 appended when it names only a host other than
+// api.github.com (Argo CD's field takes the full https://host/api/v3).
 func API(enterpriseBaseURL string) (string, error) {
 	if enterpriseBaseURL == "" {
 		return DefaultAPI, nil
@@ -74,7 +74,7 @@ func API(enterpriseBaseURL string) (string, error) {
 		return "", errors.New("the enterprise base URL must be an http(s):// URL such as https://ghe.example.com/api/v3")
 	}
 	base := strings.TrimSuffix(u.String(), "/")
-	if strings.Trim(u.Path, "/") == "" {
+	if strings.Trim(u.Path, "/") == "" && base != DefaultAPI {
 		base += enterprisePath
 	}
 	return base, nil

@@ -87,8 +87,16 @@ func TestParseRefusesBadInput(t *testing.T) {
 			[]string{"service.webhook.hook: header Authorization must be a $reference"}},
 		{"bad URL", map[string]string{"service.webhook.hook": "url: ftp://x"},
 			[]string{`service.webhook.hook: url "ftp://x" is not an http(s) URL`}},
-		{"github app credentials", map[string]string{"service.github": "appID: 1\ninstallationID: 2\nprivateKey: $key"},
-			[]string{`service.github: error unmarshaling JSON: while decoding JSON: json: unknown field "appID"`}},
+		{"github app without installation", map[string]string{"service.github": "appID: 1\nprivateKey: $key"},
+			[]string{"service.github: a GitHub App needs appID, installationID and privateKey"}},
+		{"github app literal key", map[string]string{"service.github": "appID: 1\ninstallationID: 2\nprivateKey: '-----BEGIN RSA PRIVATE KEY-----'"},
+			[]string{"service.github: privateKey must be a $reference"}},
+		{"github app and token", map[string]string{"service.github": "appID: 1\ninstallationID: 2\nprivateKey: $key\ntoken: $tok"},
+			[]string{"service.github: set a token or a GitHub App"}},
+		{"github app ID not a number", map[string]string{"service.github": "appID: one\ninstallationID: 2\nprivateKey: $key"},
+			[]string{`service.github: error unmarshaling JSON: while decoding JSON: "one" is not a number`}},
+		{"github without credentials", map[string]string{"service.github": "apiURL: https://ghe.example/api/v3"},
+			[]string{"service.github: token, or a GitHub App's appID, installationID and privateKey, is required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,5 +178,22 @@ func TestKeyErrors(t *testing.T) {
 	}
 	if KeyErrors(nil) != nil || KeyErrors(errors.New("plain")) != nil {
 		t.Error("KeyErrors of an error without keys is not empty")
+	}
+}
+
+// Argo CD's GitHub App service: IDs as numbers or strings, the key a
+// reference, the Enterprise API under enterpriseBaseURL.
+func TestParseGitHubApp(t *testing.T) {
+	c, err := Parse(map[string]string{"service.github": "appID: '12'\ninstallationID: 34\nprivateKey: $github-privateKey\nenterpriseBaseURL: https://ghe.example/api/v3\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &GitHubService{AppID: 12, InstallationID: 34, PrivateKey: "$github-privateKey", EnterpriseBaseURL: "https://ghe.example/api/v3"}
+	g := c.Services["github"].GitHub
+	if d := cmp.Diff(want, g); d != "" {
+		t.Errorf("service (-want +got):\n%s", d)
+	}
+	if g.API() != "https://ghe.example/api/v3" {
+		t.Errorf("API() = %q", g.API())
 	}
 }

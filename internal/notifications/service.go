@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -69,12 +70,48 @@ type EmailService struct {
 	InsecureSkipVerify bool   `json:"insecure_skip_verify,omitempty"`
 }
 
-// GitHubService sets commit statuses and creates deployments with a token.
+// GitHubService sets commit statuses and creates deployments with a
+// token, or as a GitHub App (Argo CD's appID, installationID and
+// privateKey) with installation tokens.
 type GitHubService struct {
 	// APIURL is the API base (default https://api.github.com; GitHub
-	// Enterprise's is https://host/api/v3).
-	APIURL string `json:"apiURL,omitempty"`
-	Token  string `json:"token"`
+	// Enterprise's is https://host/api/v3). EnterpriseBaseURL is Argo
+	// CD's name for it.
+	APIURL            string `json:"apiURL,omitempty"`
+	EnterpriseBaseURL string `json:"enterpriseBaseURL,omitempty"`
+	Token             string `json:"token,omitempty"`
+	AppID             ID     `json:"appID,omitempty"`
+	InstallationID    ID     `json:"installationID,omitempty"`
+	// PrivateKey is a $reference to the app's PEM key in the
+	// notifications secret.
+	PrivateKey string `json:"privateKey,omitempty"`
+}
+
+// API is the service's API base, "" for github.com.
+func (g *GitHubService) API() string {
+	if g.APIURL != "" {
+		return g.APIURL
+	}
+	return g.EnterpriseBaseURL
+}
+
+// ID is a number that a configuration may give as a number or a
+// string, as Argo CD's do.
+type ID int64
+
+// UnmarshalJSON reads 12 or "12".
+func (i *ID) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*i = 0
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	*i = ID(n)
+	return nil
 }
 
 // TeamsService posts to Microsoft Teams workflow webhooks, one URL per
@@ -230,12 +267,23 @@ func (e *EmailService) validate() error {
 }
 
 func (g *GitHubService) validate() error {
-	errs := []error{mustRef("token", g.Token)}
-	if g.Token == "" {
-		errs = append(errs, errors.New("token is required (GitHub App credentials are not supported)"))
+	errs := []error{mustRef("token", g.Token), mustRef("privateKey", g.PrivateKey)}
+	app := g.AppID != 0 || g.InstallationID != 0 || g.PrivateKey != ""
+	switch {
+	case g.Token != "" && app:
+		errs = append(errs, errors.New("set a token or a GitHub App (appID, installationID, privateKey), not both"))
+	case app && (g.AppID <= 0 || g.InstallationID <= 0 || g.PrivateKey == ""):
+		errs = append(errs, errors.New("a GitHub App needs appID, installationID and privateKey"))
+	case !app && g.Token == "":
+		errs = append(errs, errors.New("token, or a GitHub App's appID, installationID and privateKey, is required"))
 	}
-	if g.APIURL != "" {
+	switch {
+	case g.APIURL != "" && g.EnterpriseBaseURL != "":
+		errs = append(errs, errors.New("set apiURL or enterpriseBaseURL, not both"))
+	case g.APIURL != "":
 		errs = append(errs, checkURL("apiURL", g.APIURL))
+	case g.EnterpriseBaseURL != "":
+		errs = append(errs, checkURL("enterpriseBaseURL", g.EnterpriseBaseURL))
 	}
 	return errors.Join(errs...)
 }
