@@ -310,6 +310,10 @@ export interface RepositoryView {
   proxy?: string;
   noProxy?: string;
   passCredentials?: boolean;
+  githubAppID?: number;
+  githubAppInstallationID?: number;
+  hasGithubAppPrivateKey?: boolean;
+  githubAppEnterpriseBaseUrl?: string;
 }
 
 export interface ClusterView {

@@ -16,5 +16,8 @@ describe('repository form', () => {
       'client cert, CA, proxy http://p:3128',
     );
     expect(tlsSummary({ url: 'u', hasPassword: false, hasToken: false, hasSSHKey: false })).toBe('—');
+    expect(tlsSummary({ url: 'u', hasPassword: false, hasToken: false, hasSSHKey: false, githubAppID: 12, githubAppInstallationID: 34, hasGithubAppPrivateKey: true })).toBe(
+      'GitHub App 12 installation 34',
+    );
   });
 });

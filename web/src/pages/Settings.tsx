@@ -232,9 +232,16 @@ function Repositories() {
   );
 }
 
-/** tlsSummary names the TLS and proxy settings a repository has. */
+/** tlsSummary names the GitHub App, TLS and proxy settings a repository has. */
 export function tlsSummary(r: RepositoryView): string {
-  const parts = [r.hasClientCert && 'client cert', r.hasCA && 'CA', r.insecure && 'insecure', r.proxy && `proxy ${r.proxy}`, r.passCredentials && 'pass credentials'];
+  const parts = [
+    r.githubAppID && `GitHub App ${r.githubAppID} installation ${r.githubAppInstallationID}`,
+    r.hasClientCert && 'client cert',
+    r.hasCA && 'CA',
+    r.insecure && 'insecure',
+    r.proxy && `proxy ${r.proxy}`,
+    r.passCredentials && 'pass credentials',
+  ];
   return parts.filter(Boolean).join(', ') || '—';
 }
 
