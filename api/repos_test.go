@@ -159,43 +159,10 @@ func logTo(w *bytes.Buffer) envOption {
 func TestRepositoryGitHubApp(t *testing.T) {
 	var logs bytes.Buffer
 	en := newEnv(t, logTo(&logs), func(o *Options) { o.RepoCheck = nil })
-	gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{})
-	t.Cleanup(gh.Close)
-	key, err := gh.NewApp(5, 50)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Push anonymously; serve the same repository behind the app's tokens.
-	root := t.TempDir()
-	open, err := testbed.StartGitServer(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = open.Close() })
-	pushURL, err := open.CreateRepo("acme/app.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), pushURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFile("a.yaml", "a: 1\n"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.CommitAndPush(t.Context(), "one"); err != nil {
-		t.Fatal(err)
-	}
-	git, err := testbed.StartGitServer(root, testbed.GitServerOptions{Authorize: func(user, pass string) bool {
-		return user == "x-access-token" && gh.TokenValid(pass)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = git.Close() })
-	repoURL := git.URL("acme/app.git")
+	gh := testbed.StartGitHubAppRepo(t, testbed.GitHubAppsOptions{}, 5, 50, "acme/app.git", map[string]string{"a.yaml": "a: 1\n"})
+	key, repoURL := gh.Key, gh.URL
 	app := settings.Repository{URL: repoURL, GitHubAppID: 5, GitHubAppInstallationID: 50, GitHubAppPrivateKey: key,
-		GitHubAppEnterpriseBaseURL: gh.EnterpriseBaseURL()}
+		GitHubAppEnterpriseBaseURL: gh.API.EnterpriseBaseURL()}
 	with := func(f func(r *settings.Repository)) string { r := app; f(&r); return jsonBody(t, r) }
 	post := func(body string) request {
 		return request{method: http.MethodPost, path: "/api/v1/repositories?upsert=true", body: body}

@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -129,6 +131,18 @@ func (g *GitHubApps) Issued() []string {
 	return out
 }
 
+// GitServer serves the repositories under root to this server's live
+// installation tokens alone, as GitHub does: basic auth as
+// x-access-token.
+func (g *GitHubApps) GitServer(root string, opts ...GitServerOptions) (*GitServer, error) {
+	var o GitServerOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Authorize = func(user, pass string) bool { return user == "x-access-token" && g.TokenValid(pass) }
+	return StartGitServer(root, o)
+}
+
 // Exchanges counts the tokens issued.
 func (g *GitHubApps) Exchanges() int {
 	g.mu.Lock()
@@ -213,4 +227,57 @@ func ghError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg, "documentation_url": "https://docs.github.com/rest"})
+}
+
+// GitHubAppRepo is a GitHub App on a loopback token endpoint and a
+// repository that only its installation tokens may read.
+type GitHubAppRepo struct {
+	API *GitHubApps
+	// Key is the app's private key (PEM).
+	Key string
+	// URL is the repository on a Git server that takes only the app's
+	// live tokens; Work pushes to it past that check.
+	URL  string
+	Git  *GitServer
+	Work *WorkRepo
+}
+
+// StartGitHubAppRepo installs app appID as installationID on a new
+// token endpoint, creates repo with files committed, and serves it to
+// the app's tokens alone. Everything stops when t ends.
+func StartGitHubAppRepo(t testing.TB, o GitHubAppsOptions, appID, installationID int64, repo string, files map[string]string) *GitHubAppRepo {
+	t.Helper()
+	r := &GitHubAppRepo{API: StartGitHubApps(o)}
+	t.Cleanup(r.API.Close)
+	var err error
+	if r.Key, err = r.API.NewApp(appID, installationID); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	open, err := StartGitServer(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = open.Close() })
+	pushURL, err := open.CreateRepo(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Work, err = NewWorkRepo(context.Background(), t.TempDir(), pushURL, nil); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range files {
+		if err := r.Work.WriteFile(p, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Work.CommitAndPush(context.Background(), "first"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Git, err = r.API.GitServer(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Git.Close() })
+	r.URL = r.Git.URL(repo)
+	return r
 }

@@ -19,42 +19,16 @@ import (
 func createGitHubAppApp(t *testing.T) (key []byte, tokens func() []string) {
 	t.Helper()
 	ns, name := uniq("sec"), uniq("ghapp")
-	gh := testbed.StartGitHubApps(testbed.GitHubAppsOptions{})
-	t.Cleanup(gh.Close)
-	pem, err := gh.NewApp(424242, 4242)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	open, err := testbed.StartGitServer(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = open.Close() })
-	pushURL, err := open.CreateRepo("acme/" + name + ".git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := testbed.NewWorkRepo(t.Context(), t.TempDir(), pushURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	push(t, work, map[string]string{"app/svc.yaml": serviceYAML})
-	git, err := testbed.StartGitServer(root, testbed.GitServerOptions{Authorize: func(user, pass string) bool {
-		return user == "x-access-token" && gh.TokenValid(pass)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = git.Close() })
-	prefix := git.URL("acme") + "/"
+	r := testbed.StartGitHubAppRepo(t, testbed.GitHubAppsOptions{}, 424242, 4242, "acme/"+name+".git", map[string]string{"app/svc.yaml": serviceYAML})
+	gh, pem := r.API, r.Key
+	prefix := r.Git.URL("acme") + "/"
 	tmpl := settings.Repository{URL: prefix, GitHubAppID: 424242, GitHubAppInstallationID: 4242, GitHubAppPrivateKey: pem,
 		GitHubAppEnterpriseBaseURL: gh.EnterpriseBaseURL()}
 	if code := call(t, http.MethodPost, "/api/v1/repocreds", tmpl, nil); code != http.StatusCreated {
 		t.Fatalf("create credential template: status %d", code)
 	}
 	t.Cleanup(func() { _ = bed.settings.DeleteRepoCreds(t.Context(), prefix) })
-	body := appBody(name, git.URL("acme/"+name+".git"), "app", ns)
+	body := appBody(name, r.URL, "app", ns)
 	body["syncPolicy"].(map[string]any)["automated"] = map[string]any{"prune": true}
 	if code := call(t, http.MethodPost, "/api/v1/applications", body, nil); code != http.StatusCreated {
 		t.Fatalf("create: status %d", code)
