@@ -164,7 +164,7 @@ func (a *Activities) ResolveRevision(ctx context.Context, in ResolveInput) (Reso
 	repo := redactURL(in.RepoURL)
 	if IsOCI(in.RepoURL) {
 		var out ResolveOutput
-		err := a.retryRefused(ctx, func() (err error) {
+		err := a.retryRefused(ctx, in.RepoURL, func() (err error) {
 			out, err = a.resolveOCI(ctx, in.RepoURL, in.Revision)
 			return err
 		})

@@ -64,7 +64,7 @@ func urlKey(repoURL string) string {
 func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
 	if IsOCI(repoURL) {
 		var dir string
-		err := a.retryRefused(ctx, func() (err error) {
+		err := a.retryRefused(ctx, repoURL, func() (err error) {
 			dir, err = a.checkoutOCI(ctx, repoURL, sha)
 			return err
 		})
@@ -202,7 +202,7 @@ func (a *Activities) fetch(ctx context.Context, repo *git.Repository, repoURL st
 	if err := CheckTransport(repoURL); err != nil {
 		return err
 	}
-	return a.retryRefused(ctx, func() error { return a.fetchOnce(ctx, repo, repoURL) })
+	return a.retryRefused(ctx, repoURL, func() error { return a.fetchOnce(ctx, repo, repoURL) })
 }
 
 func (a *Activities) fetchOnce(ctx context.Context, repo *git.Repository, repoURL string) error {

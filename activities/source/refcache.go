@@ -126,7 +126,7 @@ func (a *Activities) listRemote(ctx context.Context, repoURL string) ([]*plumbin
 		return nil, err
 	}
 	var refs []*plumbing.Reference
-	err := a.retryRefused(ctx, func() error {
+	err := a.retryRefused(ctx, repoURL, func() error {
 		auth, err := a.creds.Auth(ctx, repoURL)
 		if err != nil {
 			return err

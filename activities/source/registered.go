@@ -206,12 +206,24 @@ func (a *RegisteredAuth) Refresh(ctx context.Context) (bool, error) {
 	if err := a.init(); err != nil {
 		return false, err
 	}
-	changed, err := a.resolver.Refresh(ctx)
-	// A refused installation token may have been revoked: ask for new ones.
-	if a.GitHubApps.Forget() > 0 {
-		changed = true
+	return a.resolver.Refresh(ctx)
+}
+
+// ForgetToken drops the cached GitHub App installation token of
+// repoURL's credential and reports whether there was one: a server that
+// refused it may have revoked it, and a new one may pass.
+func (a *RegisteredAuth) ForgetToken(ctx context.Context, repoURL string) bool {
+	m, err := a.lookup(ctx, repoURL)
+	if err != nil || m == nil || m.GitHubApp() == nil {
+		return false
 	}
-	return changed, err
+	return a.GitHubApps.Forget(*m.GitHubApp())
+}
+
+// tokenForgetter is a CredentialResolver whose cached tokens can be
+// dropped.
+type tokenForgetter interface {
+	ForgetToken(ctx context.Context, repoURL string) bool
 }
 
 // refresher is a CredentialResolver whose cache can be reread.
@@ -219,11 +231,12 @@ type refresher interface {
 	Refresh(ctx context.Context) (changed bool, err error)
 }
 
-// retryRefused runs op, and once more when the server refused the
-// credential (or its certificate did not verify) and the stored
-// credentials changed since they were cached: a credential registered
-// just before an app must not fail it for good.
-func (a *Activities) retryRefused(ctx context.Context, op func() error) error {
+// retryRefused runs op, and once more when the server refused repoURL's
+// credential (or its certificate did not verify) and either the stored
+// credentials changed since they were cached, or the refused credential
+// was a cached GitHub App token: a credential registered just before an
+// app, or a revoked token, must not fail it for good.
+func (a *Activities) retryRefused(ctx context.Context, repoURL string, op func() error) error {
 	err := op()
 	if err == nil || (!errors.Is(err, ErrAuthFailed) && !errors.Is(err, ErrTLS) && !ghapp.Refused(err)) {
 		return err
@@ -232,7 +245,11 @@ func (a *Activities) retryRefused(ctx context.Context, op func() error) error {
 	if !ok {
 		return err
 	}
-	if changed, rerr := f.Refresh(ctx); rerr != nil || !changed {
+	changed, rerr := f.Refresh(ctx)
+	if t, ok := a.creds.(tokenForgetter); ok && errors.Is(err, ErrAuthFailed) && t.ForgetToken(ctx, repoURL) {
+		changed = true
+	}
+	if rerr != nil || !changed {
 		return err
 	}
 	return op()

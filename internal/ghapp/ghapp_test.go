@@ -176,6 +176,15 @@ func TestTokenRefresh(t *testing.T) {
 	if n := gh.Exchanges(); n != 2 {
 		t.Errorf("exchanges = %d, want 2", n)
 	}
+	// A forgotten token is replaced at once; another app has none to forget.
+	other := app
+	other.InstallationID = 71
+	if !tokens.Forget(app) || tokens.Forget(other) {
+		t.Fatal("Forget: want true for the cached token, false for another installation")
+	}
+	if third, err := tokens.Token(t.Context(), app, nil); err != nil || third == second || gh.Exchanges() != 3 {
+		t.Fatalf("token after Forget = %v, same %v, exchanges %d; want a new one", err, third == second, gh.Exchanges())
+	}
 }
 
 // Concurrent callers of an empty cache share one exchange.

@@ -81,7 +81,7 @@ func (t *Tokens) Token(ctx context.Context, a App, client *http.Client) (string,
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: %w", a, ErrRefused, err)
 	}
-	e := t.entry(cacheKey{api: api, app: a.AppID, installation: a.InstallationID, key: keyDigest(a.PrivateKey)})
+	e := t.entry(keyOf(api, a))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.token != "" && t.now().Before(e.expires.Add(-t.before)) {
@@ -98,14 +98,24 @@ func (t *Tokens) Token(ctx context.Context, a App, client *http.Client) (string,
 	return tok, nil
 }
 
-// Forget drops every cached token, for a caller whose token a server
-// refused: the next Token asks for a new one.
-func (t *Tokens) Forget() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := len(t.entries)
-	clear(t.entries)
-	return n
+// Forget drops a's cached token, for a caller whose token a server
+// refused, and reports whether there was one: the next Token asks for a
+// new one.
+func (t *Tokens) Forget(a App) bool {
+	api, err := API(a.EnterpriseBaseURL)
+	if err != nil {
+		return false
+	}
+	e := t.entry(keyOf(api, a))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	had := e.token != ""
+	e.token, e.expires = "", time.Time{}
+	return had
+}
+
+func keyOf(api string, a App) cacheKey {
+	return cacheKey{api: api, app: a.AppID, installation: a.InstallationID, key: keyDigest(a.PrivateKey)}
 }
 
 func (t *Tokens) entry(k cacheKey) *entry {
