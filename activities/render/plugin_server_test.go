@@ -103,18 +103,21 @@ func TestExtractCheckoutTar(t *testing.T) {
 		contains string
 	}{
 		{name: "good", entries: []tarEntry{{typ: tar.TypeDir, name: "app/"}, file("app/a.yaml", "a: 1"), link("app/b.yaml", "a.yaml"), link("top", "app")}},
-		{name: "dot-dot name", entries: []tarEntry{file("../evil", "x")}, err: ErrBadPath, contains: `"../evil" leads out of the checkout`},
-		{name: "dot-dot inside a name", entries: []tarEntry{file("app/../../evil", "x")}, err: ErrBadPath, contains: "leads out of the checkout"},
-		{name: "absolute name", entries: []tarEntry{file("/etc/evil", "x")}, err: ErrBadPath, contains: "leads out of the checkout"},
-		{name: "absolute symlink", entries: []tarEntry{link("token", "/var/run/secrets/kubernetes.io/serviceaccount/token")}, err: ErrBadPath, contains: "symlink token leads out of the checkout"},
-		{name: "climbing symlink", entries: []tarEntry{link("app/up", "../../..")}, err: ErrBadPath, contains: "symlink app/up leads out"},
-		{name: "symlink through a symlink", entries: []tarEntry{{typ: tar.TypeDir, name: "d/"}, link("d/self", "."), link("d/esc", "self/../../x")}, err: ErrBadPath, contains: "symlink d/esc leads out of the checkout"},
-		{name: "entry under a symlink", entries: []tarEntry{link("l", "."), file("l/x", "x")}, err: ErrBadPath, contains: "l/x lies under the symlink l"},
-		{name: "hard link", entries: []tarEntry{file("a", "x"), {typ: tar.TypeLink, name: "b", link: "a"}}, err: ErrBadPath, contains: "neither a file"},
-		{name: "device", entries: []tarEntry{{typ: tar.TypeChar, name: "null"}}, err: ErrBadPath, contains: "neither a file"},
-		{name: "too many bytes", entries: []tarEntry{file("a", strings.Repeat("x", 600)), file("b", strings.Repeat("x", 600))}, err: ErrCheckoutTooLarge, contains: "more than 1 KiB"},
-		{name: "too many files", entries: []tarEntry{file("a", ""), file("b", ""), file("c", ""), file("d", ""), file("e", ""), file("f", "")}, err: ErrCheckoutTooLarge, contains: "more than 5 files"},
-		{name: "same file twice", entries: []tarEntry{file("a", "x"), file("a", "y")}, err: ErrBadPath, contains: "a:"},
+		{name: "dot-dot name", entries: []tarEntry{file("../evil", "x")}, err: ErrBadPath, contains: `"../evil" leads out of the archive`},
+		{name: "dot-dot inside a name", entries: []tarEntry{file("app/../../evil", "x")}, err: ErrBadPath, contains: "leads out of the archive"},
+		{name: "absolute name", entries: []tarEntry{file("/etc/evil", "x")}, err: ErrBadPath, contains: "leads out of the archive"},
+		{name: "absolute symlink", entries: []tarEntry{link("token", "/var/run/secrets/kubernetes.io/serviceaccount/token")}, err: ErrBadPath, contains: `symlink "token" leads out of the archive`},
+		{name: "climbing symlink", entries: []tarEntry{link("app/up", "../../..")}, err: ErrBadPath, contains: `symlink "app/up" leads out`},
+		{name: "symlink through a symlink", entries: []tarEntry{{typ: tar.TypeDir, name: "d/"}, link("d/self", "."), link("d/esc", "self/../../x")}, err: ErrBadPath,
+			contains: `symlink "d/esc" leads out of the archive through other symlinks`},
+		{name: "chain of three", entries: []tarEntry{{typ: tar.TypeDir, name: "a/b/"}, link("a/b/up", ".."), link("a/up2", "b/up/.."), link("a/esc", "up2/../x")},
+			err: ErrBadPath, contains: `symlink "a/esc" leads out of the archive through other symlinks`},
+		{name: "entry under a symlink", entries: []tarEntry{link("l", "."), file("l/x", "x")}, err: ErrBadPath, contains: `"l/x" lies below the symlink "l"`},
+		{name: "hard link", entries: []tarEntry{file("a", "x"), {typ: tar.TypeLink, name: "b", link: "a"}}, err: ErrBadPath, contains: `"b" is a hard link`},
+		{name: "device", entries: []tarEntry{{typ: tar.TypeChar, name: "null"}}, err: ErrBadPath, contains: `"null" is a device`},
+		{name: "too many bytes", entries: []tarEntry{file("a", strings.Repeat("x", 600)), file("b", strings.Repeat("x", 600))}, err: ErrCheckoutTooLarge, contains: "more than 1024 bytes"},
+		{name: "too many files", entries: []tarEntry{file("a", ""), file("b", ""), file("c", ""), file("d", ""), file("e", ""), file("f", "")}, err: ErrCheckoutTooLarge, contains: "more than 5 entries"},
+		{name: "same file twice", entries: []tarEntry{file("a", "x"), file("a", "y")}, err: ErrBadPath, contains: `"a" appears twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +239,7 @@ func TestPluginServerBadRequests(t *testing.T) {
 		{name: "unknown op", body: frame(pluginJob{Op: "exec", Plugins: good}), contains: `unknown plugin job "exec"`},
 		{name: "invalid plugins", body: frame(pluginJob{Op: pluginOpGenerate, Plugins: []PluginConfig{{Name: "x"}}}), contains: "generate.command is required"},
 		{name: "app dir climbing out", body: append(frame(pluginJob{Op: pluginOpGenerate, Plugins: good, Dir: "../.."}), makeTar(t)...), contains: `"../.." is outside the repository`},
-		{name: "escaping tar", body: append(frame(pluginJob{Op: pluginOpGenerate, Plugins: good, Dir: "."}), makeTar(t, tarEntry{typ: tar.TypeSymlink, name: "k", link: "/root/.kube/config"})...), contains: "symlink k leads out of the checkout"},
+		{name: "escaping tar", body: append(frame(pluginJob{Op: pluginOpGenerate, Plugins: good, Dir: "."}), makeTar(t, tarEntry{typ: tar.TypeSymlink, name: "k", link: "/root/.kube/config"})...), contains: `symlink "k" leads out of the archive`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

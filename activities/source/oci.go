@@ -27,6 +27,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/internal/failure"
 	"github.com/windlass-cd/windlass/internal/netdeadline"
+	"github.com/windlass-cd/windlass/internal/untar"
 )
 
 // Errors of OCI sources that retrying cannot fix.
@@ -302,8 +303,8 @@ func (a *Activities) checkoutOCI(ctx context.Context, repoURL, dgst string) (str
 		if err != nil {
 			return err
 		}
-		lim := extractLimits{bytes: a.oci.MaxExtractedBytes, files: a.oci.MaxFiles, stripTop: layer.MediaType == MediaTypeHelmChart}
-		if err := extractTar(vr, tmp, lim); err != nil {
+		lim := untar.Options{MaxBytes: a.oci.MaxExtractedBytes, MaxEntries: a.oci.MaxFiles, StripTop: layer.MediaType == MediaTypeHelmChart}
+		if err := extractLayer(vr, tmp, lim); err != nil {
 			return fmt.Errorf("%s@%s: %w", redactURL(repoURL), dgst, err)
 		}
 		if _, err := io.Copy(io.Discard, vr); err != nil {

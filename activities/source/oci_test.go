@@ -234,23 +234,29 @@ func TestOCIBadInput(t *testing.T) {
 		{name: "two layers", layers: []ociLayer{ok, ok}, want: ErrBadArtifact, msg: "has 2 layers; want one"},
 		{name: "layer media type", layers: []ociLayer{{MediaType: "application/vnd.example.thing", Data: []byte("x")}}, want: ErrBadArtifact,
 			msg: `layer media type "application/vnd.example.thing" is not one of`},
-		{name: "not a tarball", layers: []ociLayer{{MediaType: MediaTypeTarGzip, Data: []byte("plain text, not an archive")}}, want: ErrBadArtifact, msg: "read archive"},
+		{name: "not a tarball", layers: []ociLayer{{MediaType: MediaTypeTarGzip, Data: []byte("plain text, not an archive")}}, want: ErrBadArtifact, msg: "unreadable archive"},
 		{name: "entry climbs out", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "../evil.yaml", Body: "x"}))}, want: ErrBadArtifact,
-			msg: `entry "../evil.yaml" leaves the artifact`},
+			msg: `"../evil.yaml" leads out of the archive`},
 		{name: "absolute entry", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "/etc/evil", Body: "x"}))}, want: ErrBadArtifact,
-			msg: `entry "/etc/evil" leaves the artifact`},
+			msg: `"/etc/evil" leads out of the archive`},
 		{name: "symlink out", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "a/l", Link: "../../etc/passwd"}))}, want: ErrBadArtifact,
-			msg: `symlink "a/l" leads out of the artifact`},
+			msg: `symlink "a/l" leads out of the archive`},
 		{name: "absolute symlink", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "l", Link: "/etc/passwd"}))}, want: ErrBadArtifact,
-			msg: `symlink "l" leads out of the artifact`},
+			msg: `symlink "l" leads out of the archive`},
 		{name: "entry through a symlink", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "d", Link: "."}, tarEntry{Name: "d/x", Link: ".."}))},
-			want: ErrBadArtifact, msg: `its folder "d" is a symlink`},
+			want: ErrBadArtifact, msg: `"d/x" lies below the symlink "d"`},
+		{name: "symlink chain out", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "d/", Dir: true}, tarEntry{Name: "d/self", Link: "."},
+			tarEntry{Name: "d/esc", Link: "self/../../etc/passwd"}))}, want: ErrBadArtifact, msg: `symlink "d/esc" leads out of the archive through other symlinks`},
+		{name: "same name twice", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "a", Body: "x"}, tarEntry{Name: "a", Link: "b"}))},
+			want: ErrBadArtifact, msg: `"a" appears twice`},
+		{name: "too many entries", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "a"}, tarEntry{Name: "b"}, tarEntry{Name: "c"}, tarEntry{Name: "d"}, tarEntry{Name: "e"}))},
+			want: ErrArtifactTooLarge, msg: "more than 4 entries"},
 		{name: "hard link", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "a", Body: "x"}, tarEntry{Name: "b", Type: tar.TypeLink}))},
 			want: ErrBadArtifact, msg: `"b" is a hard link`},
 		{name: "device", layers: []ociLayer{tgzLayer(tarball(t, tarEntry{Name: "dev", Type: tar.TypeChar}))}, want: ErrBadArtifact, msg: `"dev" is a device`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newActivities(t, nil, WithOCILimits(OCILimits{MaxArtifactBytes: 16 << 10, MaxExtractedBytes: 1 << 20}))
+			a := newActivities(t, nil, WithOCILimits(OCILimits{MaxArtifactBytes: 16 << 10, MaxExtractedBytes: 1 << 20, MaxFiles: 4}))
 			repo := "bad/" + strings.ReplaceAll(tc.name, " ", "-")
 			repoURL := "oci://" + host + "/" + repo
 			var err error
