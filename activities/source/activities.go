@@ -99,9 +99,11 @@ func WithNetTimeout(d time.Duration) Option {
 }
 
 // WithShallowFetch says whether a checkout from a mirror that has fetched
-// nothing yet asks the server for the commit alone, with depth 1 (off by
+// nothing yet asks the server for the commit alone, with depth 1 (on by
 // default), before fetching every branch and tag. The mirror then stays
-// empty, so short SHAs and commit metadata need a fetch of their own.
+// empty, so short SHAs and commit metadata need a fetch of their own, and
+// a commit the server does not serve alone (an old one, on most servers)
+// falls back to the full fetch.
 func WithShallowFetch(on bool) Option {
 	return func(a *Activities) { a.shallow = on }
 }
@@ -117,7 +119,8 @@ func New(cacheDir string, creds CredentialResolver, log *slog.Logger, opts ...Op
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &Activities{cacheDir: cacheDir, creds: creds, log: log, refTTL: DefaultRefCacheTTL, treeGrace: DefaultTreeGrace, oci: defaultOCILimits()}
+	a := &Activities{cacheDir: cacheDir, creds: creds, log: log, refTTL: DefaultRefCacheTTL, treeGrace: DefaultTreeGrace, oci: defaultOCILimits(),
+		shallow: true}
 	for _, o := range opts {
 		o(a)
 	}

@@ -12,8 +12,9 @@ import (
 
 // BenchmarkFirstCheckout measures a checkout of a repository with a long
 // history (100 commits, each rewriting 10 files of 16 KiB of random data)
-// from an empty mirror, fetching everything or the commit alone, and then
-// the checkout of the next commit. It reports the mirror's size on disk.
+// from an empty mirror, fetching everything or the commit alone ("tip"),
+// and the same followed by a rollback to the 50th commit, which no
+// reference holds ("tip+rollback"). It reports the mirror's size on disk.
 func BenchmarkFirstCheckout(b *testing.B) {
 	srv, err := testbed.StartGitServer(b.TempDir())
 	if err != nil {
@@ -28,7 +29,7 @@ func BenchmarkFirstCheckout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var sha string
+	var shas []string
 	commit := func(i int) {
 		for f := range 10 {
 			buf := make([]byte, 16<<10)
@@ -37,32 +38,42 @@ func BenchmarkFirstCheckout(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if sha, err = w.CommitAndPush(b.Context(), fmt.Sprintf("commit %d", i)); err != nil {
+		sha, err := w.CommitAndPush(b.Context(), fmt.Sprintf("commit %d", i))
+		if err != nil {
 			b.Fatal(err)
 		}
+		shas = append(shas, sha)
 	}
 	for i := range 100 {
 		commit(i)
 	}
-	for _, shallow := range []bool{false, true} {
-		b.Run(fmt.Sprintf("shallow=%v", shallow), func(b *testing.B) {
-			var size int64
-			for b.Loop() {
-				b.StopTimer()
-				a, err := New(b.TempDir(), nil, quietLogger(), WithShallowFetch(shallow))
-				if err != nil {
-					b.Fatal(err)
+	tip, old := shas[len(shas)-1], shas[49]
+	for _, tc := range []struct {
+		name string
+		shas []string
+	}{{"tip", []string{tip}}, {"tip+rollback", []string{tip, old}}} {
+		for _, shallow := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/shallow=%v", tc.name, shallow), func(b *testing.B) {
+				var size int64
+				for b.Loop() {
+					b.StopTimer()
+					a, err := New(b.TempDir(), nil, quietLogger(), WithShallowFetch(shallow))
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					for _, sha := range tc.shas {
+						if _, err := a.Checkout(b.Context(), url, sha); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StopTimer()
+					size = dirSize(b, filepath.Join(a.cacheDir, "mirrors"))
+					b.StartTimer()
 				}
-				b.StartTimer()
-				if _, err := a.Checkout(b.Context(), url, sha); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				size = dirSize(b, filepath.Join(a.cacheDir, "mirrors"))
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(size)/(1<<20), "mirror-MiB")
-		})
+				b.ReportMetric(float64(size)/(1<<20), "mirror-MiB")
+			})
+		}
 	}
 }
 

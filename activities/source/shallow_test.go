@@ -78,6 +78,7 @@ func TestCheckoutFetches(t *testing.T) {
 	reachableURL := strings.TrimSuffix(url, "prs.git") + "reachable.git"
 
 	shallow := []Option{WithShallowFetch(true)}
+	full := []Option{WithShallowFetch(false)}
 	for _, tc := range []struct {
 		name, rev, sha, want string
 		url                  string // url if empty
@@ -89,9 +90,10 @@ func TestCheckoutFetches(t *testing.T) {
 		{name: "older commit, full fetch", rev: old[:10], sha: old, want: "v: 1\n", opts: shallow, wantBranches: []string{"main"}},
 		{name: "older commit, shallow where the server allows", url: reachableURL, rev: old, sha: old, want: "v: 1\n", opts: shallow},
 		{name: "pull request head, shallow", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n", opts: shallow},
-		{name: "pull request head, full mirror", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n",
+		{name: "pull request head, full mirror", rev: "refs/pull/1/head", sha: pr, want: "v: pr\n", opts: full,
 			warm: old, wantBranches: []string{"main"}},
-		{name: "branch head, shallow off", rev: "main", sha: tip, want: "v: 2\n", wantBranches: []string{"main"}},
+		{name: "branch head, shallow off", rev: "main", sha: tip, want: "v: 2\n", opts: []Option{WithShallowFetch(false)}, wantBranches: []string{"main"}},
+		{name: "branch head, shallow by default", rev: "main", sha: tip, want: "v: 2\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := gocmp.Or(tc.url, url)
@@ -157,4 +159,59 @@ func allowReachable(t *testing.T, bare string) {
 	if err := repo.SetConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestShallowThenOtherRevisions follows one worker, shallow by default,
+// through an app's life: each new head is fetched alone while the mirror
+// is empty; a rollback to a commit no reference holds falls back to the
+// full fetch; later heads come through the mirror's incremental fetch;
+// every checkout holds its commit's files and metadata, and a short SHA
+// resolves once the mirror is full.
+func TestShallowThenOtherRevisions(t *testing.T) {
+	srv := gitServerAt(t, t.TempDir())
+	url, w := fixtureRepo(t, srv, "life.git", nil)
+	a := newActivities(t, nil)
+	var (
+		shas     []string
+		versions = map[string]string{}
+	)
+	push := func(v string) string {
+		t.Helper()
+		sha := commit(t, w, "v"+v, map[string]string{"a.yaml": "v: " + v + "\n"})
+		shas = append(shas, sha)
+		versions[sha] = v
+		return sha
+	}
+	check := func(rev, wantSHA string, wantBranches []string) {
+		t.Helper()
+		out, err := a.ResolveRevision(t.Context(), ResolveInput{RepoURL: url, Revision: rev, Hard: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.SHA != wantSHA {
+			t.Fatalf("resolve %s = %s, want %s", rev, out.SHA, wantSHA)
+		}
+		dir, err := a.Checkout(t.Context(), url, out.SHA)
+		if err != nil {
+			t.Fatalf("checkout %s: %v", rev, err)
+		}
+		want := map[string]string{"a.yaml": "v: " + versions[wantSHA] + "\n"}
+		if d := cmp.Diff(want, readTree(t, dir)); d != "" {
+			t.Fatalf("checkout of %s (-want +got):\n%s", rev, d)
+		}
+		if m, ok := a.RevisionMetadata(url, out.SHA); !ok || m.Message != "v"+versions[wantSHA] {
+			t.Errorf("metadata of %s = %+v, %v", rev, m, ok)
+		}
+		if d := cmp.Diff(wantBranches, mirrorBranches(t, a, url)); d != "" {
+			t.Errorf("after %s, mirror branches (-want +got):\n%s", rev, d)
+		}
+	}
+	push("1")
+	push("2")
+	check("main", push("3"), nil)             // the head alone
+	check("main", push("4"), nil)             // the next head alone: the mirror is still empty
+	check(shas[0], shas[0], []string{"main"}) // rollback: no reference holds v1, so the full fetch
+	check("main", push("5"), []string{"main"})
+	check(shas[1][:12], shas[1], []string{"main"}) // a short SHA, from the full mirror
+	check(shas[2], shas[2], []string{"main"})      // an earlier checkout, from the cache
 }

@@ -303,3 +303,34 @@ func TestNotificationsConfigCheckedAtStart(t *testing.T) {
 		})
 	}
 }
+
+// A worker fetches the checked-out commit alone unless told not to, by
+// flag or environment.
+func TestWorkerShallowFetchFlag(t *testing.T) {
+	t.Setenv("WINDLASS_TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	base := []string{"--redis-address", "127.0.0.1:6379"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{name: "default", want: true},
+		{name: "flag off", args: []string{"--git-shallow-fetch=false"}, want: false},
+		{name: "environment off", env: "false", want: false},
+		{name: "flag wins over environment", args: []string{"--git-shallow-fetch"}, env: "false", want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("WINDLASS_GIT_SHALLOW_FETCH", tt.env)
+			}
+			c, err := loadWorkerConfig(append(base, tt.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.GitShallowFetch != tt.want {
+				t.Fatalf("GitShallowFetch = %v, want %v", c.GitShallowFetch, tt.want)
+			}
+		})
+	}
+}
