@@ -166,6 +166,9 @@ func (c *CacheConfig) setDefaults() {
 // The factory discovers kinds, so prune finds tracked objects of any kind.
 var _ cluster.ResourceDiscoverer = (*kube.Factory)(nil)
 
+// The Git source limits submodules to the app's project.
+var _ render.ScopedCheckouter = (*source.Activities)(nil)
+
 // Worker is a running Temporal worker.
 type Worker struct {
 	ws    []sdkworker.Worker

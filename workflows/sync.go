@@ -219,6 +219,7 @@ func (s *syncRun) once(ctx workflow.Context) error {
 	}
 	if in.Project != nil {
 		req.SignatureKeys = in.Project.SignatureKeyIDs()
+		req.Scope = render.ScopeOf(*in.Project)
 	}
 	var (
 		ref render.ManifestRef

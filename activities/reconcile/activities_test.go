@@ -78,7 +78,7 @@ func TestQuickPass(t *testing.T) {
 		return []render.SourceRequest{{Source: srcA, SHA: a}, {Source: srcB, SHA: b}}
 	}
 	ref := func(a, b string) *render.ManifestRef {
-		req := Request(app, at(a, b), nil)
+		req := Request(app, at(a, b), &open)
 		return &render.ManifestRef{Key: req.Key(), SHA: a, Count: 3, Request: req}
 	}
 	synced := &cluster.CompareOutput{Sync: appspec.SyncSynced, Health: appspec.HealthHealthy}

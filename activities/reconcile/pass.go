@@ -137,11 +137,12 @@ func renderStep(steps Steps, in Input, p *Pass) error {
 }
 
 // Request is the render request of app's sources under project proj
-// (nil: no signature check).
+// (nil: no signature or submodule check).
 func Request(app appspec.Application, sources []render.SourceRequest, proj *appspec.Project) render.Request {
 	req := render.Request{AppName: app.Name, Namespace: app.Destination.Namespace, Sources: sources}
 	if proj != nil {
 		req.SignatureKeys = proj.SignatureKeyIDs()
+		req.Scope = render.ScopeOf(*proj)
 	}
 	return req
 }

@@ -88,7 +88,10 @@ func (r Request) sharedKey() string {
 		// Keys keeps a checked entry apart from an unchecked one; empty,
 		// it leaves the key as it was before signatures were checked.
 		Keys []string `json:",omitempty"`
-	}{CodeVersion, true, r.Sources, r.Tool, r.SignatureKeys})
+		// Repos keeps apart projects whose sourceRepos differ: they may
+		// not read the same submodules.
+		Repos []string `json:",omitempty"`
+	}{CodeVersion, true, r.Sources, r.Tool, r.SignatureKeys, r.scopeRepos()})
 }
 
 // hashKey is prefix and the hex SHA-256 of v's JSON.
@@ -375,4 +378,12 @@ func (r *Renderer) storeSet(ctx context.Context, op, key string, value []byte, t
 		return false
 	}
 	return true
+}
+
+// scopeRepos are the sourceRepos of r's scope, or nil.
+func (r Request) scopeRepos() []string {
+	if r.Scope == nil {
+		return nil
+	}
+	return r.Scope.SourceRepos
 }

@@ -35,6 +35,12 @@ type Checkouter interface {
 	Checkout(ctx context.Context, repoURL, sha string) (string, error)
 }
 
+// ScopedCheckouter checks a commit out with its Git submodules limited to
+// a project's sourceRepos (source.Activities.CheckoutIn).
+type ScopedCheckouter interface {
+	CheckoutIn(ctx context.Context, repoURL, sha string, proj *appspec.Project) (string, error)
+}
+
 // RevisionReader gives the metadata of a commit the worker has read,
 // without fetching (false: unknown).
 type RevisionReader interface {
@@ -242,7 +248,7 @@ func (r *Renderer) renderLocal(ctx context.Context, req Request) (_ []*unstructu
 		if s.Ref == "" {
 			continue
 		}
-		root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
+		root, err := r.checkout(ctx, req, s.RepoURL, s.SHA)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("source $%s: %w", s.Ref, err)
 		}
@@ -296,7 +302,7 @@ func (r *Renderer) renderSource(ctx context.Context, req Request, s SourceReques
 		objs, err := r.renderHelmRepoChart(ctx, in)
 		return objs, appspec.ToolHelm, err
 	}
-	root, err := r.git.Checkout(ctx, s.RepoURL, s.SHA)
+	root, err := r.checkout(ctx, req, s.RepoURL, s.SHA)
 	if err != nil {
 		return nil, "", err
 	}
@@ -358,4 +364,13 @@ func (a *Activities) Register(reg worker.ActivityRegistry) {
 func (a *Activities) Render(ctx context.Context, in RenderInput) (ManifestRef, error) {
 	ref, err := a.r.Render(ctx, in.Request, in.Hard)
 	return ref, failure.Activity(err)
+}
+
+// checkout checks a source out within req's scope, when the checkouter
+// can limit it (the sandbox's child reads checkouts the worker made).
+func (r *Renderer) checkout(ctx context.Context, req Request, repoURL, sha string) (string, error) {
+	if sc, ok := r.git.(ScopedCheckouter); ok && req.Scope != nil {
+		return sc.CheckoutIn(ctx, repoURL, sha, &appspec.Project{Name: req.Scope.Project, SourceRepos: req.Scope.SourceRepos})
+	}
+	return r.git.Checkout(ctx, repoURL, sha)
 }

@@ -162,7 +162,7 @@ func (s *Sandbox) render(ctx context.Context, r *Renderer, req Request) ([]*unst
 			}
 			continue
 		}
-		root, err := r.git.Checkout(ctx, src.RepoURL, src.SHA)
+		root, err := r.checkout(ctx, req, src.RepoURL, src.SHA)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("render %s@%s: %w", src.Path, src.SHA, err)
 		}

@@ -18,6 +18,22 @@ type Request struct {
 	// SignatureKeys are the project's GPG key IDs (upper case): each Git
 	// source's commit must be signed by one of them. None: no check.
 	SignatureKeys []string `json:"signatureKeys,omitempty"`
+	// Scope is the app's project: each Git submodule checked out must be
+	// one of its sourceRepos, as the app's sources are. Nil: no check
+	// beyond the worker's --git-submodule-repos (the render CLI).
+	Scope *SourceScope `json:"scope,omitempty"`
+}
+
+// SourceScope is the part of a project that limits the repositories a
+// render reads.
+type SourceScope struct {
+	Project     string   `json:"project"`
+	SourceRepos []string `json:"sourceRepos"`
+}
+
+// ScopeOf is the scope of project p.
+func ScopeOf(p appspec.Project) *SourceScope {
+	return &SourceScope{Project: p.Name, SourceRepos: p.SourceRepos}
 }
 
 // SourceRequest is a source with its revision resolved.

@@ -121,6 +121,10 @@ func (a *Activities) removeTree(treesDir, name, key string) (bool, error) {
 	if err == nil {
 		err = os.Rename(dir, filepath.Join(trash, name))
 	}
+	if err == nil {
+		// Under the lock: a checkout written again after it keeps its list.
+		_ = os.Remove(dir + submoduleListExt)
+	}
 	lock.use.Unlock()
 	a.sizes.forget(dir)
 	if trash != "" {

@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
 // repoLock guards one repository's mirror and checkouts. fetch serialises
@@ -62,6 +64,16 @@ func urlKey(repoURL string) string {
 // call marks the checkout used (its modification time), which protects it
 // from Evict for the tree grace.
 func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string, error) {
+	return a.CheckoutIn(ctx, repoURL, sha, nil)
+}
+
+// CheckoutIn is Checkout for an app of project proj: each Git submodule
+// of the checkout, at any depth, must also be one of the project's
+// sourceRepos, or the checkout fails with ErrSubmoduleNotAllowed naming
+// the submodule and the project. A new checkout checks before it fetches
+// a submodule; an existing one is checked against the submodules it
+// recorded. A nil proj checks nothing beyond WithSubmodules.
+func (a *Activities) CheckoutIn(ctx context.Context, repoURL, sha string, proj *appspec.Project) (string, error) {
 	if IsOCI(repoURL) {
 		var dir string
 		err := a.retryRefused(ctx, repoURL, func() (err error) {
@@ -74,7 +86,7 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		return "", fmt.Errorf("%w: %q is not a full commit SHA", ErrRevisionNotFound, sha)
 	}
 	key := urlKey(repoURL)
-	return a.checkoutDir(key, sha, func(mkdir func() (string, error)) error {
+	dir, err := a.checkoutDir(key, sha, func(mkdir func() (string, error)) error {
 		commit, release, err := a.commitOf(ctx, repoURL, key, sha)
 		if err != nil {
 			return err
@@ -92,8 +104,21 @@ func (a *Activities) Checkout(ctx context.Context, repoURL, sha string) (string,
 		if err := writeTree(tree, tmp); err != nil {
 			return fmt.Errorf("checkout %s@%s: %w", redactURL(repoURL), sha, err)
 		}
-		return a.checkoutSubmodules(ctx, repoURL, tree, tmp, 0)
+		var mods []submodule
+		if err := a.checkoutSubmodules(ctx, subWalk{repoURL: repoURL, tree: tree, dir: tmp, proj: proj, found: &mods}); err != nil {
+			return err
+		}
+		return writeSubmoduleList(a.submoduleList(key, sha), mods)
 	})
+	if err != nil {
+		return "", err
+	}
+	if proj != nil {
+		if err := a.checkRecordedSubmodules(repoURL, key, sha, proj); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // commitOf reads commit sha from repoURL's mirror, fetching it when it is

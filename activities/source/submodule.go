@@ -2,9 +2,11 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -68,18 +70,39 @@ func hostOf(repoURL string) string {
 	return ""
 }
 
-// checkoutSubmodules writes the submodules of tree, a commit of repoURL
-// written into dir, into their folders, and theirs in turn.
-func (a *Activities) checkoutSubmodules(ctx context.Context, repoURL string, tree *object.Tree, dir string, depth int) error {
+// submodule is one submodule written into a checkout: its path from the
+// checkout's root and its resolved URL.
+type submodule struct {
+	Path string `json:"path"`
+	URL  string `json:"url"`
+}
+
+// subWalk is a tree whose submodules checkoutSubmodules writes.
+type subWalk struct {
+	repoURL string
+	tree    *object.Tree
+	// dir is where tree was written; prefix is its path from the
+	// checkout's root.
+	dir, prefix string
+	depth       int
+	// proj, when set, must allow every submodule (CheckoutIn).
+	proj *appspec.Project
+	// found collects the submodules written.
+	found *[]submodule
+}
+
+// checkoutSubmodules writes the submodules of w.tree, a commit of
+// w.repoURL written into w.dir, into their folders, and theirs in turn.
+func (a *Activities) checkoutSubmodules(ctx context.Context, w subWalk) error {
 	type module struct {
 		path string
 		hash plumbing.Hash
 	}
 	var mods []module
-	w := object.NewTreeWalker(tree, true, nil)
-	defer w.Close()
+	tw := object.NewTreeWalker(w.tree, true, nil)
+	defer tw.Close()
 	for {
-		name, e, err := w.Next()
+		name, e, err := tw.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -93,15 +116,16 @@ func (a *Activities) checkoutSubmodules(ctx context.Context, repoURL string, tre
 	if len(mods) == 0 {
 		return nil
 	}
+	repoURL := w.repoURL
 	at := redactURL(repoURL)
 	if a.submodules == nil {
 		a.log.Debug(msgSubmodulesOff, "repo", at, "submodules", len(mods))
 		return nil
 	}
-	if depth >= maxSubmoduleDepth {
+	if w.depth >= maxSubmoduleDepth {
 		return fmt.Errorf("%w: %s: submodules nest deeper than %d", ErrSubmoduleNotAllowed, at, maxSubmoduleDepth)
 	}
-	urls, err := submoduleURLs(tree)
+	urls, err := submoduleURLs(w.tree)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrSubmoduleNotAllowed, at, err)
 	}
@@ -121,10 +145,13 @@ func (a *Activities) checkoutSubmodules(ctx context.Context, repoURL string, tre
 			return fmt.Errorf("%w: %s: submodule %s points at %s, which the allowed repositories (--git-submodule-repos) do not cover",
 				ErrSubmoduleNotAllowed, at, m.path, redactURL(subURL))
 		}
+		if err := permittedIn(w.proj, path.Join(w.prefix, m.path), subURL); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
 		if urlKey(subURL) == urlKey(repoURL) {
 			return fmt.Errorf("%w: %s: submodule %s points at its own repository", ErrSubmoduleNotAllowed, at, m.path)
 		}
-		target, err := submoduleDir(dir, m.path)
+		target, err := submoduleDir(w.dir, m.path)
 		if err != nil {
 			return fmt.Errorf("%w: %s: submodule %s: %w", ErrSubmoduleNotAllowed, at, m.path, err)
 		}
@@ -134,21 +161,33 @@ func (a *Activities) checkoutSubmodules(ctx context.Context, repoURL string, tre
 		if p := parentRepo(ctx, repoURL); p != "" {
 			owner = p
 		}
-		if err := a.writeSubmodule(withParentRepo(ctx, owner), subURL, m.hash.String(), target, depth+1); err != nil {
+		*w.found = append(*w.found, submodule{Path: path.Join(w.prefix, m.path), URL: subURL})
+		sub := subWalk{repoURL: subURL, dir: target, prefix: path.Join(w.prefix, m.path), depth: w.depth + 1, proj: w.proj, found: w.found}
+		if err := a.writeSubmodule(withParentRepo(ctx, owner), m.hash.String(), sub); err != nil {
 			return fmt.Errorf("submodule %s: %w", m.path, err)
 		}
 	}
 	return nil
 }
 
-// writeSubmodule writes commit sha of subURL, with its submodules, into
-// dir, under subURL's fetch lock.
-func (a *Activities) writeSubmodule(ctx context.Context, subURL, sha, dir string, depth int) error {
-	key := urlKey(subURL)
+// permittedIn refuses a submodule at path (from the checkout's root) whose
+// URL is not one of proj's sourceRepos.
+func permittedIn(proj *appspec.Project, path, subURL string) error {
+	if proj == nil || proj.PermitsSource(subURL) {
+		return nil
+	}
+	return fmt.Errorf("%w: submodule %s points at %s, which is not one of the sourceRepos of project %s",
+		ErrSubmoduleNotAllowed, path, redactURL(subURL), proj.Name)
+}
+
+// writeSubmodule writes commit sha of w.repoURL, with its submodules,
+// into w.dir, under the repository's fetch lock.
+func (a *Activities) writeSubmodule(ctx context.Context, sha string, w subWalk) error {
+	key := urlKey(w.repoURL)
 	lock := a.locks.get(key)
 	lock.fetch.Lock()
 	defer lock.fetch.Unlock()
-	commit, release, err := a.commitOf(ctx, subURL, key, sha)
+	commit, release, err := a.commitOf(ctx, w.repoURL, key, sha)
 	if err != nil {
 		return err
 	}
@@ -157,10 +196,60 @@ func (a *Activities) writeSubmodule(ctx context.Context, subURL, sha, dir string
 	if err != nil {
 		return fmt.Errorf("read tree of %s: %w", sha, err)
 	}
-	if err := writeTree(tree, dir); err != nil {
-		return fmt.Errorf("checkout %s@%s: %w", redactURL(subURL), sha, err)
+	if err := writeTree(tree, w.dir); err != nil {
+		return fmt.Errorf("checkout %s@%s: %w", redactURL(w.repoURL), sha, err)
 	}
-	return a.checkoutSubmodules(ctx, subURL, tree, dir, depth)
+	w.tree = tree
+	return a.checkoutSubmodules(ctx, w)
+}
+
+// submoduleList is the file beside checkout trees/<key>-<sha> that lists
+// the submodules written into it.
+func (a *Activities) submoduleList(key, sha string) string {
+	return filepath.Join(a.cacheDir, "trees", key+"-"+sha+submoduleListExt)
+}
+
+const submoduleListExt = ".submodules.json"
+
+// writeSubmoduleList records mods for later checks (none: no file). It
+// is written before the checkout is renamed into place, so that a
+// checkout with submodules is never seen without its list.
+func writeSubmoduleList(file string, mods []submodule) error {
+	if len(mods) == 0 {
+		_ = os.Remove(file)
+		return nil
+	}
+	b, err := json.Marshal(mods)
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("record the submodules: %w", err)
+	}
+	return os.Rename(tmp, file)
+}
+
+// checkRecordedSubmodules checks the submodules of checkout <key>-<sha>
+// against proj's sourceRepos.
+func (a *Activities) checkRecordedSubmodules(repoURL, key, sha string, proj *appspec.Project) error {
+	b, err := os.ReadFile(a.submoduleList(key, sha))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the submodules of %s@%s: %w", redactURL(repoURL), sha, err)
+	}
+	var mods []submodule
+	if err := json.Unmarshal(b, &mods); err != nil {
+		return fmt.Errorf("read the submodules of %s@%s: %w", redactURL(repoURL), sha, err)
+	}
+	for _, m := range mods {
+		if err := permittedIn(proj, m.Path, m.URL); err != nil {
+			return fmt.Errorf("%s: %w", redactURL(repoURL), err)
+		}
+	}
+	return nil
 }
 
 // submoduleDir makes the folder of a submodule at rel inside dir, through
