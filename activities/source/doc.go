@@ -13,8 +13,11 @@
 //
 // Checkout keeps one bare mirror per repository on the worker's disk,
 // guarded by a lock per repository, and a content-addressed checkout per
-// (repository, SHA). Evict removes checkouts by age and total size, least
-// recently used first, never one used within the tree grace.
+// (repository, SHA); while the mirror is empty it fetches the commit alone
+// (WithShallowFetch). Submodules are checked out within WithSubmodules,
+// and CheckoutIn also limits them to an app's project's sourceRepos.
+// Evict removes checkouts by age and total size, least recently used
+// first, never one used within the tree grace.
 // RevisionMetadata gives a commit's subject, author and date from what the
 // worker has read (a checkout, or the mirror), never fetching for it.
 //
