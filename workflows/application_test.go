@@ -208,9 +208,18 @@ func sources(sha string) []render.SourceRequest {
 	return []render.SourceRequest{{Source: appspec.Source{RepoURL: repo, Path: "guestbook", TargetRevision: "main"}, SHA: sha}}
 }
 
+// ref is what the render of sha returns to an app of the default project.
 func ref(sha string) render.ManifestRef {
-	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: sources(sha)}
+	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: sources(sha), Scope: render.ScopeOf(appspec.DefaultProjectSpec())}
 	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 2, Digest: "sha256:x", Request: req}
+}
+
+// bareReq is ref(sha)'s request without a project, as a sync started
+// without one renders it.
+func bareReq(sha string) render.Request {
+	req := ref(sha).Request
+	req.Scope = nil
+	return req
 }
 
 func target() cluster.Target {
@@ -838,7 +847,8 @@ func (s *appSuite) TestChartSourceResolvesVersion() {
 	spec.Source = appspec.Source{RepoURL: "https://charts.example.com", Chart: "nginx", TargetRevision: "^1.2.0"}
 	s.env.OnActivity(render.ResolveChartName, mock.Anything, render.ResolveChartInput{RepoURL: "https://charts.example.com", Chart: "nginx", Version: "^1.2.0"}).
 		Return(render.ResolveChartOutput{Version: "1.2.7"}, nil).Once()
-	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: []render.SourceRequest{{Source: spec.Source, SHA: "1.2.7"}}}
+	req := render.Request{AppName: "guestbook", Namespace: "web", Sources: []render.SourceRequest{{Source: spec.Source, SHA: "1.2.7"}},
+		Scope: render.ScopeOf(appspec.DefaultProjectSpec())}
 	r := render.ManifestRef{Key: req.Key(), SHA: "1.2.7", Count: 1, Request: req}
 	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: req}).Return(r, nil).Once()
 	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: target(), Manifests: r}).Return(synced, nil).Once()

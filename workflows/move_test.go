@@ -8,6 +8,7 @@ import (
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/activities/project"
+	"github.com/windlass-cd/windlass/activities/render"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -127,7 +128,12 @@ func (s *appSuite) TestMovedRunRetracksFirst() {
 	s.expectResolve(sha1, false)
 	moved := target()
 	moved.Project = "team"
-	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: moved, Manifests: r}).Return(synced, nil).Once()
+	// The render request now carries the new project's scope: one render.
+	inTeam := ref(sha1)
+	inTeam.Request.Scope = render.ScopeOf(teamProject())
+	inTeam.Key = inTeam.Request.Key()
+	s.env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: inTeam.Request}).Return(inTeam, nil).Once()
+	s.steps.On(cluster.CompareName, cluster.CompareInput{Target: moved, Manifests: inTeam}).Return(synced, nil).Once()
 	spec := movedSpec("team")
 	st := AppState{Spec: spec, SyncSeq: 2, Manifests: &r, Sources: sources(sha1), Retrack: "default",
 		Moves: []ProjectMove{{Project: "default", LastSeq: 2}}}

@@ -32,7 +32,7 @@ func refreshEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *stepMock) {
 // expectAttempt expects one attempt at sha whose apply returns applyErr
 // (tries times: Temporal retries an activity 3 times).
 func expectAttempt(env *testsuite.TestWorkflowEnvironment, in SyncInput, sha string, applyErr error, tries int) {
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha).Request}).Return(ref(sha), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha)}).Return(ref(sha), nil).Once()
 	pin := cluster.PlanInput{Target: target(), Manifests: ref(sha), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 	wi := cluster.WaveInput{Target: target(), Manifests: ref(sha), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}

@@ -53,7 +53,7 @@ func TestSyncRetryFollowsBackoff(t *testing.T) {
 	in := syncInput(&appspec.SyncPolicy{Retry: &appspec.RetryStrategy{Limit: 2,
 		Backoff: &appspec.Backoff{Duration: "10s", Factor: 3, MaxDuration: "1m"}}})
 	tgt := target()
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Times(3)
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Times(3)
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Times(3)
 	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
@@ -84,7 +84,7 @@ func TestSyncRetryFollowsBackoff(t *testing.T) {
 func TestSyncPermanentErrorFailsFast(t *testing.T) {
 	env := syncEnv(t)
 	in := syncInput(&appspec.SyncPolicy{Retry: &appspec.RetryStrategy{Limit: 5}})
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).
 		Return(render.ManifestRef{}, temporal.NewNonRetryableApplicationError("bad.yaml line 3: mapping values are not allowed", "InvalidManifest", nil)).Once()
 	env.ExecuteWorkflow(SyncWorkflowName, in)
 	res := syncResultOf(t, env.GetWorkflowError())
@@ -102,7 +102,7 @@ func TestSyncDegradedWaveRunsSyncFail(t *testing.T) {
 	failStep := cluster.Step{Phase: cluster.PhaseSyncFail, Wave: 0, Resources: 1}
 	pre := cluster.Step{Phase: cluster.PhasePreSync, Wave: 0, Resources: 1}
 	plan := cluster.PlanOutput{Steps: []cluster.Step{pre, syncStep}, SyncFail: []cluster.Step{failStep}}
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Twice()
 	wave := func(st cluster.Step) cluster.WaveInput {
@@ -132,7 +132,7 @@ func TestSyncTimeoutTerminates(t *testing.T) {
 	env := syncEnv(t)
 	in := syncInput(&appspec.SyncPolicy{SyncTimeoutSeconds: 60})
 	tgt := target()
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 	wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
@@ -160,7 +160,7 @@ func pruningSync(t *testing.T, plan cluster.PlanOutput) (*testsuite.TestWorkflow
 	tgt := target()
 	post := cluster.Step{Phase: cluster.PhasePostSync, Wave: 0, Resources: 1}
 	plan.Steps = []cluster.Step{syncStep, post}
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(plan, nil).Once()
 	order := &[]string{}
@@ -251,7 +251,7 @@ func TestSyncSuccessCleansUpHooks(t *testing.T) {
 			in := syncInput(nil)
 			in.Operation.DryRun, in.DryRun = tt.dryRun, tt.dryRun
 			tgt := target()
-			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 			wi := cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
@@ -277,12 +277,14 @@ func TestSyncSuccessCleansUpHooks(t *testing.T) {
 // of its sources: the same request is used as it is, another is rendered.
 func TestSyncUsesHandedManifests(t *testing.T) {
 	other := ref(sha2) // the render of another SHA than the sync's
+	same := ref(sha1)
+	same.Request = bareReq(sha1) // the sync has no project
 	for _, tc := range []struct {
 		name    string
 		handed  render.ManifestRef
 		renders int
 	}{
-		{name: "same request", handed: ref(sha1), renders: 0},
+		{name: "same request", handed: same, renders: 0},
 		{name: "another request", handed: other, renders: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -290,11 +292,15 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 			in := syncInput(nil)
 			in.Manifests = &tc.handed
 			renders := 0
-			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).
 				Return(ref(sha1), nil).Run(func(mock.Arguments) { renders++ }).Maybe()
-			pin := cluster.PlanInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation}
+			used := ref(sha1)
+			if tc.renders == 0 {
+				used = tc.handed
+			}
+			pin := cluster.PlanInput{Target: target(), Manifests: used, Operation: in.Operation}
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
-			wi := cluster.WaveInput{Target: target(), Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
+			wi := cluster.WaveInput{Target: target(), Manifests: used, Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
 			env.OnActivity(cluster.ApplyWaveName, mock.Anything, wi).Return(cluster.WaveOutput{}, nil).Once()
 			env.ExecuteWorkflow(SyncWorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
@@ -307,7 +313,7 @@ func TestSyncUsesHandedManifests(t *testing.T) {
 // returns that step's wave input.
 func expectOneStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) cluster.WaveInput {
 	tgt := target()
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}}, nil).Once()
 	return cluster.WaveInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation, Step: syncStep, SettleMillis: defaultWaveWait.Milliseconds()}
@@ -319,7 +325,7 @@ func expectOneStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) clu
 func expectWaitedStepPlan(env *testsuite.TestWorkflowEnvironment, in SyncInput) cluster.WaveInput {
 	tgt := target()
 	post := cluster.Step{Phase: cluster.PhasePostSync, Wave: 0, Resources: 1}
-	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep, post}}, nil).Once()
 	settle := defaultWaveWait
@@ -427,7 +433,7 @@ func TestLastStepWaitsForHooksOnly(t *testing.T) {
 			env := syncEnv(t)
 			in := syncInput(nil)
 			tgt := target()
-			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: ref(sha1).Request}).Return(ref(sha1), nil).Once()
+			env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
 			pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
 			env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: tc.steps}, nil).Once()
 			var waits []cluster.WaveInput
