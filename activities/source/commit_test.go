@@ -20,7 +20,7 @@ func TestRevisionMetadata(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	sha := commit(t, w, "\nguestbook: scale the UI to 3 replicas\n\nThe body says why.\n", map[string]string{"app/cm.yaml": "a: 1\n"})
 	cacheDir := t.TempDir()
-	a, err := New(cacheDir, nil, quietLogger())
+	a, err := New(cacheDir, nil, quietLogger(), WithShallowFetch(false)) // reads the mirror
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func TestConcurrentRenders(t *testing.T) {
 		files["app/"+n+".yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-" + n + "}\ndata: {k: v" + n + "}\n"
 	}
 	sha := commit(t, w, "manifests", files)
-	a := newActivities(t, nil)
+	a := newActivities(t, nil, WithShallowFetch(false)) // checks the mirror
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
 	t.Cleanup(func() { _ = rdb.Close() })
 	r, err := render.NewRenderer(render.Config{Store: render.RedisStore{Client: rdb}, Git: a, CacheDir: t.TempDir(), Logger: quietLogger()})
