@@ -16,7 +16,7 @@ import (
 )
 
 // dependenciesOn says the run waits for dependencies before a sync. The
-// wait shares this release's app-metadata change: a run that started
+// wait shares this release's change (changeApp020): a run that started
 // before it never waits, whatever its spec says.
 func (a *application) dependenciesOn() bool { return a.metadataOn() }
 

@@ -15,10 +15,12 @@ import (
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
-// changeMetadata versions the app's use of its labels and annotations:
-// publishing the labels, and honouring the refresh and skip-reconcile
-// annotations. Runs that started before it keep the old path.
-const changeMetadata = "app-metadata"
+// changeApp020 versions this release's changes to an app run, under one
+// change ID so that a run records one marker for them all: the labels
+// search attribute, the refresh and skip-reconcile annotations, the wait
+// for dependencies (app_depends.go) and notifications (app_notify.go).
+// Runs that started before it keep the old path.
+const changeApp020 = "app-0.2"
 
 var saLabels = temporal.NewSearchAttributeKeyKeywordList(SearchAttrLabels)
 
@@ -34,8 +36,8 @@ func LabelEntries(labels map[string]string) []string {
 	return out
 }
 
-// metadataOn says the run takes the changeMetadata path.
-func (a *application) metadataOn() bool { return a.metaV >= 1 }
+// metadataOn says the run takes the changeApp020 path.
+func (a *application) metadataOn() bool { return a.v020 >= 1 }
 
 // labelsAttr is the upsert of the labels search attribute.
 func labelsAttr(labels map[string]string) temporal.SearchAttributeUpdate {

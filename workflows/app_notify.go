@@ -13,11 +13,6 @@ import (
 	"github.com/windlass-cd/windlass/internal/notifications"
 )
 
-// changeNotifications versions the app's notifications: after each pass,
-// each sync's start and a deletion, the run evaluates the triggers and
-// starts one delivery activity per (trigger, destination, oncePer value).
-const changeNotifications = "app-notifications"
-
 // maxNotifications bounds the delivery records an app keeps.
 const maxNotifications = 50
 
@@ -43,8 +38,6 @@ type NotificationRecord struct {
 
 // notifying is a run's own notification state.
 type notifying struct {
-	// notifyV is the run's changeNotifications version.
-	notifyV workflow.Version
 	// lastNotified is the app as the last evaluation saw it: a pass that
 	// changed nothing a trigger reads evaluates nothing.
 	lastNotified *notifications.App
@@ -61,7 +54,10 @@ type notifying struct {
 // waits before it asks again: a configuration set later applies within it.
 const notifyRecheck = 10 * time.Minute
 
-func (a *application) notificationsOn() bool { return a.notifyV >= 1 }
+// notificationsOn says the run notifies (changeApp020): after each pass,
+// each sync's start and a deletion, it evaluates the triggers and starts
+// one delivery activity per (trigger, destination, oncePer value).
+func (a *application) notificationsOn() bool { return a.v020 >= 1 }
 
 // notificationApp is the app as triggers and templates see it.
 func (a *application) notificationApp() notifications.App {

@@ -46,8 +46,8 @@ type application struct {
 	published
 	notifying
 
-	// metaV is the run's changeMetadata version, asked once at its start.
-	metaV workflow.Version
+	// v020 is the run's changeApp020 version, asked once at its start.
+	v020 workflow.Version
 	// refreshQueued says a refresh annotation asked for a pass.
 	refreshQueued bool
 }
@@ -155,8 +155,7 @@ func newApplication(ctx workflow.Context, in AppInput) (*application, error) {
 	} else {
 		a.st = AppState{Spec: in.Spec.Defaulted(), Status: AppStatus{Sync: appspec.SyncUnknown, Health: appspec.HealthUnknown}}
 	}
-	a.metaV = workflow.GetVersion(ctx, changeMetadata, workflow.DefaultVersion, 1)
-	a.notifyV = workflow.GetVersion(ctx, changeNotifications, workflow.DefaultVersion, 1)
+	a.v020 = workflow.GetVersion(ctx, changeApp020, workflow.DefaultVersion, 1)
 	if in.State == nil && a.metadataOn() {
 		a.st.Spec = a.st.Spec.WithoutRefreshAnnotation() // the first pass refreshes anyway
 	}

@@ -162,10 +162,10 @@ func (s *appSuite) TestDependsWaitCarriesOverAtHistoryLimit() {
 	s.Contains(next.State.History[0].Message, "history limit")
 }
 
-// A run that started before this release's app-metadata change syncs
+// A run that started before this release's change (changeApp020) syncs
 // without waiting.
 func (s *appSuite) TestDependsOnOldPath() {
-	s.env.OnGetVersion(changeMetadata, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.env.OnGetVersion(changeApp020, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
 	s.expectResolve(sha1, true)

@@ -115,10 +115,10 @@ func (s *appSuite) TestSkipReconcileFromTheStart() {
 	s.Zero(s.stepCalls(cluster.CompareName))
 }
 
-// A run that started before changeMetadata ignores the annotations and
+// A run that started before changeApp020 ignores the annotations and
 // publishes no labels.
 func (s *appSuite) TestMetadataOldPath() {
-	s.env.OnGetVersion(changeMetadata, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.env.OnGetVersion(changeApp020, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	labels := s.labelUpserts()
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, synced)

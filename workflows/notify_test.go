@@ -132,9 +132,9 @@ func (s *appSuite) TestNotificationsOncePerSync() {
 	s.Contains(reasons, "NotificationFailed")
 }
 
-// A run that started before changeNotifications evaluates nothing.
+// A run that started before changeApp020 evaluates nothing.
 func (s *appSuite) TestNotificationsOffForOldRuns() {
-	s.env.OnGetVersion(changeNotifications, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	s.env.OnGetVersion(changeApp020, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	spy := s.spyNotifications(hookConfig)
 	s.expectProject(appspec.DefaultProjectSpec())
 	s.expectReconcile(sha1, outOfSync)
