@@ -287,12 +287,52 @@ func ownTracking(app string, n *unstructured.Unstructured) bool {
 // isDrift reports whether the change from o to n (slim objects) touched
 // more than status and bookkeeping, and whether a writer other than
 // Windlass made it: one of the managed-fields entries that changed belongs
-// to another manager and is not a status update.
+// to another manager and is not a status update. On an object Windlass
+// applied, that writer must also have taken a field Windlass owns (an
+// update takes the fields it changes, a forced apply those it sets), so
+// that Windlass's field set changed, or changed a field it took before
+// (its field set stayed, its time moved). A writer that only adds fields
+// of its own, such as the deployment controller's revision annotation on
+// a new Deployment, is no drift, as in a server-side diff: it used to cost
+// every synced Deployment a refresh.
 func (a *Activities) isDrift(o, n *unstructured.Unstructured) bool {
 	if o.Object[digestField] == n.Object[digestField] {
 		return false
 	}
-	return changedWriter(o, n, a.fieldManager) != ""
+	if changedWriter(o, n, a.fieldManager) == "" {
+		return false
+	}
+	before, after := entries(o), entries(n)
+	applied := false
+	for k, e := range after {
+		if e.Manager == a.fieldManager {
+			applied = true
+			if old, ok := before[k]; !ok || !sameFields(old, e) {
+				return true // Windlass's set changed: a field was taken
+			}
+			continue
+		}
+		if old, ok := before[k]; ok && sameFields(old, e) && !reflect.DeepEqual(old.Time, e.Time) {
+			return true // a field this writer owns changed again
+		}
+	}
+	return !applied
+}
+
+// entries are u's managed-fields entries but the status subresource's, by
+// manager, operation and subresource.
+func entries(u *unstructured.Unstructured) map[[3]string]metav1.ManagedFieldsEntry {
+	m := map[[3]string]metav1.ManagedFieldsEntry{}
+	for _, e := range u.GetManagedFields() {
+		if e.Subresource != "status" {
+			m[[3]string{e.Manager, string(e.Operation), e.Subresource}] = e
+		}
+	}
+	return m
+}
+
+func sameFields(a, b metav1.ManagedFieldsEntry) bool {
+	return reflect.DeepEqual(a.FieldsV1, b.FieldsV1)
 }
 
 // digestField holds, in a slim object, the digest of its desiredPart.

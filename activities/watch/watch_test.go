@@ -263,8 +263,8 @@ func TestSlimKeepsWhatDriftReads(t *testing.T) {
 }
 
 // Drift detection reads the slim objects' managed fields: a changed field
-// set of another writer is drift; Windlass's own apply and status updates
-// are not. The slim entries keep a digest of each field set, not the set,
+// set of another writer that took one of Windlass's fields is drift;
+// Windlass's own apply and status updates are not. The slim entries keep a digest of each field set, not the set,
 // and no status entries.
 func TestDriftOnSlimManagedFields(t *testing.T) {
 	entry := func(manager, sub string, fields map[string]any) map[string]any {
@@ -306,6 +306,34 @@ func TestDriftOnSlimManagedFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := changedWriter(before, tc.after, "windlass"); got != tc.want {
 				t.Fatalf("changedWriter = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// Drift also needs a field Windlass applied to change hands: a writer
+	// that only adds fields of its own (a controller's annotation) is not
+	// drift; on an object Windlass never applied, any writer is.
+	revision := map[string]any{"f:metadata": map[string]any{"f:annotations": map[string]any{"f:deployment.kubernetes.io/revision": map[string]any{}}}}
+	both := map[string]any{"f:spec": image["f:spec"], "f:metadata": revision["f:metadata"]}
+	applied := entry("windlass", "", both)
+	applied["operation"] = "Apply"
+	retimed := func(e map[string]any) map[string]any { e["time"] = "2026-11-21T10:05:00Z"; return e }
+	a := &Activities{fieldManager: "windlass"}
+	for _, tc := range []struct {
+		name      string
+		from, to  *unstructured.Unstructured
+		wantDrift bool
+	}{
+		{name: "a controller adds an annotation", from: object(1, applied), to: object(2, applied, entry("kube-controller-manager", "", revision))},
+		{name: "kubectl edit takes an applied field", from: object(1, applied), to: object(3, entry("windlass", "", revision), entry("kubectl-edit", "", image)), wantDrift: true},
+		{name: "a forced apply takes an applied field", from: object(1, applied), to: object(3, entry("windlass", "", revision), entry("helm", "", image)), wantDrift: true},
+		{name: "kubectl edit changes a field it took before", from: object(3, entry("windlass", "", revision), entry("kubectl-edit", "", image)),
+			to: object(4, entry("windlass", "", revision), retimed(entry("kubectl-edit", "", image))), wantDrift: true},
+		{name: "an object Windlass never applied", from: object(1, edit), to: object(3, entry("kubectl-edit", "", image)), wantDrift: true},
+		{name: "windlass's own apply", from: object(1, applied), to: object(3, entry("windlass", "", replicas))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := a.isDrift(tc.from, tc.to); got != tc.wantDrift {
+				t.Fatalf("isDrift = %v, want %v", got, tc.wantDrift)
 			}
 		})
 	}
