@@ -253,7 +253,11 @@ func (s *syncRun) once(ctx workflow.Context) error {
 			pruned = true
 		}
 		s.progress(ctx, step, i, len(plan.Steps))
-		if err := s.runStep(ctx, step, i == len(plan.Steps)-1); err != nil {
+		var applied *cluster.WaveOutput
+		if len(plan.Steps) == 1 && !in.Operation.DryRun {
+			applied = plan.Applied // the plan applied the lone wave
+		}
+		if err := s.runStep(ctx, step, i == len(plan.Steps)-1, applied); err != nil {
 			return err
 		}
 	}
@@ -321,8 +325,9 @@ const msgPruneApproved = "pruning approved"
 // runStep applies one wave and, unless this is a dry run, waits for it.
 // The last step waits for its hooks only: as in
 // Argo CD, a sync ends once its last wave is applied, and the app's
-// health shows the rest.
-func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) error {
+// health shows the rest. A wave that the plan applied (lone, settled) is
+// taken as it is: no ApplyWave activity.
+func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool, lone *cluster.WaveOutput) error {
 	wait := time.Duration(s.in.WaitSeconds) * time.Second
 	if wait <= 0 {
 		wait = defaultWaveWait
@@ -332,7 +337,15 @@ func (s *syncRun) runStep(ctx workflow.Context, step cluster.Step, last bool) er
 	wi := cluster.WaveInput{Target: s.target, Manifests: s.ref, Operation: s.in.Operation, Step: step, SettleMillis: wait.Milliseconds()}
 	s.created = s.created || !s.in.Operation.DryRun
 	start := workflow.Now(ctx)
-	applied, err := applyWave(ctx, wi)
+	var (
+		applied cluster.WaveOutput
+		err     error
+	)
+	if lone != nil {
+		applied = *lone
+	} else {
+		applied, err = applyWave(ctx, wi)
+	}
 	s.log(applied.Resources, applied.Omitted)
 	if err != nil {
 		return &stepError{msg: step.Phase + " wave " + strconv.Itoa(step.Wave) + ": apply failed", resource: applied.Failed, cause: err}
@@ -440,7 +453,7 @@ func (s *syncRun) runSyncFail(ctx workflow.Context) {
 		return
 	}
 	for _, step := range plan.SyncFail {
-		if err := s.runStep(ctx, step, false); err != nil {
+		if err := s.runStep(ctx, step, false, nil); err != nil {
 			s.res.Message += "; SyncFail hooks failed: " + errorMessage(err)
 			return
 		}

@@ -126,6 +126,27 @@ func TestSyncDegradedWaveRunsSyncFail(t *testing.T) {
 	require.Equal(t, []cluster.ResourceResult{{ResourceKey: migrate, Action: cluster.ActionCreated}, {ResourceKey: migrate, Action: cluster.ActionHookFailed}}, res.Resources)
 }
 
+// A plan that applied its lone wave (settled) leaves the sync no
+// ApplyWave to run: the wave's results and health are the sync's.
+func TestSyncTakesThePlansLoneWave(t *testing.T) {
+	env := syncEnv(t)
+	in := syncInput(nil)
+	tgt := target()
+	env.OnActivity(render.RenderName, mock.Anything, render.RenderInput{Request: bareReq(sha1)}).Return(ref(sha1), nil).Once()
+	cm := cluster.ResourceResult{ResourceKey: appspec.ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}, Action: cluster.ActionCreated}
+	applied := &cluster.WaveOutput{Resources: []cluster.ResourceResult{cm}, Settled: true, Health: appspec.HealthHealthy}
+	pin := cluster.PlanInput{Target: tgt, Manifests: ref(sha1), Operation: in.Operation}
+	env.OnActivity(cluster.PlanName, mock.Anything, pin).Return(cluster.PlanOutput{Steps: []cluster.Step{syncStep}, Applied: applied}, nil).Once()
+	env.ExecuteWorkflow(SyncWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	env.AssertExpectations(t) // no ApplyWave: it has no expectation and would fail the workflow
+	var res SyncResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, PhaseSucceeded, res.Phase)
+	require.Equal(t, appspec.HealthHealthy, res.Health)
+	require.Equal(t, []cluster.ResourceResult{cm}, res.Resources)
+}
+
 // A sync timeout terminates the sync: the running wait is cancelled and the
 // sync's hooks are deleted.
 func TestSyncTimeoutTerminates(t *testing.T) {

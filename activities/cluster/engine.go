@@ -97,6 +97,9 @@ type PlanOutput struct {
 	// Skip hooks, unsupported Helm hooks, and hooks not run because of
 	// the apply strategy or a selective sync.
 	Skipped []ResourceResult `json:"skipped,omitempty"`
+	// Applied is the lone Sync wave as the plan applied it, settled (see
+	// Plan); nil when the sync applies its steps itself.
+	Applied *WaveOutput `json:"applied,omitempty"`
 }
 
 // WaveInput is the input of ApplyWave and WaitWave.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
@@ -94,4 +95,48 @@ func lagging(w watch.Interface, old *unstructured.Unstructured, lag time.Duratio
 			}
 		}
 	})
+}
+
+// A plan run as a local activity (the sync's own worker) applies its lone
+// Sync wave and returns it settled, so that the sync runs no ApplyWave; run
+// as a regular activity, or in a dry run, it applies nothing.
+func TestPlanAppliesItsLoneWaveWhenLocal(t *testing.T) {
+	h := newHarness(t, WithSettleWait(time.Minute))
+	tg := h.target("lone")
+	in := PlanInput{Target: tg, Manifests: h.put(h.fixture("guestbook.yaml")...), Operation: SyncOperation{SyncID: "s1"}}
+	live := func() bool {
+		t.Helper()
+		_, err := h.dyn.Resource(gvrDeployments).Namespace(h.ns).Get(t.Context(), "guestbook-ui", metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	local := func(in PlanInput) PlanOutput {
+		t.Helper()
+		v, err := h.env.ExecuteLocalActivity(h.a.Plan, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out PlanOutput
+		if err := v.Get(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := must[PlanOutput](h, PlanName, in); out.Applied != nil || live() {
+		t.Fatalf("a regular plan applied its wave: %+v", out.Applied)
+	}
+	dry := in
+	dry.Operation.DryRun = true
+	if out := local(dry); out.Applied != nil || live() {
+		t.Fatalf("a dry run's plan applied its wave: %+v", out.Applied)
+	}
+	out := local(in)
+	if out.Applied == nil || !out.Applied.Settled || out.Applied.Health != appspec.HealthHealthy || len(out.Applied.Resources) != 3 {
+		t.Fatalf("the local plan's wave = %+v, want it applied and settled", out.Applied)
+	}
+	if !live() {
+		t.Fatal("the local plan's wave is not in the cluster")
+	}
 }
