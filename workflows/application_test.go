@@ -196,6 +196,12 @@ func (m *stepMock) Cached(_ context.Context, req render.Request) (render.Manifes
 	return args.Get(0).(render.ManifestRef), args.Bool(1)
 }
 
+// RenderQuick never renders: the workflow tests' first passes stop at the
+// render, as a worker's do for sources it has not read.
+func (m *stepMock) RenderQuick(context.Context, render.Request) (render.ManifestRef, bool) {
+	return render.ManifestRef{}, false
+}
+
 func (m *stepMock) Compare(_ context.Context, in cluster.CompareInput) (cluster.CompareOutput, error) {
 	args, err := m.called(cluster.CompareName, in)
 	if err != nil {

@@ -32,6 +32,8 @@ type Resolver interface {
 // (render.Renderer): false when the cache does not hold it.
 type Renders interface {
 	Cached(ctx context.Context, req render.Request) (render.ManifestRef, bool)
+	// RenderQuick renders req when that is cheap (render.Renderer).
+	RenderQuick(ctx context.Context, req render.Request) (render.ManifestRef, bool)
 }
 
 // Comparer compares desired and live state (cluster.Activities).
@@ -113,13 +115,16 @@ func (q quickSteps) Resolve(src appspec.Source, rev string, fresh bool) (string,
 	return out.SHA, err
 }
 
-// Render answers from the manifest cache alone, and only with manifests
-// of req itself.
+// Render answers from the manifest cache, or renders when that is cheap
+// (RenderQuick), and only with manifests of req itself.
 func (q quickSteps) Render(req render.Request, hard bool) (render.ManifestRef, error) {
 	if hard {
 		return render.ManifestRef{}, errNotCached
 	}
 	ref, ok := q.a.renders.Cached(q.ctx, req)
+	if !ok {
+		ref, ok = q.a.renders.RenderQuick(q.ctx, req)
+	}
 	if !ok || !SameRequest(ref.Request, req) {
 		return render.ManifestRef{}, errNotCached
 	}

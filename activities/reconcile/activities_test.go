@@ -21,6 +21,7 @@ type fakeSteps struct {
 	projectErr error
 	shas       map[string]string // repo URL -> SHA; absent: an error
 	cached     map[string]bool   // first source's SHA -> the cache holds the request
+	quick      map[string]bool   // first source's SHA -> RenderQuick renders it
 	compareErr error
 	// other makes the cache answer with the manifests of another request.
 	other bool
@@ -35,6 +36,15 @@ func (f *fakeSteps) Cached(_ context.Context, req render.Request) (render.Manife
 	}
 	if f.other {
 		req.AppName = "other"
+	}
+	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 3, Request: req}, true
+}
+
+func (f *fakeSteps) RenderQuick(_ context.Context, req render.Request) (render.ManifestRef, bool) {
+	sha := req.Sources[0].SHA
+	f.calls = append(f.calls, "quick "+sha)
+	if !f.quick[sha] {
+		return render.ManifestRef{}, false
 	}
 	return render.ManifestRef{Key: req.Key(), SHA: sha, Count: 3, Request: req}, true
 }
@@ -120,7 +130,14 @@ func TestQuickPass(t *testing.T) {
 			steps:     fakeSteps{project: open, shas: moved},
 			in:        QuickInput{Input: Input{App: app, Last: ref(shaA, shaB)}, Compare: true},
 			want:      Pass{Next: StepRender, Project: &open, Revision: "main", Sources: at(shaA, "cccc")},
-			wantCalls: calls("cached " + shaA),
+			wantCalls: calls("cached "+shaA, "quick "+shaA),
+		},
+		{
+			name:      "the first pass, the cache does not hold the request, a quick render: its ref, compared",
+			steps:     fakeSteps{project: open, shas: shas, quick: map[string]bool{shaA: true}},
+			in:        QuickInput{Input: Input{App: app}, Compare: true},
+			want:      Pass{Next: StepDone, Project: &open, Revision: "main", Sources: at(shaA, shaB), Manifests: ref(shaA, shaB), Compare: synced},
+			wantCalls: calls("cached "+shaA, "quick "+shaA, "compare "+shaA),
 		},
 		{
 			name:      "the cache answers with another request's manifests: stops at the render",

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -172,6 +173,42 @@ func (r *Renderer) Render(ctx context.Context, req Request, hard bool) (Manifest
 	return ManifestRef{Key: key, SHA: req.firstSHA(), Count: len(objs), Digest: digest(b), Request: req,
 		RevisionMetadata: r.revisionMetadata(req)}, nil
 }
+
+// quickRenderBudget bounds a render in an app's quick pass (RenderQuick):
+// well below the SDK's workflow-task heartbeat (8 s), so that the pass
+// stays one workflow task. A render that needs longer runs as the render
+// activity.
+const quickRenderBudget = 3 * time.Second
+
+// RenderQuick renders req for an app's quick pass when that is cheap: every
+// source is a Git source without a plugin at a commit this worker has read
+// (no fetch), and the render ends within quickRenderBudget. It answers
+// false otherwise and on any failure: the pass then runs the render
+// activity, which retries and reports errors as always. It saves a first
+// pass the activity's task and the workflow task its completion costs.
+func (r *Renderer) RenderQuick(ctx context.Context, req Request) (ManifestRef, bool) {
+	if r.revisions == nil || len(req.Sources) == 0 {
+		return ManifestRef{}, false
+	}
+	for _, s := range req.Sources {
+		if s.Chart != "" || s.Plugin != nil || s.SHA == "" || strings.HasPrefix(s.RepoURL, "oci://") {
+			return ManifestRef{}, false
+		}
+		if _, ok := r.revisions.RevisionMetadata(s.RepoURL, s.SHA); !ok {
+			return ManifestRef{}, false
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, quickRenderBudget)
+	defer cancel()
+	ref, err := r.Render(ctx, req, false)
+	if err != nil {
+		r.log.Debug(msgQuickRenderSkipped, "app", req.AppName, "error", err)
+		return ManifestRef{}, false
+	}
+	return ref, true
+}
+
+const msgQuickRenderSkipped = "no render in the quick pass; the render activity runs"
 
 // Cached returns the ref of req when the cache holds its manifests, as
 // Render would, without rendering: under the request's own key, or under

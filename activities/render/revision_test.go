@@ -51,3 +51,46 @@ func TestRenderRevisionMetadata(t *testing.T) {
 		})
 	}
 }
+
+// RenderQuick renders only Git sources at a commit the worker has read,
+// without a chart or plugin; otherwise it answers false and renders
+// nothing, leaving the render to the activity.
+func TestRenderQuick(t *testing.T) {
+	git, req := fixtureRequest(t, "a")
+	src := req.Sources[0]
+	known := knownRevisions{src.RepoURL + "@" + src.SHA: {Message: "guestbook"}}
+	with := func(f func(s *SourceRequest)) Request {
+		r := req
+		r.Sources = []SourceRequest{src}
+		f(&r.Sources[0])
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		revisions RevisionReader
+		req       Request
+		want      bool
+	}{
+		{"a commit the worker has read", known, req, true},
+		{"a commit the worker has not read", knownRevisions{}, req, false},
+		{"no revision reader", nil, req, false},
+		{"a chart", known, with(func(s *SourceRequest) { s.Chart = "guestbook" }), false},
+		{"a plugin", known, with(func(s *SourceRequest) { s.Plugin = &appspec.Plugin{Name: "cmp"} }), false},
+		{"an OCI artifact", known, with(func(s *SourceRequest) { s.RepoURL = "oci://registry.example/guestbook" }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{}
+			r, err := NewRenderer(Config{Store: store, Git: git, Revisions: tc.revisions, Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, ok := r.RenderQuick(t.Context(), tc.req)
+			if ok != tc.want {
+				t.Fatalf("RenderQuick = %v, want %v", ok, tc.want)
+			}
+			if _, cached := r.Cached(t.Context(), tc.req); cached != tc.want || (ok && ref.Count == 0) {
+				t.Fatalf("after RenderQuick: cached %v, %d objects", cached, ref.Count)
+			}
+		})
+	}
+}
