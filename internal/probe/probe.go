@@ -119,3 +119,24 @@ func Handler(p *Probes, metrics http.Handler, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Cached runs check at most once per ttl and answers the last outcome in
+// between, so that frequent probes stay cheap for the dependency. Callers
+// wait for a run in progress. A ttl of 0 runs check every time.
+func Cached(check Check, ttl time.Duration) Check {
+	var (
+		mu   sync.Mutex
+		at   time.Time
+		last error
+	)
+	return func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !at.IsZero() && time.Since(at) < ttl {
+			return last
+		}
+		last = check(ctx)
+		at = time.Now()
+		return last
+	}
+}

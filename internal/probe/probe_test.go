@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestHandler(t *testing.T) {
@@ -65,5 +66,34 @@ func TestNoMetricsHandler(t *testing.T) {
 	Handler(New(nil), nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", MetricsPath, nil))
 	if rec.Code != http.StatusNotFound {
 		t.Fatalf("code = %d, want 404", rec.Code)
+	}
+}
+
+// TestCached: within the ttl a check answers its last outcome without
+// running; after it, or with a ttl of 0, it runs again.
+func TestCached(t *testing.T) {
+	down := errors.New("down")
+	for _, tt := range []struct {
+		name     string
+		ttl      time.Duration
+		outcomes []error // what the check answers, run by run
+		wantRuns int
+		want     []error // what each of the calls answers
+	}{
+		{"within the ttl", time.Hour, []error{nil, down}, 1, []error{nil, nil, nil}},
+		{"a failure is kept too", time.Hour, []error{down, nil}, 1, []error{down, down}},
+		{"no ttl", 0, []error{nil, down, nil}, 3, []error{nil, down, nil}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := 0
+			c := Cached(func(context.Context) error { runs++; return tt.outcomes[runs-1] }, tt.ttl)
+			var got []error
+			for range tt.want {
+				got = append(got, c(t.Context()))
+			}
+			if runs != tt.wantRuns || !cmp.Equal(got, tt.want, cmpopts.EquateErrors()) {
+				t.Errorf("runs = %d, answers %v; want %d, %v", runs, got, tt.wantRuns, tt.want)
+			}
+		})
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"k8s.io/client-go/kubernetes"
@@ -33,27 +33,24 @@ const (
 	checkKube     = "kubernetes"
 )
 
-// The API's check of the kube-apiserver that holds its Secrets: one GET
-// of /readyz, bounded by kubeReadyTimeout and reused for kubeReadyTTL so
-// that frequent probes stay cheap.
+// The checks of the kube-apiserver that holds the Secrets (one GET of
+// /readyz) and of Temporal's database are each bounded by readyTimeout
+// and reused for readyTTL, so that frequent probes stay cheap.
 const (
-	kubeReadyTimeout = 2 * time.Second
-	kubeReadyTTL     = 5 * time.Second
+	readyTimeout = 2 * time.Second
+	readyTTL     = 5 * time.Second
 )
 
 // appsRefresh is how often windlass_apps is counted (a variable for
 // tests).
 var appsRefresh = 30 * time.Second
 
-// readiness checks that Temporal answers (client.CheckHealth) and Redis
-// pings; extra adds role checks.
-func readiness(c client.Client, rdb redis.UniversalClient, extra map[string]probe.Check) *probe.Probes {
+// readiness checks that Temporal and its database answer (temporalCheck)
+// and that Redis pings; extra adds role checks.
+func readiness(c client.Client, namespace string, rdb redis.UniversalClient, extra map[string]probe.Check) *probe.Probes {
 	checks := map[string]probe.Check{
-		checkTemporal: func(ctx context.Context) error {
-			_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
-			return err
-		},
-		checkRedis: func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		checkTemporal: temporalCheck(c, namespace),
+		checkRedis:    func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	}
 	for n, ch := range extra {
 		checks[n] = ch
@@ -63,40 +60,46 @@ func readiness(c client.Client, rdb redis.UniversalClient, extra map[string]prob
 
 // apiReadiness is the API's readiness: Temporal, Redis and the
 // management cluster's API, where login and settings read their Secrets.
-func apiReadiness(c client.Client, rdb redis.UniversalClient, kcfg *rest.Config) (*probe.Probes, error) {
+func apiReadiness(c client.Client, namespace string, rdb redis.UniversalClient, kcfg *rest.Config) (*probe.Probes, error) {
 	kube, err := kubeCheck(kcfg)
 	if err != nil {
 		return nil, err
 	}
-	return readiness(c, rdb, map[string]probe.Check{checkKube: kube}), nil
+	return readiness(c, namespace, rdb, map[string]probe.Check{checkKube: kube}), nil
+}
+
+// temporalCheck checks that the frontend answers (CheckHealth) and that
+// Temporal's database does: a DescribeNamespace that is not weakly
+// consistent reads the namespace from the persistence store, where the
+// health check and the frontend's namespace cache answer without it.
+func temporalCheck(c client.Client, namespace string) probe.Check {
+	return probe.Cached(func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+		if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+			return fmt.Errorf("frontend: %w", err)
+		}
+		if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace}); err != nil {
+			return fmt.Errorf("database (namespace %s): %w", namespace, err)
+		}
+		return nil
+	}, readyTTL)
 }
 
 // kubeCheck checks that the kube-apiserver of kcfg answers its /readyz.
 func kubeCheck(kcfg *rest.Config) (probe.Check, error) {
 	cfg := rest.CopyConfig(kcfg)
-	cfg.Timeout = kubeReadyTimeout
+	cfg.Timeout = readyTimeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client for readiness: %w", err)
 	}
-	var (
-		mu   sync.Mutex
-		at   time.Time
-		last error
-	)
-	return func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !at.IsZero() && time.Since(at) < kubeReadyTTL {
-			return last
+	return probe.Cached(func(ctx context.Context) error {
+		if err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+			return fmt.Errorf("%w: %w", secretstore.ErrUnreachable, err)
 		}
-		last = cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-		if last != nil {
-			last = fmt.Errorf("%w: %w", secretstore.ErrUnreachable, last)
-		}
-		at = time.Now()
-		return last
-	}, nil
+		return nil
+	}, readyTTL), nil
 }
 
 const (
@@ -180,7 +183,7 @@ var errWorkerStarting = errors.New("worker not started yet")
 // workerOps serves the worker's /metrics, /healthz, /readyz and
 // /debug/pprof/ on --metrics-address (none when it is empty) until ctx ends. Readiness
 // waits for the returned flag, set once the worker polls.
-func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, redisAddr string, kcfg *rest.Config, m *metrics.Metrics) (*atomic.Bool, error) {
+func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.Client, namespace, redisAddr string, kcfg *rest.Config, m *metrics.Metrics) (*atomic.Bool, error) {
 	started := &atomic.Bool{}
 	if p.MetricsAddr == "" {
 		return started, nil
@@ -190,7 +193,7 @@ func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() { _ = rdb.Close() })
-	probes, err := workerReadiness(c, rdb, kcfg, started)
+	probes, err := workerReadiness(c, namespace, rdb, kcfg, started)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +206,12 @@ func (p prodSettings) workerOps(ctx context.Context, log *slog.Logger, c client.
 // workerReadiness is a worker's readiness: Temporal, Redis, the Kubernetes
 // API of its kubeconfig (its settings and the in-cluster destination), and
 // the worker polling (started).
-func workerReadiness(c client.Client, rdb redis.UniversalClient, kcfg *rest.Config, started *atomic.Bool) (*probe.Probes, error) {
+func workerReadiness(c client.Client, namespace string, rdb redis.UniversalClient, kcfg *rest.Config, started *atomic.Bool) (*probe.Probes, error) {
 	kube, err := kubeCheck(kcfg)
 	if err != nil {
 		return nil, err
 	}
-	return readiness(c, rdb, map[string]probe.Check{checkKube: kube, checkWorker: func(context.Context) error {
+	return readiness(c, namespace, rdb, map[string]probe.Check{checkKube: kube, checkWorker: func(context.Context) error {
 		if !started.Load() {
 			return errWorkerStarting
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -22,8 +23,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
 	"k8s.io/client-go/rest"
 
 	"github.com/windlass-cd/windlass/internal/metrics"
@@ -301,7 +304,7 @@ func TestMetricsAndProbes(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: testbed.ClosedAddr(t), MaxRetries: -1})
 	defer dead.Close()
 	rec := httptest.NewRecorder()
-	probe.Handler(readiness(c, dead, nil), nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", probe.ReadyPath, nil))
+	probe.Handler(readiness(c, "default", dead, nil), nil, nil).ServeHTTP(rec, httptest.NewRequest("GET", probe.ReadyPath, nil))
 	var down probe.Report
 	_ = json.Unmarshal(rec.Body.Bytes(), &down)
 	if rec.Code != http.StatusServiceUnavailable || down.Checks[checkTemporal] != "ok" || down.Checks[checkRedis] == "ok" {
@@ -368,11 +371,58 @@ func TestDebugOnMetricsListenerOnly(t *testing.T) {
 	}
 }
 
-// healthyTemporal answers every health check.
-type healthyTemporal struct{ client.Client }
+// fakeTemporal answers the health check with health and DescribeNamespace
+// with db (nil: both succeed).
+type fakeTemporal struct {
+	client.Client
+	health, db error
+}
 
-func (healthyTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
-	return &client.CheckHealthResponse{}, nil
+func (f fakeTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
+	return &client.CheckHealthResponse{}, f.health
+}
+
+func (f fakeTemporal) WorkflowService() workflowservice.WorkflowServiceClient {
+	return fakeNamespaces{err: f.db}
+}
+
+type fakeNamespaces struct {
+	workflowservice.WorkflowServiceClient
+	err error
+}
+
+func (f fakeNamespaces) DescribeNamespace(context.Context, *workflowservice.DescribeNamespaceRequest, ...grpc.CallOption) (*workflowservice.DescribeNamespaceResponse, error) {
+	return &workflowservice.DescribeNamespaceResponse{}, f.err
+}
+
+// healthyTemporal answers every health check.
+var healthyTemporal = fakeTemporal{}
+
+// TestTemporalCheck: readiness fails, naming the part, when the frontend
+// or Temporal's database does not answer; the outcome is reused for
+// readyTTL.
+func TestTemporalCheck(t *testing.T) {
+	down := serviceerror.NewUnavailable("connection refused")
+	for _, tt := range []struct {
+		name string
+		c    fakeTemporal
+		want string // "" when the check passes
+	}{
+		{name: "both answer", c: fakeTemporal{}},
+		{name: "frontend down", c: fakeTemporal{health: down}, want: "frontend: connection refused"},
+		{name: "database down", c: fakeTemporal{db: down}, want: "database (namespace ns): connection refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			check := temporalCheck(tt.c, "ns")
+			err := check(t.Context())
+			if got := fmt.Sprint(err); (tt.want == "" && err != nil) || (tt.want != "" && got != tt.want) {
+				t.Fatalf("check = %v, want %q", err, tt.want)
+			}
+			if again := check(t.Context()); again != err {
+				t.Errorf("second check within the TTL = %v, want the first outcome %v", again, err)
+			}
+		})
+	}
 }
 
 // TestReadinessKube: neither the API nor a worker is ready while the
@@ -409,10 +459,10 @@ func TestReadinessKube(t *testing.T) {
 		started.Store(true)
 		for role, probes := range map[string]func() (*probe.Probes, error){
 			"api": func() (*probe.Probes, error) {
-				return apiReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host})
+				return apiReadiness(healthyTemporal, "default", rdb, &rest.Config{Host: tt.host})
 			},
 			"worker": func() (*probe.Probes, error) {
-				return workerReadiness(healthyTemporal{}, rdb, &rest.Config{Host: tt.host}, started)
+				return workerReadiness(healthyTemporal, "default", rdb, &rest.Config{Host: tt.host}, started)
 			},
 		} {
 			t.Run(tt.name+", "+role, func(t *testing.T) {

@@ -80,7 +80,7 @@ func TestWorkerRedisOutage(t *testing.T) {
 	t.Cleanup(kubeUp.Close)
 	started := &atomic.Bool{}
 	started.Store(true)
-	probes, err := workerReadiness(healthyTemporal{}, rdb, &rest.Config{Host: kubeUp.URL}, started)
+	probes, err := workerReadiness(healthyTemporal, "default", rdb, &rest.Config{Host: kubeUp.URL}, started)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func runDev(ctx context.Context, cfg devConfig) error {
 	if err := startFrontDoor(ctx, log, kcfg, h, cfg.apiSettings, cfg.ManagementNamespace); err != nil {
 		return err
 	}
-	probes, err := apiReadiness(c, rdb, kcfg)
+	probes, err := apiReadiness(c, cfg.Namespace, rdb, kcfg)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func runServer(ctx context.Context, cfg serverConfig) error {
 	if password != "" {
 		fmt.Printf("initial admin password (shown once, stored hashed): %s\n", password)
 	}
-	probes, err := apiReadiness(c, rdb, kcfg)
+	probes, err := apiReadiness(c, cfg.Namespace, rdb, kcfg)
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func runWorker(ctx context.Context, cfg workerConfig) error {
 	if err != nil {
 		return err
 	}
-	started, err := cfg.prod.workerOps(ctx, log, c, cfg.RedisAddr, kcfg, m)
+	started, err := cfg.prod.workerOps(ctx, log, c, cfg.Namespace, cfg.RedisAddr, kcfg, m)
 	if err != nil {
 		return err
 	}
