@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/windlass-cd/windlass/activities/project"
 	"github.com/windlass-cd/windlass/api/rbac"
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/lastknown"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -351,13 +353,17 @@ func (s *Server) getApp(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.status(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	view, stale, err := s.known.views.Get(ctx, id, func(ctx context.Context) (workflows.AppView, error) { return s.status(ctx, id) })
 	if err != nil {
 		return err
 	}
-	s.fullResources(c.Request().Context(), &view, nil)
-	s.withHealthTimes(c.Request().Context(), &view, nil)
-	return c.JSON(http.StatusOK, view)
+	// The kept view is shared: the resources below are changed in place.
+	view.Status.Resources = slices.Clone(view.Status.Resources)
+	s.fullResources(ctx, &view, nil)
+	s.withHealthTimes(ctx, &view, nil)
+	markStale(c, stale)
+	return c.JSON(http.StatusOK, appView{AppView: view, Stale: stale})
 }
 
 // syncApp starts a sync. With ?wait=false it answers 202 with the sync's
@@ -651,6 +657,9 @@ type AppList struct {
 	Items []AppSummary `json:"items"`
 	// Next is the cursor of the next page, empty on the last page.
 	Next string `json:"next,omitempty"`
+	// Stale is set when the workflow engine does not answer and the page
+	// is the last one this server read.
+	Stale *lastknown.Stale `json:"stale,omitempty"`
 }
 
 // listFilters map query parameters onto search attributes.
@@ -728,14 +737,15 @@ func (s *Server) listApps(c *echo.Context) error {
 	if order != sortNewest {
 		return s.sortedList(c, q, order, limit, token)
 	}
-	resp, err := s.executionPage(c.Request().Context(), q, limit, token)
+	resp, stale, err := s.appPage(c.Request().Context(), q, limit, token)
 	if err != nil {
 		return err
 	}
-	out := AppList{Items: s.summaries(c, resp.Executions)}
+	out := AppList{Items: s.summaries(c, resp.Executions), Stale: stale}
 	if len(resp.NextPageToken) > 0 {
 		out.Next = base64.RawURLEncoding.EncodeToString(resp.NextPageToken)
 	}
+	markStale(c, stale)
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -10,9 +10,17 @@ import (
 // eachExecution calls fn for every execution that matches the visibility
 // query, a page of 1000 at a time; an error from fn stops the walk.
 func (s *Server) eachExecution(ctx context.Context, query string, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
+	return walkExecutions(ctx, query, s.executionPage, fn)
+}
+
+// pageReader reads a page of executions, as executionPage does.
+type pageReader func(ctx context.Context, query string, size int, token []byte) (*workflowservice.ListWorkflowExecutionsResponse, error)
+
+// walkExecutions is eachExecution over the pages that read reads.
+func walkExecutions(ctx context.Context, query string, read pageReader, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
 	var token []byte
 	for {
-		resp, err := s.executionPage(ctx, query, 1000, token)
+		resp, err := read(ctx, query, 1000, token)
 		if err != nil {
 			return err
 		}

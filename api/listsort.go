@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/base64"
 	"net/http"
 	"slices"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/labstack/echo/v5"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/windlass-cd/windlass/internal/lastknown"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
@@ -69,7 +72,14 @@ func (s *Server) sortedList(c *echo.Context, q, order string, limit int, token [
 	sel, _ := labelSelector(c) // listQuery has checked it
 	var rows []sortedRow
 	tooMany := problem(http.StatusUnprocessableEntity, "more than 20000 applications match: narrow the list with filters to sort it, or use sort=-created")
-	err := s.eachExecution(c.Request().Context(), q, func(e *workflowpb.WorkflowExecutionInfo) error {
+	// The answer is as stale as its stalest page.
+	var stale *lastknown.Stale
+	read := func(ctx context.Context, q string, size int, token []byte) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+		resp, st, err := s.appPage(ctx, q, size, token)
+		stale = lastknown.Older(stale, st)
+		return resp, err
+	}
+	err := walkExecutions(c.Request().Context(), q, read, func(e *workflowpb.WorkflowExecutionInfo) error {
 		r, ok := s.summary(c, e)
 		if !ok || (sel != nil && !sel.Matches(labels.Set(r.Labels))) {
 			return nil
@@ -102,13 +112,14 @@ func (s *Server) sortedList(c *echo.Context, q, order string, limit int, token [
 		}
 	}
 	end := min(start+limit, len(rows))
-	out := AppList{Items: make([]AppSummary, 0, end-start)}
+	out := AppList{Items: make([]AppSummary, 0, end-start), Stale: stale}
 	for _, r := range rows[start:end] {
 		out.Items = append(out.Items, r.row)
 	}
 	if end < len(rows) {
 		out.Next = base64.RawURLEncoding.EncodeToString(append(slices.Clip(sortedCursor), rows[end-1].key...))
 	}
+	markStale(c, stale)
 	return c.JSON(http.StatusOK, out)
 }
 

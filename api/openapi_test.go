@@ -34,6 +34,7 @@ import (
 	"github.com/windlass-cd/windlass/internal/customizations"
 	"github.com/windlass-cd/windlass/internal/gpgkey"
 	"github.com/windlass-cd/windlass/internal/healthlog"
+	"github.com/windlass-cd/windlass/internal/lastknown"
 	"github.com/windlass-cd/windlass/internal/secretstore"
 	"github.com/windlass-cd/windlass/internal/settings"
 	"github.com/windlass-cd/windlass/workflows"
@@ -456,7 +457,8 @@ var openAPISchemaTypes = map[string]any{
 	"RevisionMetadata":          appspec.RevisionMetadata{},
 	"SyncSummary":               workflows.SyncSummary{},
 	"SyncResult":                workflows.SyncResult{},
-	"AppView":                   workflows.AppView{},
+	"AppView":                   appView{},
+	"Stale":                     lastknown.Stale{},
 	"HistoryView":               workflows.HistoryView{},
 	"SyncRequest":               workflows.SyncRequest{},
 	"SyncAccepted":              workflows.SyncAccepted{},

@@ -125,9 +125,7 @@ func toProblem(err error) *Problem {
 	case errors.Is(err, auth.ErrRedisUnreachable):
 		return problem(http.StatusServiceUnavailable, auth.ErrRedisUnreachable.Error()+"; try again later")
 	}
-	var unavailable *serviceerror.Unavailable
-	var deadline *serviceerror.DeadlineExceeded
-	if errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded) {
+	if engineUnavailable(err) {
 		// The cause (an address, a timeout) goes to the log.
 		return problem(http.StatusServiceUnavailable, detailEngineUnavailable)
 	}
@@ -135,6 +133,14 @@ func toProblem(err error) *Problem {
 		return problem(code, err.Error())
 	}
 	return problem(http.StatusInternalServerError, err.Error())
+}
+
+// engineUnavailable tells whether err says that Temporal, or its
+// database, did not answer.
+func engineUnavailable(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {

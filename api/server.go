@@ -88,6 +88,7 @@ type Server struct {
 	c       client.Client
 	opts    Options
 	appSets *appset.Evaluator
+	known   lastKnown
 }
 
 // maxBodyBytes caps request bodies.
@@ -135,7 +136,7 @@ func New(c client.Client, opts Options) (*Server, error) {
 	ui := uiHandler(opts.Logger)
 	e.Use(uiFallback(ui))
 	e.Use(opts.Auth.Middleware(auth.WithSkipper(auth.PublicPaths(publicRoutes...))))
-	s := &Server{e: e, c: c, opts: opts, appSets: opts.AppSets}
+	s := &Server{e: e, c: c, opts: opts, appSets: opts.AppSets, known: newLastKnown()}
 	if s.appSets == nil {
 		s.appSets = appset.New(opts.Settings, nil, nil)
 	}
