@@ -133,6 +133,13 @@ func appsFileRequests(q string) []string {
 	return out
 }
 
+// staleReply is r marked as the API marks the last known answer it serves
+// while the workflow engine does not answer.
+func staleReply(r reply) reply {
+	r.header = http.Header{"Warning": {`110 - "the workflow engine is unavailable since 2026-11-27T14:00:00Z; status as of 2026-11-27T13:59:30Z"`}}
+	return r
+}
+
 // savedApp is the answer of a POST that saved project/name.
 func savedApp(project, name string) workflows.AppView {
 	return workflows.AppView{Spec: appspec.Application{Name: name, Project: project}}
@@ -154,6 +161,21 @@ func TestCLIApp(t *testing.T) {
 				answer(200, map[string]any{"items": appRows[1:]}),
 			}},
 			want: []string{"GET /api/v1/applications", "GET /api/v1/applications?cursor=c2"},
+		},
+		{
+			name: "app list stale pages warn once",
+			args: "app list",
+			routes: map[string][]reply{"GET " + appsPath: {
+				staleReply(answer(200, map[string]any{"items": appRows[:1], "next": "c2"})),
+				staleReply(answer(200, map[string]any{"items": appRows[1:]})),
+			}},
+			want: []string{"GET /api/v1/applications", "GET /api/v1/applications?cursor=c2"},
+		},
+		{
+			name:   "app get stale",
+			args:   "app get web",
+			routes: map[string][]reply{"GET " + webPath: {staleReply(answer(200, webApp(appspec.SyncSynced, appspec.HealthHealthy, nil)))}},
+			want:   []string{"GET /api/v1/applications/web"},
 		},
 		{
 			name:   "app list filters json",

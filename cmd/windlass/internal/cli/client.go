@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/windlass-cd/windlass/cmd/windlass/internal/cmdline"
@@ -25,8 +26,11 @@ type apiClient struct {
 	base  string
 	token string
 	http  *http.Client
-	// warn gets the answers' Warning headers (nil: dropped).
-	warn io.Writer
+	// warn gets the answers' Warning headers (nil: dropped), each text
+	// once: the pages of a stale list all carry the same one.
+	warn   io.Writer
+	warnMu sync.Mutex
+	warned map[string]bool
 }
 
 // call is one request.
@@ -168,6 +172,8 @@ func (a *apiClient) printWarnings(values []string) {
 	if a.warn == nil {
 		return
 	}
+	a.warnMu.Lock()
+	defer a.warnMu.Unlock()
 	for _, v := range values {
 		text := v
 		if _, rest, ok := strings.Cut(v, " - "); ok {
@@ -175,6 +181,13 @@ func (a *apiClient) printWarnings(values []string) {
 				text = u
 			}
 		}
+		if a.warned[text] {
+			continue
+		}
+		if a.warned == nil {
+			a.warned = map[string]bool{}
+		}
+		a.warned[text] = true
 		fmt.Fprintf(a.warn, "windlass: warning: %s\n", text)
 	}
 }
