@@ -16,16 +16,20 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
+	"github.com/windlass-cd/windlass/internal/lastknown"
+	"github.com/windlass-cd/windlass/internal/probe"
 	"github.com/windlass-cd/windlass/internal/temporalx"
 	"github.com/windlass-cd/windlass/internal/testbed"
 	"github.com/windlass-cd/windlass/workflows"
 )
 
 // Issue 28: PostgreSQL, Temporal's database, stops under a running fleet
-// whose syncs were just asked for. While it is down the API answers
-// within seconds with a 503 problem naming the workflow engine and /healthz
-// stays up; once it is back every app converges and every sync ran exactly
-// once. The stack (PostgreSQL, one Temporal,
+// whose syncs were just asked for. While it is down the app list and app
+// answer their last known status, marked stale, within seconds; the syncs
+// list and writes answer a 503 problem naming the workflow engine;
+// /healthz stays up and /readyz of the server and the worker fails on the
+// temporal check. Once it is back every app converges, nothing is stale,
+// and every sync ran exactly once. The stack (PostgreSQL, one Temporal,
 // server, worker) is the test's own: the shared PostgreSQL stays up.
 func TestPostgresOutage(t *testing.T) {
 	const n = 4
@@ -87,6 +91,10 @@ func TestPostgresOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wp.Stop)
+	workerMetrics, err := wp.LogValue(ctx, `msg="serving metrics and probes"`, "address")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := wp.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +161,8 @@ func TestPostgresOutage(t *testing.T) {
 		})
 	}
 	allSyncedAt(2*time.Minute, first)
+	// The list is read once, as a user would: the API keeps that answer.
+	call(http.MethodGet, "/api/v1/applications", nil, nil)
 
 	// A new commit, a refresh of every app, and PostgreSQL stops.
 	second := push("after")
@@ -164,37 +174,102 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	stopped := time.Now()
 
-	// The API answers quickly with a problem that names the engine.
-	for _, path := range []string{"/api/v1/applications", "/api/v1/applications/" + names[0], "/api/v1/applications/" + names[0] + "/syncs"} {
-		eventually(t, time.Minute, time.Second, "GET "+path+" to report the outage", func() (bool, string) {
-			began := time.Now()
-			code, ctype, body := rawGet(t, base+path, session.Token)
-			took := time.Since(began)
-			if took > 30*time.Second {
-				t.Fatalf("GET %s took %s during the outage", path, took)
-			}
-			if code == http.StatusOK {
-				return false, "200" // answered from state the frontend still had
-			}
-			var p struct {
-				Status int    `json:"status"`
-				Detail string `json:"detail"`
-			}
-			if err := json.Unmarshal([]byte(body), &p); err != nil || code != http.StatusServiceUnavailable || p.Status != code ||
-				ctype != "application/problem+json" || !strings.Contains(p.Detail, "workflow engine is unavailable") || strings.Contains(body, "goroutine") {
-				t.Fatalf("GET %s during the outage: %d %s %s; want a 503 problem naming the workflow engine", path, code, ctype, body)
-			}
-			t.Logf("GET %s during the outage: %d in %s: %s", path, code, took.Round(time.Millisecond), p.Detail)
-			return true, ""
-		})
+	// The list and an app answer quickly with their last known status,
+	// marked stale; what has no last answer (the syncs) and writes answer
+	// a problem that names the engine.
+	staleRead := func(path string, out any) (bool, string) {
+		began := time.Now()
+		code, hdr, body := rawGetHeader(t, base+path, session.Token)
+		if took := time.Since(began); took > 30*time.Second {
+			t.Fatalf("GET %s took %s during the outage", path, took)
+		}
+		var mark struct {
+			Stale *lastknown.Stale `json:"stale"`
+		}
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &mark) != nil {
+			t.Fatalf("GET %s during the outage: %d %s; want the last known answer", path, code, body)
+		}
+		if mark.Stale == nil {
+			return false, "fresh" // answered from state the frontend or history still had
+		}
+		if w := hdr.Get("Warning"); !strings.HasPrefix(w, `110 - "the workflow engine is unavailable since`) || mark.Stale.AsOf.After(mark.Stale.UnavailableSince) {
+			t.Fatalf("GET %s during the outage: Warning %q, stale %+v", path, w, mark.Stale)
+		}
+		if err := json.Unmarshal([]byte(body), out); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("GET %s during the outage: stale, %s", path, hdr.Get("Warning"))
+		return true, ""
+	}
+	var list struct {
+		Items []struct {
+			Name string `json:"name"`
+			Sync string `json:"sync"`
+		} `json:"items"`
+	}
+	eventually(t, time.Minute, time.Second, "the app list to answer its last known status", func() (bool, string) {
+		return staleRead("/api/v1/applications", &list)
+	})
+	listed := map[string]string{}
+	for _, it := range list.Items {
+		listed[it.Name] = it.Sync
+	}
+	for _, name := range names {
+		if listed[name] == "" {
+			t.Errorf("stale list: %s is missing (%v)", name, listed)
+		}
+	}
+	var last workflows.AppView
+	eventually(t, time.Minute, time.Second, "the app to answer its last known status", func() (bool, string) {
+		return staleRead("/api/v1/applications/"+names[0], &last)
+	})
+	if last.Status.SHA != first && last.Status.SHA != second {
+		t.Errorf("stale app: SHA %q, want %s or %s", last.Status.SHA, first, second)
+	}
+	engineProblem := func(code int, ctype, body, what string) {
+		t.Helper()
+		var p struct {
+			Status int    `json:"status"`
+			Detail string `json:"detail"`
+		}
+		if err := json.Unmarshal([]byte(body), &p); err != nil || code != http.StatusServiceUnavailable || p.Status != code ||
+			ctype != "application/problem+json" || !strings.Contains(p.Detail, "workflow engine is unavailable") || strings.Contains(body, "goroutine") {
+			t.Fatalf("%s during the outage: %d %s %s; want a 503 problem naming the workflow engine", what, code, ctype, body)
+		}
+	}
+	syncsPath := "/api/v1/applications/" + names[0] + "/syncs"
+	eventually(t, time.Minute, time.Second, "GET "+syncsPath+" to report the outage", func() (bool, string) {
+		code, hdr, body := rawGetHeader(t, base+syncsPath, session.Token)
+		if code == http.StatusOK {
+			return false, "200"
+		}
+		engineProblem(code, hdr.Get("Content-Type"), body, "GET "+syncsPath)
+		return true, ""
+	})
+	if code, err := requestAt(ctx, base, session.Token, http.MethodPost, "/api/v1/applications/"+names[0]+"/refresh", nil, nil); err == nil {
+		t.Errorf("POST refresh during the outage: %d; want 503", code)
+	} else if code != http.StatusServiceUnavailable || !strings.Contains(err.Error(), "workflow engine is unavailable") {
+		t.Errorf("POST refresh during the outage: %d %v; want a 503 naming the workflow engine", code, err)
 	}
 	if code, _, body := rawGet(t, base+"/healthz", ""); code != http.StatusOK {
 		t.Errorf("/healthz during the outage: %d %s; want 200 (the process serves)", code, body)
 	}
-	// /readyz checks the frontend (CheckHealth), which answers without the
-	// database: it is logged here, not asserted.
-	code, _, body := rawGet(t, base+"/readyz", "")
-	t.Logf("/readyz during the outage: %d %s", code, strings.TrimSpace(body))
+	// /readyz reads Temporal's database, so it fails, naming the check.
+	for _, ready := range []string{base + "/readyz", "http://" + workerMetrics + "/readyz"} {
+		eventually(t, 30*time.Second, time.Second, ready+" to fail", func() (bool, string) {
+			code, _, body := rawGet(t, ready, "")
+			var r probe.Report
+			_ = json.Unmarshal([]byte(body), &r)
+			if code == http.StatusOK {
+				return false, body
+			}
+			if code != http.StatusServiceUnavailable || r.Checks["temporal"] == "ok" || r.Checks["redis"] != "ok" || strings.Contains(body, pg.Password()) {
+				t.Fatalf("%s during the outage: %d %s; want 503 failing the temporal check only", ready, code, body)
+			}
+			t.Logf("%s during the outage: %d %s", ready, code, strings.TrimSpace(body))
+			return true, ""
+		})
+	}
 
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -203,9 +278,16 @@ func TestPostgresOutage(t *testing.T) {
 	back := time.Now()
 	allSyncedAt(3*time.Minute, second)
 	t.Logf("%d apps synced at the new commit %s after PostgreSQL returned", n, since(back))
-	code, _, body = rawGet(t, base+"/readyz", "")
-	if code != http.StatusOK {
-		t.Errorf("/readyz after the outage: %d %s", code, body)
+	for _, ready := range []string{base + "/readyz", "http://" + workerMetrics + "/readyz"} {
+		eventually(t, 30*time.Second, time.Second, ready+" to pass again", func() (bool, string) {
+			code, _, body := rawGet(t, ready, "")
+			return code == http.StatusOK, body
+		})
+	}
+	for _, path := range []string{"/api/v1/applications", "/api/v1/applications/" + names[0]} {
+		if code, hdr, body := rawGetHeader(t, base+path, session.Token); code != http.StatusOK || hdr.Get("Warning") != "" || strings.Contains(body, `"stale"`) {
+			t.Errorf("GET %s after the outage: %d, Warning %q; want a fresh answer", path, code, hdr.Get("Warning"))
+		}
 	}
 
 	// Exactly two syncs per app, each run once: none lost, none repeated.
@@ -247,6 +329,13 @@ func TestPostgresOutage(t *testing.T) {
 // the status, content type and body.
 func rawGet(t *testing.T, url, token string) (int, string, string) {
 	t.Helper()
+	code, hdr, body := rawGetHeader(t, url, token)
+	return code, hdr.Get("Content-Type"), body
+}
+
+// rawGetHeader is rawGet with the answer's headers.
+func rawGetHeader(t *testing.T, url, token string) (int, http.Header, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -262,5 +351,5 @@ func rawGet(t *testing.T, url, token string) (int, string, string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+	return resp.StatusCode, resp.Header, string(body)
 }
