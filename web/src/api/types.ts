@@ -47,9 +47,16 @@ export interface AppSummary {
   operation?: string;
 }
 
+/** Set on an answer that is the last known one: the workflow engine does not answer. */
+export interface Stale {
+  unavailableSince: string;
+  asOf: string;
+}
+
 export interface AppList {
   items: AppSummary[];
   next?: string;
+  stale?: Stale;
 }
 
 export interface ResourceKey {
@@ -201,6 +208,7 @@ export interface AppView {
   spec: Application;
   status: AppStatus;
   history?: SyncSummary[];
+  stale?: Stale;
 }
 
 export interface SyncRecord {

@@ -12,6 +12,7 @@ import { Icon } from '../components/icons';
 import { OperationPanel } from '../components/OperationPanel';
 import { ParamsTab } from '../components/ParamsTab';
 import { SpecTab } from '../components/SpecTab';
+import { StaleNotice } from '../components/StaleNotice';
 import { cachedGet, EventTable, ResourcePanel } from '../components/ResourcePanel';
 import { ResourceList, ResourceTree } from '../components/ResourceTree';
 import { Badge, Button, CommitMessage, ErrorMessage, Spinner, TabPanel, Tabs, useToast } from '../components/ui';
@@ -262,6 +263,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
           </p>
         )}
         {status.message && <ErrorMessage error={new ApiError(-1, { title: `Status ${status.sync}`, detail: status.message })} />}
+        <StaleNotice stale={view.stale} />
         <ConditionsNotice conditions={status.conditions} />
         {status.orphanedResources?.warning && (
           <p className="notice" role="status">

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { get, post, query } from '../api/client';
 import { useEventStream } from '../api/sse';
-import type { AppList as AppListT, AppSummary, ClusterView, Items, Project } from '../api/types';
+import type { AppList as AppListT, AppSummary, ClusterView, Items, Project, Stale } from '../api/types';
 import { Icon } from '../components/icons';
+import { StaleNotice } from '../components/StaleNotice';
 import { Badge, Button, CommitMessage, Dialog, ErrorMessage, Field, Spinner, DialogActions, Pager, THead, useAction, useToast } from '../components/ui';
 import { keyValues, shortSHA, timeAgo } from '../lib/format';
 import { StreamTracker } from '../lib/livelist';
@@ -35,6 +36,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
   // The query of the rows on screen: the stream follows the same page.
   const [shown, setShown] = useState('');
   const [next, setNext] = useState<string | undefined>();
+  const [stale, setStale] = useState<Stale | undefined>();
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const [creating, setCreating] = useState(false);
@@ -50,6 +52,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
         setRows(res.items);
         setShown(q);
         setNext(res.next);
+        setStale(res.stale);
         setError(null);
       } catch (e) {
         if (!signal?.aborted) setError(e);
@@ -109,6 +112,10 @@ export function AppList({ params }: { params: URLSearchParams }) {
   useEffect(() => tracker.current.reset(), [streamURL]);
   useEffect(() => () => window.clearTimeout(refetch.current), []);
   const live = useEventStream(streamURL, ['application', 'deleted'], onEvent);
+  // A stream opens only after a fresh read: the rows are current again.
+  useEffect(() => {
+    if (live === 'live') setStale(undefined);
+  }, [live]);
 
   // The last sync's time shows when the server sends it.
   const withLastSync = rows?.some((a) => a.lastSyncedAt) ?? false;
@@ -125,6 +132,7 @@ export function AppList({ params }: { params: URLSearchParams }) {
         </Button>
       </div>
       <ListFilters filters={filters} />
+      <StaleNotice stale={stale} />
       <ErrorMessage error={error} what="The applications could not be listed" />
       <div className="table-wrap">
         <table className="table apps" aria-busy={loading} aria-describedby="apps-caption">
