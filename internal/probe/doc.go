@@ -5,6 +5,8 @@
 // /healthz answers 200 while the process serves HTTP: a failing dependency
 // must not get a pod restarted. /readyz runs every check in parallel, each
 // bounded by a timeout, and answers 200 when all pass, 503 otherwise, with
-// a JSON body naming each check's outcome. Check errors are shown as they
-// are, so checks must not put secrets in their errors.
+// a JSON body naming each check's outcome; ?exclude=NAME leaves a check
+// out, as the kube-apiserver's /readyz does. Cached reuses a check's
+// outcome for a while, so that frequent probes stay cheap. Check errors
+// are shown as they are, so checks must not put secrets in their errors.
 package probe

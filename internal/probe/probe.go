@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -41,8 +42,8 @@ type Report struct {
 	Checks map[string]string `json:"checks"`
 }
 
-// Ready runs every check and reports.
-func (p *Probes) Ready(ctx context.Context) Report {
+// Ready runs every check but the excluded ones and reports.
+func (p *Probes) Ready(ctx context.Context, exclude ...string) Report {
 	r := Report{Status: "ok", Checks: make(map[string]string, len(p.checks))}
 	var (
 		mu sync.Mutex
@@ -50,7 +51,9 @@ func (p *Probes) Ready(ctx context.Context) Report {
 	)
 	names := make([]string, 0, len(p.checks))
 	for n := range p.checks {
-		names = append(names, n)
+		if !slices.Contains(exclude, n) {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
@@ -73,9 +76,12 @@ func (p *Probes) Ready(ctx context.Context) Report {
 	return r
 }
 
-// ServeReady answers 200 when every check passes, else 503.
+// ServeReady answers 200 when every check passes, else 503. As with the
+// kube-apiserver, ?exclude=NAME (repeated) leaves checks out: an API
+// server probed with /readyz?exclude=temporal stays in rotation while
+// Temporal is down, serving the apps' last known status.
 func (p *Probes) ServeReady(w http.ResponseWriter, req *http.Request) {
-	r := p.Ready(req.Context())
+	r := p.Ready(req.Context(), req.URL.Query()["exclude"]...)
 	code := http.StatusOK
 	if r.Status != "ok" {
 		code = http.StatusServiceUnavailable

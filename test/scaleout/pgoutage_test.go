@@ -270,6 +270,9 @@ func TestPostgresOutage(t *testing.T) {
 			return true, ""
 		})
 	}
+	if code, _, body := rawGet(t, base+"/readyz?exclude=temporal", ""); code != http.StatusOK {
+		t.Errorf("/readyz?exclude=temporal during the outage: %d %s; want 200, as the server still serves last answers", code, body)
+	}
 
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
