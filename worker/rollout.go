@@ -8,7 +8,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/windlass-cd/windlass/activities/appsets"
 	"github.com/windlass-cd/windlass/activities/rollout"
+	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/worker/children"
 	"github.com/windlass-cd/windlass/workflows"
 )
@@ -35,6 +37,21 @@ func (r rolloutApps) State(ctx context.Context, project, name string) (rollout.A
 			Done: h.Phase != workflows.PhasePending && h.Phase != workflows.PhaseRunning, Succeeded: h.Phase == workflows.PhaseSucceeded})
 	}
 	return st, true, nil
+}
+
+// SetApps lists the set's running apps with what their search attributes
+// say: one list, where State queries each app.
+func (r rolloutApps) SetApps(ctx context.Context, set string) (map[rollout.AppRef]rollout.AppState, error) {
+	listed, err := r.apps.ChildrenListed(ctx, appsets.Owner(set))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[rollout.AppRef]rollout.AppState, len(listed))
+	for _, a := range listed {
+		out[rollout.AppRef{Project: a.Project, Name: a.Name}] = rollout.AppState{Sync: appspec.SyncStatus(a.Sync),
+			Health: appspec.HealthStatus(a.Health), SHA: a.SHA, Labels: a.Labels}
+	}
+	return out, nil
 }
 
 // Sync runs the app's sync update, as the API does, and waits until the

@@ -111,7 +111,7 @@ func (r *appSetRun) roll(ctx workflow.Context) {
 	if r.status.Error != "" {
 		return
 	}
-	plan, err := planSetRollout(ctx, rollout.PlanInput{Apps: appRefs(r.status.Apps)})
+	plan, err := planSetRollout(ctx, rollout.PlanInput{Set: r.set.Metadata.Name, Apps: appRefs(r.status.Apps)})
 	cur := r.status.Rollout
 	if cur == nil {
 		cur = &AppSetRollout{ID: RolloutWorkflowID(r.set.Metadata.Name)}
@@ -222,7 +222,7 @@ func (r *appSetRun) removeApps(ctx workflow.Context) ([]string, error) {
 		out, err := deleteAppSetApps(ctx, appsets.DeleteAppsInput{Set: name, Owned: r.status.Apps})
 		return out.Deleted, err
 	}
-	plan, err := planSetRollout(ctx, rollout.PlanInput{Apps: appRefs(r.status.Apps)})
+	plan, err := planSetRollout(ctx, rollout.PlanInput{Set: r.set.Metadata.Name, Apps: appRefs(r.status.Apps)})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,9 @@ func TestAppSetStartsItsRollout(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		plans++
+		if in.Set != "web" {
+			return rollout.PlanOutput{}, fmt.Errorf("plan of set %q, want web (its apps in one list)", in.Set)
+		}
 		out := rollout.PlanOutput{Revisions: "r1", OutOfSync: 2}
 		switch {
 		case plans == 1:

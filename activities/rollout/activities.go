@@ -64,6 +64,9 @@ type Apps interface {
 	// Sync asks the app for a sync with the initiator, sent under
 	// updateID, and returns the sync's ID.
 	Sync(ctx context.Context, project, name, initiator, updateID string) (string, error)
+	// SetApps lists the running apps of a set in one read, with their
+	// sync, health, compared revision and labels (no operation or syncs).
+	SetApps(ctx context.Context, set string) (map[AppRef]AppState, error)
 }
 
 // Activities is the rollout capability.

@@ -16,6 +16,9 @@ import (
 // PlanInput names a set's apps.
 type PlanInput struct {
 	Apps []AppRef `json:"apps"`
+	// Set, when named, lets Plan read the apps in one list of the set's
+	// apps; an app the list does not show yet is read on its own.
+	Set string `json:"set,omitempty"`
 }
 
 // PlannedApp is what a set's rollout needs of one app.
@@ -42,7 +45,8 @@ type PlanOutput struct {
 }
 
 // Plan reads the set's apps for its rollout: their labels, sync status
-// and compared revision.
+// and compared revision; with in.Set, from one list rather than a read
+// of each app.
 func (a *Activities) Plan(ctx context.Context, in PlanInput) (PlanOutput, error) {
 	refs := slices.Clone(in.Apps)
 	slices.SortFunc(refs, func(x, y AppRef) int {
@@ -51,12 +55,22 @@ func (a *Activities) Plan(ctx context.Context, in PlanInput) (PlanOutput, error)
 		}
 		return strings.Compare(x.Name, y.Name)
 	})
+	var listed map[AppRef]AppState
+	if in.Set != "" {
+		var err error
+		if listed, err = a.apps.SetApps(ctx, in.Set); err != nil {
+			return PlanOutput{}, fmt.Errorf("list the apps of set %s: %w", in.Set, err)
+		}
+	}
 	out := PlanOutput{Apps: make([]PlannedApp, 0, len(refs))}
 	h := sha256.New()
 	for _, r := range refs {
-		st, ok, err := a.apps.State(ctx, r.Project, r.Name)
-		if err != nil {
-			return PlanOutput{}, fmt.Errorf("read %s: %w", r, err)
+		st, ok := listed[r]
+		if !ok {
+			var err error
+			if st, ok, err = a.apps.State(ctx, r.Project, r.Name); err != nil {
+				return PlanOutput{}, fmt.Errorf("read %s: %w", r, err)
+			}
 		}
 		if !ok {
 			continue

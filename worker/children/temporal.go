@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
@@ -59,23 +62,76 @@ func quote(v string) string {
 // list returns the app IDs, "<project>/<name>", matching the query.
 func (t *TemporalApps) list(ctx context.Context, q string, limit int) ([]string, error) {
 	var out []string
+	err := t.each(ctx, q, func(proj, name string, _ *workflowpb.WorkflowExecutionInfo) bool {
+		out = append(out, proj+"/"+name)
+		return limit <= 0 || len(out) < limit
+	})
+	return out, err
+}
+
+// each calls f for every running app matching the query, page by page,
+// until f answers false.
+func (t *TemporalApps) each(ctx context.Context, q string, f func(proj, name string, e *workflowpb.WorkflowExecutionInfo) bool) error {
 	var token []byte
 	for {
 		resp, err := t.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: t.Namespace, Query: q + " AND " + runningApps, NextPageToken: token, PageSize: 1000,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
+		more := true
 		for _, e := range resp.GetExecutions() {
-			if proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId()); ok {
-				out = append(out, proj+"/"+name)
+			if proj, name, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId()); ok && more {
+				more = f(proj, name, e)
 			}
 		}
-		if token = resp.GetNextPageToken(); len(token) == 0 || (limit > 0 && len(out) >= limit) {
-			return out, nil
+		if token = resp.GetNextPageToken(); len(token) == 0 || !more {
+			return nil
 		}
 	}
+}
+
+// ListedApp is what an app's search attributes say of it.
+type ListedApp struct {
+	Project, Name     string
+	Sync, Health, SHA string
+	Labels            map[string]string
+}
+
+// ChildrenListed lists the running apps whose parent is parent with
+// their search attributes, in one list rather than a query of each.
+func (t *TemporalApps) ChildrenListed(ctx context.Context, parent string) ([]ListedApp, error) {
+	var out []ListedApp
+	err := t.each(ctx, workflows.SearchAttrParent+" = "+quote(parent), func(proj, name string, e *workflowpb.WorkflowExecutionInfo) bool {
+		sa := e.GetSearchAttributes().GetIndexedFields()
+		a := ListedApp{Project: proj, Name: name, Sync: keyword(sa, workflows.SearchAttrSync),
+			Health: keyword(sa, workflows.SearchAttrHealth), SHA: keyword(sa, workflows.SearchAttrRev)}
+		var entries []string
+		if p := sa[workflows.SearchAttrLabels]; p != nil {
+			_ = converter.GetDefaultDataConverter().FromPayload(p, &entries)
+		}
+		for _, en := range entries {
+			if k, v, ok := strings.Cut(en, "="); ok {
+				if a.Labels == nil {
+					a.Labels = map[string]string{}
+				}
+				a.Labels[k] = v
+			}
+		}
+		out = append(out, a)
+		return true
+	})
+	return out, err
+}
+
+// keyword decodes a Keyword search attribute, "" when absent.
+func keyword(sa map[string]*commonpb.Payload, key string) string {
+	var v string
+	if p := sa[key]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
+	}
+	return v
 }
 
 // Find lists the projects of the running apps with this name.
