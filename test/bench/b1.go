@@ -334,6 +334,12 @@ func fleetSyncOnce(ctx context.Context, e *env, w workload, repoURL string, f *f
 		if err := writeSampleHistories(ctx, e, opts.histories, f.names[0]); err != nil {
 			return run, err
 		}
+		if f.set != "" {
+			path := filepath.Join(opts.histories, f.set+"-set.json")
+			if err := harness.WriteHistory(ctx, e.tc, workflows.AppSetWorkflowID(f.set), path); err != nil {
+				return run, err
+			}
+		}
 	}
 	if !opts.keep {
 		e.deleteFleet(ctx, f)

@@ -99,7 +99,7 @@ func main() {
 	flag.DurationVar(&cfg.idleSettle, "idle-settle", time.Minute, "B4: wait between the fleet being ready and the measurement")
 	flag.BoolVar(&cfg.profile, "profile", false, "take 30 s CPU profiles of the worker and the Temporal server during the first run of each B1 size, the worker's over B4's first 200 s, and a heap profile of the worker at the end of B4")
 	flag.StringVar(&cfg.profileDir, "profile-dir", ".cache/bench", "where -profile writes the profiles")
-	flag.StringVar(&cfg.histories, "histories", "", "B1, B2, B3: write the histories of one app's workflow and its latest sync (JSON) into this directory")
+	flag.StringVar(&cfg.histories, "histories", "", "B1, B2, B3: write the histories of one app's workflow and its latest sync (JSON) into this directory, and B1-set its set's")
 	flag.Parse()
 	for f := range strings.SplitSeq(apps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
