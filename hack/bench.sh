@@ -22,7 +22,7 @@
 # 10,000-app run, and runs only B8 unless BENCH_ONLY is given:
 # BENCH_B8_APPS (default 10000), BENCH_B8_IDLE_DURATION (10m).
 # BENCH_ARGS passes more flags (say -histories DIR: B1 writes one app's
-# histories there, and B2 and B3 theirs).
+# histories there, B1-set its set's too, and B2 and B3 theirs).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
