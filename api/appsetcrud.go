@@ -37,6 +37,9 @@ type AppSetSummary struct {
 	Generated int      `json:"generated"`
 	Error     string   `json:"error,omitempty"`
 	Repos     []string `json:"repos,omitempty"`
+	// Generators names each generator ("git directories envs apps/*"),
+	// as the set's last pass recorded them.
+	Generators []string `json:"generators,omitempty"`
 }
 
 // AppSetList answers GET /api/v1/applicationsets.
@@ -58,6 +61,8 @@ type AppSetDetail struct {
 	Set          appset.ApplicationSet  `json:"set"`
 	Status       workflows.AppSetStatus `json:"status"`
 	Applications []AppSetChild          `json:"applications"`
+	// Generators names each of the set's generators, in order.
+	Generators []string `json:"generators"`
 	// Rollout is the set's RollingSync rollout step by step, nil when
 	// the set has none.
 	Rollout *workflows.RolloutStatus `json:"rollout,omitempty"`
@@ -171,6 +176,7 @@ func (s *Server) appSetRows(c *echo.Context) ([]AppSetSummary, error) {
 		fromPayload(memo[workflows.MemoAppSetApps], &row.Apps)
 		fromPayload(memo[workflows.MemoAppSetGenerated], &row.Generated)
 		fromPayload(memo[workflows.MemoAppSetError], &row.Error)
+		fromPayload(memo[workflows.MemoAppSetGenerators], &row.Generators)
 		out = append(out, row)
 		return nil
 	}); err != nil {
@@ -264,7 +270,7 @@ func appSetError(err error) error {
 
 // appSetDetail answers the view with the set's apps the caller may get.
 func (s *Server) appSetDetail(c *echo.Context, view workflows.AppSetView) error {
-	out := AppSetDetail{Set: view.Set, Status: view.Status, Applications: []AppSetChild{}}
+	out := AppSetDetail{Set: view.Set, Status: view.Status, Applications: []AppSetChild{}, Generators: appset.GeneratorSummaries(view.Set)}
 	if out.Status.Apps == nil {
 		out.Status.Apps = []string{}
 	}

@@ -87,16 +87,17 @@ func setStream(t *testing.T, en *env, token, prefix string, d time.Duration, f f
 }
 
 // TestStreamAppSets checks the set list's stream: a row per set the
-// caller may get, as the list has it, then "deleted" when a set is gone;
+// caller may get, as the list has it (with its generators' names), then "deleted" when a set is gone;
 // a caller without the permission gets no row.
 func TestStreamAppSets(t *testing.T) {
 	en := newEnv(t)
 	prefix := fmt.Sprintf("setstream-%d-", time.Now().UnixNano()%1_000_000)
 	a, b := prefix+"a", prefix+"b"
-	startListedSet(t, a, "default", map[string]any{workflows.MemoAppSetApps: 3, workflows.MemoAppSetGenerated: 3})
+	startListedSet(t, a, "default", map[string]any{workflows.MemoAppSetApps: 3, workflows.MemoAppSetGenerated: 3,
+		workflows.MemoAppSetGenerators: []string{"git directories envs apps/*"}})
 	startListedSet(t, b, "team-a", map[string]any{workflows.MemoAppSetError: "generator: boom"})
 	want := map[string]AppSetSummary{
-		a: {Name: a, Project: "default", Apps: 3, Generated: 3},
+		a: {Name: a, Project: "default", Apps: 3, Generated: 3, Generators: []string{"git directories envs apps/*"}},
 		b: {Name: b, Project: "team-a", Error: "generator: boom"},
 	}
 	eventually(t, visibilityWait, func() error {

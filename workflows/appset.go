@@ -326,7 +326,8 @@ func (r *appSetRun) pass(ctx workflow.Context) {
 		r.status.Apps = []string{}
 	}
 	r.passDone++
-	memo := map[string]any{MemoAppSetApps: len(r.status.Apps), MemoAppSetGenerated: r.status.Generated, MemoAppSetError: r.status.Error}
+	memo := map[string]any{MemoAppSetApps: len(r.status.Apps), MemoAppSetGenerated: r.status.Generated, MemoAppSetError: r.status.Error,
+		MemoAppSetGenerators: appset.GeneratorSummaries(r.set)}
 	if !sameJSON(memo, r.memo) {
 		r.memo = memo
 		_ = workflow.UpsertMemo(ctx, memo)
@@ -338,6 +339,8 @@ const (
 	MemoAppSetApps      = "apps"
 	MemoAppSetGenerated = "generated"
 	MemoAppSetError     = "error"
+	// MemoAppSetGenerators names each generator (appset.Summary).
+	MemoAppSetGenerators = "generators"
 )
 
 // remove deletes the set: its apps first, unless kept.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -95,6 +96,18 @@ func TestAppSetGitDirectories(t *testing.T) {
 		})
 	}
 	waitApps("five apps", appNames(prefix, "a", "b", "c", "d", "e"))
+	// The list's row names the generator, with no read of the set.
+	wantGen := []string{"git directories " + strings.TrimSuffix(path.Base(repoURL), ".git") + " *"}
+	eventually(t, time.Minute, "the set's row names its generator", func() (bool, string) {
+		var l api.AppSetList
+		call(t, http.MethodGet, "/api/v1/applicationsets", nil, &l)
+		for _, r := range l.Items {
+			if r.Name == set {
+				return slices.Equal(r.Generators, wantGen), fmt.Sprintf("generators %q, want %q", r.Generators, wantGen)
+			}
+		}
+		return false, "the set is not listed"
+	})
 	eventually(t, 2*time.Minute, "app a synced", func() (bool, string) {
 		_, err := bed.kube.CoreV1().ConfigMaps(ns).Get(t.Context(), "cm-a", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)

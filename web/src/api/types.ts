@@ -476,6 +476,8 @@ export interface AppSetSummary {
   generated: number;
   error?: string;
   repos?: string[];
+  /** Each generator's kind and what it reads ("git directories envs apps/*"), as the set's last pass recorded them. */
+  generators?: string[];
 }
 
 /** A generator of an ApplicationSet (Argo CD's shape; only what the UI reads). */
@@ -550,6 +552,8 @@ export interface AppSetDetail {
   set: ApplicationSet;
   status: AppSetStatus;
   applications: AppSetChild[];
+  /** Each generator's kind and what it reads, in order. */
+  generators: string[];
 }
 
 /** POST /api/v1/applicationsets/generate: the apps the set would make. */

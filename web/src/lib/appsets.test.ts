@@ -1,24 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AppSetSummary } from '../api/types';
-import { applySetEvent, generatorLabel, repoName, rolloutControls, rolloutRunning, selectorLabel, setState, splitRef, stepProgress } from './appsets';
+import { applySetEvent, repoName, rolloutControls, rolloutRunning, selectorLabel, setState, splitRef, stepProgress } from './appsets';
 
-describe('generatorLabel', () => {
-  it.each([
-    [{ list: { elements: [{ a: 1 }, { a: 2 }] } }, 'list (2 elements)'],
-    [{ list: { elements: [{ a: 1 }] } }, 'list (1 element)'],
-    [{ clusters: {} }, 'clusters'],
-    [{ git: { repoURL: 'https://git.example/team/envs.git', directories: [{ path: 'apps/*' }, { path: 'apps/old', exclude: true }] } }, 'git directories envs apps/*'],
-    [{ git: { repoURL: 'https://git.example/cfg', files: [{ path: '**/config.json' }] } }, 'git files cfg **/config.json'],
-    [{ matrix: { generators: [{ clusters: {} }, { git: { repoURL: 'r.git', directories: [{ path: '*' }] } }] } }, 'matrix (clusters × git directories r *)'],
-    [{ merge: { generators: [{ clusters: {} }, { list: { elements: [] } }] } }, 'merge (clusters + list (0 elements))'],
-    [{ plugin: { configMapRef: { name: 'my-plugin' } } }, 'plugin my-plugin'],
-    [{ pullRequest: {} }, 'pull requests'],
-    [{ scmProvider: {} }, 'SCM provider'],
-    [{}, 'unknown'],
-  ])('names %j', (g, want) => {
-    expect(generatorLabel(g)).toBe(want);
-  });
-
+describe('repoName', () => {
   it('takes the repository name from a URL', () => {
     expect(repoName('https://git.example/a/b.git/')).toBe('b');
     expect(repoName('git@git.example:a/c.git')).toBe('c');

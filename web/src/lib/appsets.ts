@@ -1,25 +1,7 @@
-import type { AppSetGenerator, AppSetStatus, AppSetSummary, LabelExpression, RolloutStatus } from '../api/types';
+import type { AppSetStatus, AppSetSummary, LabelExpression, RolloutStatus } from '../api/types';
 
 // Pure helpers of the ApplicationSet pages: how generators, a set's state
 // and a rollout read to people, and how the list follows its stream.
-
-/** generatorLabel names a generator: its kind and what it reads. */
-export function generatorLabel(g: AppSetGenerator): string {
-  if (g.list) return `list (${g.list.elements?.length ?? 0} ${g.list.elements?.length === 1 ? 'element' : 'elements'})`;
-  if (g.clusters) return 'clusters';
-  if (g.git) {
-    const kind = g.git.files?.length ? 'git files' : 'git directories';
-    const paths = (g.git.files ?? g.git.directories ?? []).filter((p) => !('exclude' in p && p.exclude)).map((p) => p.path);
-    return `${kind} ${repoName(g.git.repoURL)}${paths.length ? ` ${paths.join(', ')}` : ''}`;
-  }
-  if (g.matrix) return `matrix (${g.matrix.generators.map(generatorLabel).join(' × ')})`;
-  if (g.merge) return `merge (${g.merge.generators.map(generatorLabel).join(' + ')})`;
-  if (g.plugin) return `plugin${g.plugin.configMapRef?.name ? ` ${g.plugin.configMapRef.name}` : ''}`;
-  if (g.pullRequest) return 'pull requests';
-  if (g.scmProvider) return 'SCM provider';
-  if (g.clusterDecisionResource) return 'cluster decision resource';
-  return 'unknown';
-}
 
 /** repoName is the last part of a repository URL, without .git. */
 export function repoName(url: string): string {

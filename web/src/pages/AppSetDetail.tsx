@@ -6,7 +6,7 @@ import { Icon } from '../components/icons';
 import { RolloutPanel } from '../components/RolloutPanel';
 import { Badge, Button, ErrorMessage, Spinner, THead, useAction, useToast } from '../components/ui';
 import { dateTime, timeAgo } from '../lib/format';
-import { appSetPath, generatorLabel, setState, splitRef } from '../lib/appsets';
+import { appSetPath, setState, splitRef } from '../lib/appsets';
 import { appURL, Link, navigate } from '../router';
 import { useCan } from '../session';
 import { clusterLabel } from './AppList';
@@ -111,9 +111,9 @@ export function AppSetDetail({ name }: { name: string }) {
         <div>
           <dt>Generators</dt>
           <dd>
-            {set.spec.generators.map((g, i) => (
+            {(detail.generators ?? []).map((g, i) => (
               <span key={i} className="flag label-chip" title={`spec.generators[${i}]`}>
-                {generatorLabel(g)}
+                {g}
               </span>
             ))}
           </dd>

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useState } from 'react';
 import { del, get, post, query } from '../api/client';
 import { useEventStream } from '../api/sse';
-import type { AppSetDeleteResult, AppSetDetail, AppSetList as AppSetListT, AppSetSummary } from '../api/types';
+import type { AppSetDeleteResult, AppSetList as AppSetListT, AppSetSummary } from '../api/types';
 import { Icon } from '../components/icons';
 import { Badge, Button, Dialog, DialogActions, ErrorMessage, Field, Spinner, THead, useAction, useToast } from '../components/ui';
-import { appSetPath, appSetURL, applySetEvent, generatorLabel, repoName, setState } from '../lib/appsets';
+import { appSetPath, appSetURL, applySetEvent, repoName, setState } from '../lib/appsets';
 import { Link } from '../router';
 import { useCan } from '../session';
 
@@ -66,23 +66,13 @@ export function AppSetList() {
   );
 }
 
-/** SetRow is one set; its generators come from the set itself, read again when its row changes. */
+/** SetRow is one set, all from its list row (no read of the set). */
 function SetRow({ row, onDelete }: { row: AppSetSummary; onDelete: () => void }) {
   const obj = `${row.project}/${row.name}`;
   const [canGet, canDelete] = useCan([
     { resource: 'applicationsets', action: 'get', object: obj },
     { resource: 'applicationsets', action: 'delete', object: obj },
   ]);
-  const [generators, setGenerators] = useState<string[] | null>(null);
-  const version = `${row.apps}|${row.generated}|${row.error ?? ''}`;
-  useEffect(() => {
-    const ac = new AbortController();
-    get<AppSetDetail>(appSetPath(row.name), { signal: ac.signal }).then(
-      (d) => setGenerators(d.set.spec.generators.map(generatorLabel)),
-      () => !ac.signal.aborted && setGenerators([]),
-    );
-    return () => ac.abort();
-  }, [row.name, version]);
   const { busy, run, error } = useAction();
   const toast = useToast();
   const refresh = () =>
@@ -100,21 +90,7 @@ function SetRow({ row, onDelete }: { row: AppSetSummary; onDelete: () => void })
       </td>
       <td>{row.project}</td>
       <td className="generators">
-        {generators === null ? (
-          <span className="muted">…</span>
-        ) : generators.length ? (
-          generators.map((g) => (
-            <span key={g} className="flag label-chip" title={g}>
-              {g}
-            </span>
-          ))
-        ) : (
-          row.repos?.map((r) => (
-            <span key={r} className="flag label-chip" title={r}>
-              git {repoName(r)}
-            </span>
-          ))
-        )}
+        <SetGenerators row={row} />
       </td>
       <td>
         <span title={`${row.apps} apps; the generators yielded ${row.generated} at the last pass that succeeded`}>
@@ -136,6 +112,34 @@ function SetRow({ row, onDelete }: { row: AppSetSummary; onDelete: () => void })
         </Button>
       </td>
     </tr>
+  );
+}
+
+/**
+ * SetGenerators names a set's generators from its row; a row without
+ * them (a set not evaluated since the field was added) shows the
+ * repositories its Git generators read.
+ */
+export function SetGenerators({ row }: { row: Pick<AppSetSummary, 'generators' | 'repos'> }) {
+  if (row.generators?.length) {
+    return (
+      <>
+        {row.generators.map((g, i) => (
+          <span key={i} className="flag label-chip" title={g}>
+            {g}
+          </span>
+        ))}
+      </>
+    );
+  }
+  return (
+    <>
+      {row.repos?.map((r) => (
+        <span key={r} className="flag label-chip" title={r}>
+          git {repoName(r)}
+        </span>
+      ))}
+    </>
   );
 }
 
