@@ -349,7 +349,7 @@ func (s *Server) lastTaskFailure(ctx context.Context, id string) string {
 }
 
 func (s *Server) getApp(c *echo.Context) error {
-	id, err := s.appID(c, rbac.ActionGet)
+	id, proj, name, err := s.app(c, rbac.ActionGet)
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,15 @@ func (s *Server) getApp(c *echo.Context) error {
 	s.fullResources(ctx, &view, nil)
 	s.withHealthTimes(ctx, &view, nil)
 	markStale(c, stale)
-	return c.JSON(http.StatusOK, appView{AppView: view, Stale: stale})
+	out := AppDetail{appView: appView{AppView: view, Stale: stale}}
+	// Dependents are read from visibility: none while the engine is down.
+	out.Dependents = []string{}
+	if stale == nil {
+		if out.Dependents, err = s.dependents(c, proj, name); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // syncApp starts a sync. With ?wait=false it answers 202 with the sync's

@@ -3,9 +3,14 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/labstack/echo/v5"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+
+	"github.com/windlass-cd/windlass/api/rbac"
 
 	"github.com/windlass-cd/windlass/internal/appspec"
 	"github.com/windlass-cd/windlass/workflows"
@@ -34,6 +39,36 @@ func (s *Server) savedDependsOn(ctx context.Context, ref appspec.DependencyRef) 
 		return nil, false, err
 	}
 	return view.Spec.DependsOn, true, nil
+}
+
+// AppDetail answers GET /api/v1/applications/{name}: the app's view and
+// the apps that depend on it.
+type AppDetail struct {
+	appView
+	// Dependents are the running apps whose dependsOn names this one,
+	// "<project>/<name>", sorted; only those the caller may get.
+	Dependents []string `json:"dependents"`
+}
+
+// dependents lists the running apps that depend on proj/name (their
+// WindlassDependsOn search attribute) that the caller may get.
+func (s *Server) dependents(c *echo.Context, proj, name string) ([]string, error) {
+	v, err := visibilityValue("name", proj+"/"+name)
+	if err != nil {
+		return nil, err
+	}
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = %s",
+		workflows.ApplicationWorkflowName, workflows.SearchAttrDependsOn, v)
+	out := []string{}
+	err = s.eachExecution(c.Request().Context(), q, func(e *workflowpb.WorkflowExecutionInfo) error {
+		p, n, ok := workflows.ParseAppWorkflowID(e.GetExecution().GetWorkflowId())
+		if ok && s.allowed(c, rbac.ResourceApplications, rbac.ActionGet, rbac.AppObject(p, n)) {
+			out = append(out, p+"/"+n)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
 }
 
 // awaitSyncStart waits while the app's sync syncID waits for its

@@ -459,6 +459,7 @@ var openAPISchemaTypes = map[string]any{
 	"SyncResult":                workflows.SyncResult{},
 	"AppView":                   appView{},
 	"Stale":                     lastknown.Stale{},
+	"AppDetail":                 AppDetail{},
 	"HistoryView":               workflows.HistoryView{},
 	"SyncRequest":               workflows.SyncRequest{},
 	"SyncAccepted":              workflows.SyncAccepted{},

@@ -39,6 +39,25 @@ func LabelEntries(labels map[string]string) []string {
 // metadataOn says the run takes the changeApp020 path.
 func (a *application) metadataOn() bool { return a.v020 >= 1 }
 
+var saDependsOn = temporal.NewSearchAttributeKeyKeywordList(SearchAttrDependsOn)
+
+// dependsOnKeys are the app's dependencies, "<project>/<name>".
+func dependsOnKeys(spec appspec.Application) []string {
+	out := make([]string, 0, len(spec.DependsOn))
+	for _, d := range spec.Dependencies() {
+		out = append(out, d.String())
+	}
+	return out
+}
+
+// dependsOnAttr is the upsert of the dependencies search attribute.
+func dependsOnAttr(spec appspec.Application) temporal.SearchAttributeUpdate {
+	if len(spec.DependsOn) == 0 {
+		return saDependsOn.ValueUnset()
+	}
+	return saDependsOn.ValueSet(dependsOnKeys(spec))
+}
+
 // labelsAttr is the upsert of the labels search attribute.
 func labelsAttr(labels map[string]string) temporal.SearchAttributeUpdate {
 	if len(labels) == 0 {

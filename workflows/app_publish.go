@@ -36,7 +36,7 @@ func (a *application) publish(ctx workflow.Context) {
 	sa := []string{spec.Project, string(st.Sync), string(st.Health), st.SHA, spec.Destination.Server, syncPolicyLabel(spec),
 		spec.Name, spec.Destination.Namespace, strings.Join(repoKeys(spec), "\n"), parent}
 	if a.metadataOn() {
-		sa = append(sa, labelsKey(spec.Labels))
+		sa = append(sa, labelsKey(spec.Labels), strings.Join(dependsOnKeys(spec), "\n"))
 	}
 	if saKey := strings.Join(sa, "\x00"); saKey != a.publishedSA {
 		a.publishedSA = saKey
@@ -53,7 +53,7 @@ func (a *application) publish(ctx workflow.Context) {
 			saRepo.ValueSet(repoKeys(spec)),
 		}
 		if a.metadataOn() {
-			updates = append(updates, labelsAttr(spec.Labels))
+			updates = append(updates, labelsAttr(spec.Labels), dependsOnAttr(spec))
 		}
 		// Only an app with a parent has (or had) the attribute, so the
 		// commands of apps without one are those 0.1.0 wrote.

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -182,4 +183,43 @@ func (s *appSuite) TestRefreshAnnotationDuringAPass() {
 	})
 	s.cancelAt(2 * time.Minute)
 	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: testSpec(false), Config: AppConfig{RefreshSeconds: 3600}})
+}
+
+// The dependencies are published as "<project>/<name>" for the reverse
+// lookup, and unset when a spec drops them.
+func (s *appSuite) TestDependsOnPublished() {
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		// Each publish (it sets WindlassApp) sets or unsets the
+		// dependencies; an unset value reads as absent.
+		sa := args.Get(0).(temporal.SearchAttributes)
+		if !sa.ContainsKey(saApp) {
+			return
+		}
+		v := "unset"
+		if deps, ok := sa.GetKeywordList(saDependsOn); ok {
+			v = strings.Join(deps, ",")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) == 0 || got[len(got)-1] != v {
+			got = append(got, v)
+		}
+	})
+	s.expectProject(appspec.DefaultProjectSpec())
+	s.expectReconcile(sha1, synced)
+	s.expectReconcile(sha1, synced)
+	spec := testSpec(false)
+	spec.DependsOn = []string{"db", "infra/net"}
+	s.at(time.Minute, func() { s.update(UpdateSetSpec, testSpec(false)) })
+	s.cancelAt(2 * time.Minute)
+	s.env.ExecuteWorkflow(ApplicationWorkflowName, AppInput{Spec: spec, Config: AppConfig{RefreshSeconds: 3600}})
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"default/db,infra/net", "unset"}, got); d != "" {
+		s.Fail("dependsOn upserts (-want +got)", d)
+	}
 }

@@ -107,6 +107,9 @@ const (
 	// SearchAttrLabels (a KeywordList) holds the app's labels as "key"
 	// and "key=value" (LabelEntries), for label selectors.
 	SearchAttrLabels = "WindlassLabels"
+	// SearchAttrDependsOn (a KeywordList) holds the apps this one depends
+	// on, "<project>/<name>", for the reverse lookup (its dependents).
+	SearchAttrDependsOn = "WindlassDependsOn"
 	// SearchAttrParent is "<project>/<name>" of the app whose manifests
 	// declare this one (app of apps); unset on other apps.
 	SearchAttrParent = "WindlassParent"
@@ -120,7 +123,7 @@ var KeywordSearchAttributes = []string{
 
 // KeywordListSearchAttributes lists the custom KeywordList search
 // attributes.
-var KeywordListSearchAttributes = []string{SearchAttrRepo, SearchAttrLabels}
+var KeywordListSearchAttributes = []string{SearchAttrRepo, SearchAttrLabels, SearchAttrDependsOn}
 
 // AppWorkflowID is the stable ID of an application's workflow.
 func AppWorkflowID(project, name string) string { return "app/" + project + "/" + name }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,13 @@ func TestDependsOnOrdersSyncs(t *testing.T) {
 	if code := call(t, http.MethodPost, "/api/v1/applications", bodyB, nil); code != http.StatusCreated {
 		t.Fatalf("create %s: status %d", b, code)
 	}
+
+	// A's answer names B, which depends on it (the reverse lookup).
+	eventually(t, time.Minute, a+" to list "+b+" as its dependent", func() (bool, string) {
+		var d api.AppDetail
+		call(t, http.MethodGet, "/api/v1/applications/"+a, nil, &d)
+		return slices.Equal(d.Dependents, []string{"default/" + b}), fmt.Sprintf("dependents %v", d.Dependents)
+	})
 
 	// A cycle is refused, named, and nothing is saved.
 	bodyA := appBody(a, repoA, "guestbook", nsA)

@@ -209,6 +209,8 @@ export interface AppView {
   status: AppStatus;
   history?: SyncSummary[];
   stale?: Stale;
+  /** The running apps whose dependsOn names this one ("<project>/<name>"); GET /api/v1/applications/{name} only. */
+  dependents?: string[];
 }
 
 export interface SyncRecord {

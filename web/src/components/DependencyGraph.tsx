@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ApiError, appPath, get } from '../api/client';
 import type { AppView, DependencyWait } from '../api/types';
-import { type AppID, depRef, layoutDependencies } from '../lib/depgraph';
+import { type AppID, depRef, layoutDependencies, withDependents } from '../lib/depgraph';
 import { appURL, Link } from '../router';
 import { Badge } from './ui';
 
@@ -22,31 +22,43 @@ interface Known {
 
 /**
  * DependencyGraph draws the apps this one depends on (spec.dependsOn),
- * directly or not, each with its sync and health, dependencies left of
+ * directly or not, and the apps that depend on it (view.dependents,
+ * from the API), each with its sync and health, dependencies left of
  * what waits for them; the ones a pending sync waits for are marked.
  */
 export function DependencyGraph({ project, view, version }: { project: string; view: AppView; version: string }) {
   const root: AppID = `${project}/${view.spec.name}`;
   const [known, setKnown] = useState<Map<AppID, Known>>(new Map());
   const direct = (view.spec.dependsOn ?? []).map((d) => depRef(project, d));
-  const key = direct.join(',');
+  const dependents = view.dependents ?? [];
+  const key = `${direct.join(',')}|${dependents.join(',')}`;
   useEffect(() => {
-    if (!direct.length) return undefined;
+    if (!direct.length && !dependents.length) return undefined;
     let alive = true;
     (async () => {
       const out = new Map<AppID, Known>();
-      const queue = [...direct];
-      while (queue.length && out.size < maxApps) {
-        const id = queue.shift()!;
-        if (out.has(id) || id === root) continue;
+      const read = async (id: AppID) => {
         const [p, n] = id.split('/');
         try {
           const v = await get<AppView>(appPath(p, n));
           out.set(id, { view: v });
-          queue.push(...(v.spec.dependsOn ?? []).map((d) => depRef(p, d)));
+          return v;
         } catch (e) {
           out.set(id, e instanceof ApiError && e.status === 404 ? { missing: true } : { error: true });
+          return undefined;
         }
+      };
+      const queue = [...direct];
+      while (queue.length && out.size < maxApps) {
+        const id = queue.shift()!;
+        if (out.has(id) || id === root) continue;
+        const v = await read(id);
+        queue.push(...(v?.spec.dependsOn ?? []).map((d) => depRef(id.split('/')[0], d)));
+      }
+      // Dependents are drawn one level deep: what waits for this app.
+      for (const id of dependents) {
+        if (out.size >= maxApps) break;
+        if (!out.has(id) && id !== root) await read(id);
       }
       if (alive) setKnown(out);
     })();
@@ -54,14 +66,15 @@ export function DependencyGraph({ project, view, version }: { project: string; v
       alive = false;
     };
   }, [root, key, version]);
-  if (!direct.length) return null;
+  if (!direct.length && !dependents.length) return null;
 
   const deps = new Map<AppID, AppID[]>([[root, direct]]);
   for (const [id, k] of known) {
+    if (dependents.includes(id)) continue;
     const [p] = id.split('/');
     deps.set(id, (k.view?.spec.dependsOn ?? []).map((d) => depRef(p, d)));
   }
-  const layout = layoutDependencies(root, deps);
+  const layout = withDependents(layoutDependencies(root, deps), root, dependents);
   const waits = new Map<AppID, DependencyWait>();
   for (const w of view.status.operation?.waitingFor ?? []) waits.set(`${w.app.project}/${w.app.name}`, w);
   const pos = new Map(layout.placed.map((p) => [p.id, { x: p.col * (nodeW + gapX), y: p.row * (nodeH + gapY) }]));
@@ -71,7 +84,7 @@ export function DependencyGraph({ project, view, version }: { project: string; v
 
   return (
     <section className="depgraph" aria-label="Dependencies">
-      <h2>Depends on</h2>
+      <h2>Dependencies</h2>
       <div className="depgraph-canvas" role="group" aria-label="Dependency graph" style={{ width, height }}>
         <svg className="depgraph-edges" width={width} height={height} aria-hidden="true">
           <defs>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { depRef, layoutDependencies } from './depgraph';
+import { depRef, layoutDependencies, withDependents } from './depgraph';
 
 describe('depRef', () => {
   it('qualifies a bare name with the project', () => {
@@ -43,5 +43,29 @@ describe('layoutDependencies', () => {
     const l = layoutDependencies('p/a', new Map([['p/a', ['p/b']], ['p/b', ['p/a']]]));
     expect(l.placed.map((p) => p.id)).toEqual(['p/b', 'p/a']);
     expect(l.edges).toEqual([{ from: 'p/b', to: 'p/a' }]);
+  });
+});
+
+describe('withDependents', () => {
+  it('puts the apps that depend on root right of it, each waiting for it', () => {
+    const l = withDependents(layoutDependencies('p/db', new Map([['p/db', ['p/net']]])), 'p/db', ['q/web', 'p/api', 'p/api']);
+    expect(l.placed).toEqual([
+      { id: 'p/net', col: 0, row: 0 },
+      { id: 'p/db', col: 1, row: 0 },
+      { id: 'p/api', col: 2, row: 0 },
+      { id: 'q/web', col: 2, row: 1 },
+    ]);
+    expect(l.edges).toEqual([
+      { from: 'p/net', to: 'p/db' },
+      { from: 'p/db', to: 'p/api' },
+      { from: 'p/db', to: 'q/web' },
+    ]);
+    expect([l.cols, l.rows]).toEqual([3, 2]);
+  });
+
+  it('leaves a layout without dependents, and a dependent already placed', () => {
+    const base = layoutDependencies('p/a', new Map([['p/a', ['p/b']]]));
+    expect(withDependents(base, 'p/a', [])).toBe(base);
+    expect(withDependents(base, 'p/a', ['p/b'])).toBe(base);
   });
 });

@@ -69,3 +69,21 @@ export function layoutDependencies(root: AppID, deps: Map<AppID, AppID[]>): DepL
   placed.sort((a, b) => a.col - b.col || a.row - b.row);
   return { placed, edges, cols: max + 1, rows };
 }
+
+/**
+ * withDependents adds the apps that depend on root (its dependents) in a
+ * column right of root, each with an edge from root: they wait for it.
+ * A dependent already placed (a cycle, which the API refuses) is left.
+ */
+export function withDependents(layout: DepLayout, root: AppID, dependents: AppID[]): DepLayout {
+  const placed = new Set(layout.placed.map((p) => p.id));
+  const ids = [...new Set(dependents)].filter((id) => !placed.has(id)).sort();
+  if (!ids.length) return layout;
+  const col = layout.cols;
+  return {
+    placed: [...layout.placed, ...ids.map((id, row) => ({ id, col, row }))],
+    edges: [...layout.edges, ...ids.map((id) => ({ from: root, to: id }))],
+    cols: col + 1,
+    rows: Math.max(layout.rows, ids.length),
+  };
+}

@@ -66,7 +66,8 @@ export function AppDetail({ project, name, params }: { project: string; name: st
 
   const onEvent = useCallback((event: string, data: string) => {
     if (event === 'deleted') setDeleted(true);
-    else setView(JSON.parse(data) as AppView);
+    // The stream's views carry no dependents: keep the last GET's.
+    else setView((v) => ({ ...(JSON.parse(data) as AppView), dependents: v?.dependents }));
   }, []);
   const live = useEventStream(view && !deleted ? appPath(project, name).replace('/api/v1/applications/', '/api/v1/stream/applications/') : null, ['application', 'deleted'], onEvent);
 

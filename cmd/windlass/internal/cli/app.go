@@ -157,7 +157,7 @@ func (c *cli) appGet(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var view workflows.AppView
+	var view appDetail
 	raw, err := s.api.json(ctx, http.MethodGet, appPath(pos[0]), q, nil, &view)
 	if err == nil && (*refresh || *hard) {
 		raw, err = c.refreshed(ctx, s, pos[0], q, *hard, *timeout, &view)
@@ -180,7 +180,7 @@ func (c *cli) appGet(ctx context.Context, args []string) error {
 
 // refreshed asks for a refresh of the application view and gets it again
 // until it was reconciled since, for at most timeout.
-func (c *cli) refreshed(ctx context.Context, s *session, name string, q url.Values, hard bool, timeout time.Duration, view *workflows.AppView) ([]byte, error) {
+func (c *cli) refreshed(ctx context.Context, s *session, name string, q url.Values, hard bool, timeout time.Duration, view *appDetail) ([]byte, error) {
 	before := view.Status.ReconciledAt
 	rq := cloneQuery(q)
 	if hard {
@@ -200,7 +200,7 @@ func (c *cli) refreshed(ctx context.Context, s *session, name string, q url.Valu
 			return nil, timedOut(timeout, "waiting for the refresh of %s (reconciled last at %s)", name, orDash(fmtTime(before)))
 		case <-time.After(c.poll):
 		}
-		*view = workflows.AppView{}
+		*view = appDetail{}
 		raw, err := s.api.json(waitCtx, http.MethodGet, appPath(name), q, nil, view)
 		if err != nil {
 			if waitCtx.Err() != nil {
@@ -214,7 +214,24 @@ func (c *cli) refreshed(ctx context.Context, s *session, name string, q url.Valu
 	}
 }
 
-func printApp(w io.Writer, v workflows.AppView) {
+// shortRefs writes "<project>/<name>" refs as dependsOn does: the name
+// alone in project.
+func shortRefs(project string, refs []string) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = strings.TrimPrefix(r, project+"/")
+	}
+	return out
+}
+
+// appDetail is GET /api/v1/applications/{name}'s answer: the view and
+// the apps that depend on the app.
+type appDetail struct {
+	workflows.AppView
+	Dependents []string `json:"dependents,omitempty"`
+}
+
+func printApp(w io.Writer, v appDetail) {
 	spec, st := v.Spec, v.Status
 	policy := "Manual"
 	if spec.IsAutomated() {
@@ -250,6 +267,7 @@ func printApp(w io.Writer, v workflows.AppView) {
 	}
 	pairs = append(pairs,
 		"Depends On", strings.Join(spec.DependsOn, ", "),
+		"Dependents", strings.Join(shortRefs(spec.Project, v.Dependents), ", "),
 		"Sync Policy", policy,
 		"Sync Options", strings.Join(syncOpts, ","),
 		"Sync Status", strings.TrimSpace(string(st.Sync)+" to "+revision(st.Revision, st.SHA)),

@@ -236,7 +236,7 @@ func TestCLIApp(t *testing.T) {
 		{
 			name: "app get waiting for dependencies",
 			args: "app get web",
-			routes: map[string][]reply{"GET " + webPath: ok(func() workflows.AppView {
+			routes: map[string][]reply{"GET " + webPath: ok(func() map[string]any {
 				op := operation(workflows.PhasePending, nil, 0)
 				op.WaitingFor = []depends.Waiting{
 					{App: appspec.DependencyRef{Project: "default", Name: "db"}, Reason: "is Synced and Progressing; waits for Synced and Healthy"},
@@ -244,7 +244,7 @@ func TestCLIApp(t *testing.T) {
 				}
 				v := webApp(appspec.SyncOutOfSync, appspec.HealthMissing, op)
 				v.Spec.DependsOn = []string{"db", "infra/net"}
-				return v
+				return map[string]any{"spec": v.Spec, "status": v.Status, "dependents": []string{"default/api", "team-a/front"}}
 			}())},
 			want: []string{"GET /api/v1/applications/web"},
 		},
