@@ -386,6 +386,11 @@ try {
     await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Terminate', exact: true }).click();
     await page.getByRole('dialog', { name: 'Terminate the sync' }).getByRole('button', { name: 'Terminate', exact: true }).click();
     await page.locator('.operation-done').filter({ hasText: 'terminated while waiting for dependencies' }).waitFor({ timeout: 30_000 });
+    // The dependency's page draws the app that waits for it (its dependent).
+    await page.goto(`/applications/default/${app}`);
+    await graph.locator(`[data-app="default/${dependent}"]`).waitFor({ timeout: 30_000 });
+    const back = await page.locator('.depgraph-edges > path').count();
+    check(back === 1, `${back} edges for an app with one dependent`);
     await api('DELETE', `/api/v1/applications/${dependent}?cascade=orphan`, token);
   });
 
