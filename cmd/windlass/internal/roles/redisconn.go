@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -117,8 +118,19 @@ func (r redisConn) client(addr string) (redis.UniversalClient, error) {
 	if r.TLS {
 		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
+	if r.Cluster {
+		co := o.Cluster()
+		co.ClusterStateReloadInterval = clusterStateReload
+		return redis.NewClusterClient(co), nil
+	}
 	return redis.NewUniversalClient(o), nil
 }
+
+// clusterStateReload is how old a cluster client's slot map may grow while
+// it is used. A dead primary answers no MOVED, so without a reload the
+// client would keep dialling it after its replica took over, for go-redis's
+// default of 60 s: every session whose keys it held refused meanwhile.
+const clusterStateReload = 2 * time.Second
 
 // describe is the Redis setup for the log, with no secret in it.
 func (r redisConn) describe(addr string) []any {
