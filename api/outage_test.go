@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v5"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -119,6 +120,11 @@ func TestUnavailableProblem(t *testing.T) {
 		{name: "a secret read", err: fmt.Errorf("load project p: %w", fmt.Errorf("%w: %w", secretstore.ErrUnreachable, errors.New("connection refused"))),
 			detail: "the Kubernetes API is unreachable"},
 		{name: "a redis timeout", err: timeout, detail: "Redis is unreachable"},
+		// The request timeout middleware wraps a DeadlineExceeded in a bare 503.
+		{name: "a session check timed out", detail: "cannot check whether the token is revoked: Redis is unreachable",
+			err: echo.ErrServiceUnavailable.Wrap(echo.NewHTTPError(http.StatusServiceUnavailable,
+				"cannot check whether the token is revoked: Redis is unreachable; try again later").Wrap(timeout))},
+		{name: "a redis timeout past the request's deadline", err: echo.ErrServiceUnavailable.Wrap(timeout), detail: "Redis is unreachable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := toProblem(tt.err)

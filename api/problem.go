@@ -113,9 +113,14 @@ func toProblem(err error) *Problem {
 	if errors.As(err, &notReady) {
 		return problem(http.StatusServiceUnavailable, "the application's workflow task keeps failing; GET the application for the cause")
 	}
-	// An HTTPError's message (auth's 503s) already names what failed.
+	// An HTTPError's message (auth's 503s) already names what failed. Echo's
+	// own wrappers say only the status (the request timeout wraps any
+	// context.DeadlineExceeded in a 503): their cause says more.
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
+		if cause := he.Unwrap(); cause != nil && he.Message == http.StatusText(he.Code) {
+			return toProblem(cause)
+		}
 		return problem(he.Code, he.Message)
 	}
 	// The cause is logged, not shown: it holds the server's address.
