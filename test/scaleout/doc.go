@@ -21,6 +21,14 @@
 //     dials is killed with SIGKILL in the middle of a fleet's syncs; its
 //     shards move to the survivor, every app converges with exactly one
 //     sync, and a new process joins the cluster again.
+//   - TestPostgresOutage: PostgreSQL stops under a fleet's syncs; the API
+//     answers 503 naming the engine, and every sync runs once when it is back.
+//   - TestRedisSentinelFailoverUnderSyncs, TestRedisClusterFailoverUnderSyncs:
+//     a server and a worker of their own on Redis Sentinel (then a Cluster
+//     of three primaries); the primary is SIGKILLed as a fleet's first
+//     syncs run. Sessions fail closed during the failover and are accepted
+//     after it, a revocation holds, every sync runs once, and the manifest
+//     cache fills again on the promoted replica.
 //
 // The tests only read the file system of the processes they start; the
 // package itself has no non-test code.

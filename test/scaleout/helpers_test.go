@@ -85,6 +85,15 @@ func appFiles(path string, suspendHook bool) map[string]string {
 // newRepo creates a Git repository holding files and returns its URL.
 func newRepo(t *testing.T, name string, files map[string]string) string {
 	t.Helper()
+	url, w := newWorkRepo(t, name)
+	commitFiles(t, w, files, "fixture")
+	return url
+}
+
+// newWorkRepo creates an empty Git repository and returns its URL and a
+// clone to commit to.
+func newWorkRepo(t *testing.T, name string) (string, *testbed.WorkRepo) {
+	t.Helper()
 	url, err := bed.git.CreateRepo(name)
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +102,23 @@ func newRepo(t *testing.T, name string, files map[string]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return url, w
+}
+
+// commitFiles writes files to w, commits them with msg, pushes and
+// returns the commit's SHA.
+func commitFiles(t *testing.T, w *testbed.WorkRepo, files map[string]string, msg string) string {
+	t.Helper()
 	for _, p := range slices.Sorted(mapKeys(files)) {
 		if err := w.WriteFile(p, files[p]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.CommitAndPush(t.Context(), "fixture"); err != nil {
+	sha, err := w.CommitAndPush(t.Context(), msg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return url
+	return sha
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

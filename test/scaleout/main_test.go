@@ -223,6 +223,47 @@ func startWorker(ctx context.Context, extra ...string) (*harness.Proc, error) {
 	return p, nil
 }
 
+// ownFleet is a server and a worker that a test starts for itself: the
+// server's API and its initial admin password.
+// ownFleet is a server and worker of a test's own: the API's URL, the
+// admin's password and the worker's metrics and probes address.
+type ownFleet struct{ api, password, workerMetrics string }
+
+// startOwnFleet starts name-server and name-worker, both with args (the
+// Temporal, Redis and management namespace to use), and waits until they
+// are ready; they stop with the test.
+func startOwnFleet(t *testing.T, name string, args ...string) ownFleet {
+	t.Helper()
+	ctx := t.Context()
+	sp, err := startProc(name+"-server", append([]string{"server", "--api-address", "127.0.0.1:0"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sp.Stop)
+	addr, err := sp.LogValue(ctx, `msg="windlass is ready"`, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	password, err := sp.WaitLine(ctx, "initial admin password (shown once, stored hashed):")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, err := startProc(name+"-worker", append([]string{"worker", "--cache-dir", filepath.Join(t.TempDir(), "cache"),
+		"--metrics-address", "127.0.0.1:0", "--self-heal-sweep=-1s"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wp.Stop)
+	metrics, err := wp.LogValue(ctx, `msg="serving metrics and probes"`, "address")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wp.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
+		t.Fatal(err)
+	}
+	return ownFleet{api: "http://" + addr, password: password, workerMetrics: metrics}
+}
+
 // workerByIdentity finds the running worker of a Temporal worker identity
 // (the SDK's default is "<pid>@<host>@").
 func workerByIdentity(identity string) *harness.Proc {

@@ -63,39 +63,13 @@ func TestPostgresOutage(t *testing.T) {
 	t.Cleanup(tc.Close)
 
 	mgmt := fmt.Sprintf("windlass-pgoutage-%d", time.Now().UnixNano()%1e9)
-	sp, err := startProc("pgoutage-server", "server", "--api-address", "127.0.0.1:0", "--redis-address", bed.env.RedisAddr,
-		"--kubeconfig", bed.env.Cluster.Kubeconfig, "--temporal-address", temporalAddr, "--management-namespace", mgmt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sp.Stop)
-	addr, err := sp.LogValue(ctx, `msg="windlass is ready"`, "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + addr
-	password, err := sp.WaitLine(ctx, "initial admin password (shown once, stored hashed):")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fleet := startOwnFleet(t, "pgoutage", "--temporal-address", temporalAddr, "--redis-address", bed.env.RedisAddr,
+		"--kubeconfig", bed.env.Cluster.Kubeconfig, "--management-namespace", mgmt)
+	base := fleet.api
 	var session struct {
 		Token string `json:"token"`
 	}
-	if _, err := requestAt(ctx, base, "", http.MethodPost, "/api/v1/session", map[string]string{"username": "admin", "password": password}, &session); err != nil {
-		t.Fatal(err)
-	}
-	wp, err := startProc("pgoutage-worker", "worker", "--temporal-address", temporalAddr, "--redis-address", bed.env.RedisAddr,
-		"--kubeconfig", bed.env.Cluster.Kubeconfig, "--cache-dir", filepath.Join(dir, "cache"), "--management-namespace", mgmt,
-		"--metrics-address", "127.0.0.1:0", "--self-heal-sweep=-1s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wp.Stop)
-	workerMetrics, err := wp.LogValue(ctx, `msg="serving metrics and probes"`, "address")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wp.WaitLine(ctx, `msg="windlass is ready"`); err != nil {
+	if _, err := requestAt(ctx, base, "", http.MethodPost, "/api/v1/session", map[string]string{"username": "admin", "password": fleet.password}, &session); err != nil {
 		t.Fatal(err)
 	}
 	call := func(method, path string, body, out any) {
@@ -117,24 +91,10 @@ func TestPostgresOutage(t *testing.T) {
 		names[i] = fmt.Sprintf("%s-%02d", prefix, i)
 	}
 	cleanupNamespaces(t, prefix+"-")
-	repoURL, err := bed.git.CreateRepo(prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := testbed.NewWorkRepo(ctx, t.TempDir(), repoURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	repoURL, work := newWorkRepo(t, prefix)
 	push := func(greeting string) string {
 		t.Helper()
-		if err := work.WriteFile("app/configmap.yaml", strings.Replace(configMapYAML, "hello", greeting, 1)); err != nil {
-			t.Fatal(err)
-		}
-		sha, err := work.CommitAndPush(ctx, greeting)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sha
+		return commitFiles(t, work, map[string]string{"app/configmap.yaml": strings.Replace(configMapYAML, "hello", greeting, 1)}, greeting)
 	}
 	first := push("before")
 	for _, name := range names {
@@ -255,7 +215,7 @@ func TestPostgresOutage(t *testing.T) {
 		t.Errorf("/healthz during the outage: %d %s; want 200 (the process serves)", code, body)
 	}
 	// /readyz reads Temporal's database, so it fails, naming the check.
-	for _, ready := range []string{base + "/readyz", "http://" + workerMetrics + "/readyz"} {
+	for _, ready := range []string{base + "/readyz", "http://" + fleet.workerMetrics + "/readyz"} {
 		eventually(t, 30*time.Second, time.Second, ready+" to fail", func() (bool, string) {
 			code, _, body := rawGet(t, ready, "")
 			var r probe.Report
@@ -281,7 +241,7 @@ func TestPostgresOutage(t *testing.T) {
 	back := time.Now()
 	allSyncedAt(3*time.Minute, second)
 	t.Logf("%d apps synced at the new commit %s after PostgreSQL returned", n, since(back))
-	for _, ready := range []string{base + "/readyz", "http://" + workerMetrics + "/readyz"} {
+	for _, ready := range []string{base + "/readyz", "http://" + fleet.workerMetrics + "/readyz"} {
 		eventually(t, 30*time.Second, time.Second, ready+" to pass again", func() (bool, string) {
 			code, _, body := rawGet(t, ready, "")
 			return code == http.StatusOK, body
