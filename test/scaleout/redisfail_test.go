@@ -151,10 +151,14 @@ func failOverRedis(t *testing.T, r failingRedis) {
 	}
 	first := push("before")
 
-	victim, successor, err := r.pick(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A node may list a replica in its slot map a moment after the
+	// cluster says it is ready.
+	var victim, successor string
+	eventually(t, 10*time.Second, 100*time.Millisecond, "the primary to kill and its replica", func() (bool, string) {
+		var err error
+		victim, successor, err = r.pick(ctx)
+		return err == nil, fmt.Sprint(err)
+	})
 	start := time.Now()
 	for _, name := range names {
 		if _, err := requestAt(ctx, fleet.api, session, http.MethodPost, "/api/v1/applications",
