@@ -100,10 +100,16 @@ func (e *env) startTemporal(ctx context.Context, v variant, logs string) (stop f
 	}
 	for i := range v.processes() {
 		name, data := "temporal", filepath.Join(e.tmp, "temporal")
+		args := append([]string{"temporal", "--data-dir", data}, common...)
 		if i > 0 {
+			// The members share the namespace, and with it the first's
+			// archive (each would default to one under its own data dir).
+			archive := "file://" + filepath.Join(data, "archive")
 			name, data = "temporal-"+strconv.Itoa(i+1), data+"-"+strconv.Itoa(i+1)
+			args = append([]string{"temporal", "--data-dir", data, "--archive-history-uri", archive + "/history",
+				"--archive-visibility-uri", archive + "/visibility"}, common...)
 		}
-		p, err := harness.StartProc(logs, e.fullBin, name, env, append([]string{"temporal", "--data-dir", data}, common...)...)
+		p, err := harness.StartProc(logs, e.fullBin, name, env, args...)
 		if err != nil {
 			return stop, err
 		}
