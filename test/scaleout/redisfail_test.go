@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -67,16 +70,29 @@ func TestRedisClusterFailoverUnderSyncs(t *testing.T) {
 			if err != nil {
 				return "", "", err
 			}
-			ranges, err := cc.ClusterSlots(ctx).Result()
+			shards, err := cc.ClusterShards(ctx).Result()
 			if err != nil {
 				return "", "", err
 			}
-			for _, r := range ranges {
-				if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) == 2 {
-					return r.Nodes[0].Addr, r.Nodes[1].Addr, nil
+			for _, sh := range shards {
+				if !slices.ContainsFunc(sh.Slots, func(r redis.SlotRange) bool { return r.Start <= slot && slot <= r.End }) {
+					continue
+				}
+				var primary, replica string
+				for _, n := range sh.Nodes {
+					addr := net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+					switch {
+					case n.Role == "master":
+						primary = addr
+					case n.Role == "replica" && n.Health == "online":
+						replica = addr
+					}
+				}
+				if primary != "" && replica != "" {
+					return primary, replica, nil
 				}
 			}
-			return "", "", fmt.Errorf("no primary with a replica for slot %d in %v", slot, ranges)
+			return "", "", fmt.Errorf("no primary with an online replica for slot %d in %v", slot, shards)
 		},
 	})
 }
