@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -191,7 +190,7 @@ func (r *Renderer) RenderQuick(ctx context.Context, req Request) (ManifestRef, b
 		return ManifestRef{}, false
 	}
 	for _, s := range req.Sources {
-		if s.Chart != "" || s.Plugin != nil || s.SHA == "" || strings.HasPrefix(s.RepoURL, "oci://") {
+		if s.Chart != "" || s.Plugin != nil || s.SHA == "" || appspec.IsOCIRepoURL(s.RepoURL) {
 			return ManifestRef{}, false
 		}
 		if _, ok := r.revisions.RevisionMetadata(s.RepoURL, s.SHA); !ok {

@@ -325,10 +325,15 @@ func entries(u *unstructured.Unstructured) map[[3]string]metav1.ManagedFieldsEnt
 	m := map[[3]string]metav1.ManagedFieldsEntry{}
 	for _, e := range u.GetManagedFields() {
 		if e.Subresource != "status" {
-			m[[3]string{e.Manager, string(e.Operation), e.Subresource}] = e
+			m[entryKey(e)] = e
 		}
 	}
 	return m
+}
+
+// entryKey names a managed-fields entry: manager, operation, subresource.
+func entryKey(e metav1.ManagedFieldsEntry) [3]string {
+	return [3]string{e.Manager, string(e.Operation), e.Subresource}
 }
 
 func sameFields(a, b metav1.ManagedFieldsEntry) bool {
@@ -423,17 +428,13 @@ func desiredPart(u *unstructured.Unstructured) map[string]any {
 // changedWriter returns a manager other than self whose managed-fields
 // entry (outside status) is new or changed from o to n, or "".
 func changedWriter(o, n *unstructured.Unstructured, self string) string {
-	type key struct{ manager, op, sub string }
-	before := map[key]metav1.ManagedFieldsEntry{}
-	for _, e := range o.GetManagedFields() {
-		before[key{e.Manager, string(e.Operation), e.Subresource}] = e
-	}
+	before := entries(o)
 	for _, e := range n.GetManagedFields() {
 		if e.Manager == self || e.Subresource == "status" {
 			continue
 		}
-		old, ok := before[key{e.Manager, string(e.Operation), e.Subresource}]
-		if !ok || !reflect.DeepEqual(old.Time, e.Time) || !reflect.DeepEqual(old.FieldsV1, e.FieldsV1) {
+		old, ok := before[entryKey(e)]
+		if !ok || !reflect.DeepEqual(old.Time, e.Time) || !sameFields(old, e) {
 			return e.Manager
 		}
 	}
