@@ -118,7 +118,8 @@ func TestGitServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := more.WriteFile("apps/web/extra.yaml", "x: 1\n"); err != nil {
+			added := map[string]string{"apps/web/extra.yaml": "x: 1\n", "apps/db/config.yaml": "y: 2\n"}
+			if err := more.WriteFiles(added); err != nil {
 				t.Fatal(err)
 			}
 			third, err := more.CommitAndPush(ctx, "third")
@@ -130,7 +131,20 @@ func TestGitServer(t *testing.T) {
 			}
 			ref, err := clone.Reference(plumbing.NewRemoteReferenceName("origin", "main"), true)
 			if err != nil || ref.Hash().String() != third {
-				t.Errorf("origin/main after fetch = %v, %v; want %s", ref, err, third)
+				t.Fatalf("origin/main after fetch = %v, %v; want %s", ref, err, third)
+			}
+			c3, err := clone.CommitObject(ref.Hash())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p, want := range added {
+				f, err := c3.File(p)
+				if err != nil {
+					t.Fatalf("third commit: %s: %v", p, err)
+				}
+				if got, _ := f.Contents(); got != want {
+					t.Errorf("third commit: %s = %q, want %q", p, got, want)
+				}
 			}
 
 			if tt.auth == nil {

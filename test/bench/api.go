@@ -179,10 +179,8 @@ func (e *env) pushFiles(ctx context.Context, name, repoURL string, files map[str
 	if err != nil {
 		return nil, err
 	}
-	for p, content := range files {
-		if err := w.WriteFile(p, content); err != nil {
-			return nil, err
-		}
+	if err := w.WriteFiles(files); err != nil {
+		return nil, err
 	}
 	if _, err := w.CommitAndPush(ctx, "fixture"); err != nil {
 		return nil, err
