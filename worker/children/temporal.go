@@ -31,25 +31,24 @@ type TemporalApps struct {
 
 var _ Apps = (*TemporalApps)(nil)
 
-// View queries a running app's status.
+// View queries a running app's status: one call, which Temporal rejects
+// for an app whose workflow has closed.
 func (t *TemporalApps) View(ctx context.Context, project, name string) (workflows.AppView, bool, error) {
-	id := workflows.AppWorkflowID(project, name)
-	d, err := t.Client.DescribeWorkflowExecution(ctx, id, "")
+	res, err := t.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+		WorkflowID: workflows.AppWorkflowID(project, name), QueryType: workflows.QueryStatus,
+		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
+	})
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
 		return workflows.AppView{}, false, nil
 	case err != nil:
 		return workflows.AppView{}, false, err
-	case d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+	case res.QueryRejected != nil:
 		return workflows.AppView{}, false, nil
 	}
-	v, err := t.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
-	if err != nil {
-		return workflows.AppView{}, false, err
-	}
 	var view workflows.AppView
-	return view, true, v.Get(&view)
+	return view, true, res.QueryResult.Get(&view)
 }
 
 const runningApps = `ExecutionStatus = "Running" AND WorkflowType = "` + workflows.ApplicationWorkflowName + `"`
