@@ -31,6 +31,8 @@ type appsetSummary struct {
 	Apps      int    `json:"apps"`
 	Generated int    `json:"generated"`
 	Error     string `json:"error"`
+	// Generators name the set's generators, as the UI's list shows them.
+	Generators []string `json:"generators"`
 }
 
 // appsetDetail is a set as GET answers it.
@@ -136,8 +138,8 @@ func (c *cli) appsetGet(ctx context.Context, args []string) error {
 }
 
 func (c *cli) appsetList(ctx context.Context, args []string) error {
-	return listVerb(ctx, c, args, "appset list", "/api/v1/applicationsets", "NAME\tPROJECT\tAPPS\tGENERATED\tERROR", func(r appsetSummary) []string {
-		return []string{r.Name, r.Project, strconv.Itoa(r.Apps), strconv.Itoa(r.Generated), orDash(r.Error)}
+	return listVerb(ctx, c, args, "appset list", "/api/v1/applicationsets", "NAME\tPROJECT\tAPPS\tGENERATED\tGENERATORS\tERROR", func(r appsetSummary) []string {
+		return []string{r.Name, r.Project, strconv.Itoa(r.Apps), strconv.Itoa(r.Generated), orDash(strings.Join(r.Generators, "; ")), orDash(r.Error)}
 	})
 }
 

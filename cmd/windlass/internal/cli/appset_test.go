@@ -125,7 +125,8 @@ func TestCLIAppSetCRUD(t *testing.T) {
 			args: "appset list",
 			routes: map[string][]reply{"GET /api/v1/applicationsets": ok(map[string]any{"items": []any{
 				map[string]any{"name": "bad", "project": "default", "apps": 0, "generated": 0, "error": "duplicate application"},
-				map[string]any{"name": "guestbook", "project": "default", "apps": 1, "generated": 1},
+				map[string]any{"name": "guestbook", "project": "default", "apps": 1, "generated": 1,
+					"generators": []any{"list (2 elements)", "git directories envs apps/*"}},
 			}})},
 			want: []string{"GET /api/v1/applicationsets"},
 		},
