@@ -391,7 +391,9 @@ try {
     await graph.locator(`[data-app="default/${dependent}"]`).waitFor({ timeout: 30_000 });
     const back = await page.locator('.depgraph-edges > path').count();
     check(back === 1, `${back} edges for an app with one dependent`);
+    // The graph is live: the dependent goes from it once deleted.
     await api('DELETE', `/api/v1/applications/${dependent}?cascade=orphan`, token);
+    await graph.waitFor({ state: 'detached', timeout: 40_000 });
   });
 
   await step('8 delete the app (background cascade), and it leaves the list', async () => {

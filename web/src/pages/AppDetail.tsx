@@ -70,6 +70,24 @@ export function AppDetail({ project, name, params }: { project: string; name: st
     else setView((v) => ({ ...(JSON.parse(data) as AppView), dependents: v?.dependents }));
   }, []);
   const live = useEventStream(view && !deleted ? appPath(project, name).replace('/api/v1/applications/', '/api/v1/stream/applications/') : null, ['application', 'deleted'], onEvent);
+  // Neither dependents nor the other apps of the graph come with the
+  // stream: read them again every 10 s while the page is visible.
+  const [depTick, setDepTick] = useState(0);
+  const hasView = !!view;
+  useEffect(() => {
+    if (!hasView || deleted) return undefined;
+    const t = window.setInterval(() => {
+      if (document.visibilityState !== 'visible') return;
+      get<AppView>(appPath(project, name)).then(
+        (v) => {
+          setView((cur) => (cur ? { ...cur, dependents: v.dependents } : cur));
+          setDepTick((n) => n + 1);
+        },
+        () => undefined,
+      );
+    }, 10_000);
+    return () => window.clearInterval(t);
+  }, [project, name, hasView, deleted]);
 
   const status = view?.status;
   const op = status?.operation;
@@ -276,7 +294,7 @@ export function AppDetail({ project, name, params }: { project: string; name: st
       </header>
 
       <OperationPanel project={project} app={name} op={op} last={view.history?.[0]} canDelete={canDelete} />
-      <DependencyGraph project={project} view={view} version={version} />
+      <DependencyGraph project={project} view={view} version={`${version}#${depTick}`} />
 
       <Tabs tabs={tabs} active={tab} onChange={(t) => setParams({ tab: t === 'tree' ? undefined : t })} label="Application views" />
       {tab === 'tree' && (
