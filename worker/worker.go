@@ -316,7 +316,8 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log, watch.WithResourceFilter(cfg.Customizations.Resources))
+	wat, err := watch.New(clusters, cfg.Client, cfg.Namespace, cluster.FieldManager, log,
+		watch.WithResourceFilter(cfg.Customizations.Resources), watch.WithSweepEvery(sweepEvery(cfg.SweepEvery)))
 	if err != nil {
 		return nil, err
 	}
@@ -432,12 +433,9 @@ func (w *Worker) ensureBackground(ctx context.Context) error {
 			}
 		}
 	}
-	every := w.cfg.SweepEvery
+	every := sweepEvery(w.cfg.SweepEvery)
 	if every < 0 {
 		return nil
-	}
-	if every == 0 {
-		every = DefaultSweepEvery
 	}
 	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:      workflows.SelfHealSweepScheduleID,
@@ -465,6 +463,15 @@ const autoHeartbeatEvery = 5 * time.Second
 
 // DefaultSweepEvery is how often the self-heal sweep runs by default.
 const DefaultSweepEvery = 5 * time.Minute
+
+// sweepEvery is the sweep's interval configured as d: the default for 0,
+// negative for none.
+func sweepEvery(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultSweepEvery
+	}
+	return d
+}
 
 // Stop stops the eviction and polling, and waits for running tasks.
 func (w *Worker) Stop() {

@@ -6,10 +6,12 @@ package workflows
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/windlass-cd/windlass/activities/watch"
 	"github.com/windlass-cd/windlass/internal/appspec"
 )
 
@@ -80,6 +82,12 @@ func (a *application) publish(ctx workflow.Context) {
 	} else {
 		memo[MemoRevisionMessage] = ""
 	}
+	// The self-heal sweep leaves out an app refreshed as often as it
+	// sweeps. Only on this release's path: the interval can change alone,
+	// which would upsert the memo where 0.1.0 did not.
+	if a.metadataOn() {
+		memo[MemoRefreshSeconds] = int64(a.refreshBase() / time.Second)
+	}
 	// The memo's content is not part of the replay check (only the
 	// command's type is), so new fields need no GetVersion.
 	if !sameJSON(memo, a.publishedMemo) {
@@ -127,6 +135,8 @@ const (
 	MemoRevision        = "revision"
 	MemoSHA             = "sha"
 	MemoRevisionMessage = "revisionMessage"
+	// MemoRefreshSeconds is the app's refresh interval, without jitter.
+	MemoRefreshSeconds = watch.MemoRefreshSeconds
 )
 
 // Values of the WindlassSyncPolicy search attribute.

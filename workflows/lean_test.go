@@ -34,6 +34,8 @@ type stepLog struct {
 	upsAt5m, memo5m int
 	// memoOps is each memo upsert's operation phase, in order.
 	memoOps []string
+	// memo is the last memo upserted.
+	memo map[string]any
 }
 
 func (s *appSuite) recordSteps() *stepLog {
@@ -56,6 +58,7 @@ func (s *appSuite) recordSteps() *stepLog {
 		memo, _ := args.Get(0).(map[string]any)
 		op, _ := memo["operation"].(string)
 		l.memoOps = append(l.memoOps, op)
+		l.memo = memo
 	})
 	return l
 }
@@ -115,6 +118,8 @@ func (s *appSuite) TestLeanFirstSync() {
 	s.Positive(l.memo5m)
 	s.Equal(l.upsAt5m, l.saUps, "search attributes upserted by a pass that changed nothing")
 	s.Equal(l.memo5m, l.memoUps, "memo upserted by a pass that changed nothing")
+	// The sweep reads the refresh interval (AppConfig's 600 s) there.
+	s.Equal(int64(600), l.memo[MemoRefreshSeconds])
 }
 
 // stepsOneByOne are the local activities of leanRun when every pass runs

@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
 	workflowservice "go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,6 +76,7 @@ type Activities struct {
 	fieldManager string
 	log          *slog.Logger
 	filter       *resourcefilter.Filter // nil: every kind may be watched
+	sweepEvery   time.Duration          // 0: the sweep refreshes every app it lists
 }
 
 // Option configures Activities.
@@ -82,6 +85,13 @@ type Option func(*Activities)
 // WithResourceFilter leaves the kinds f excludes on a cluster unwatched.
 func WithResourceFilter(f *resourcefilter.Filter) Option {
 	return func(a *Activities) { a.filter = f }
+}
+
+// WithSweepEvery tells the self-heal sweep how often it runs: it leaves
+// out an app whose own refresh interval (its memo's refreshSeconds) is no
+// longer, since that app's timer pass compares the live state as often.
+func WithSweepEvery(d time.Duration) Option {
+	return func(a *Activities) { a.sweepEvery = d }
 }
 
 // New checks its dependencies. fieldManager names Windlass's own writes,
@@ -536,6 +546,24 @@ func (d *debouncer) stop() {
 func (d *debouncer) events() int64  { d.mu.Lock(); defer d.mu.Unlock(); return d.nEvents }
 func (d *debouncer) signals() int64 { d.mu.Lock(); defer d.mu.Unlock(); return d.nSignals }
 
+// MemoRefreshSeconds is the app memo's field of its refresh interval
+// (workflows.MemoRefreshSeconds; this package does not import workflows).
+const MemoRefreshSeconds = "refreshSeconds"
+
+// refreshedOften says whether the app's memo gives a refresh interval no
+// longer than the sweep's.
+func (a *Activities) refreshedOften(e *workflowpb.WorkflowExecutionInfo) bool {
+	p := e.GetMemo().GetFields()[MemoRefreshSeconds]
+	if a.sweepEvery <= 0 || p == nil {
+		return false
+	}
+	var secs int64
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &secs); err != nil {
+		return false
+	}
+	return secs > 0 && time.Duration(secs)*time.Second <= a.sweepEvery
+}
+
 // SweepInput is the input of SweepSelfHeal.
 type SweepInput struct {
 	// Query selects the apps to refresh (a visibility query).
@@ -547,9 +575,13 @@ type SweepOutput struct {
 	Apps    int `json:"apps"`
 	Failed  int `json:"failed,omitempty"`
 	Scanned int `json:"scanned"`
+	// Skipped counts the apps whose refresh interval is no longer than
+	// the sweep's: their timer pass is the safety net.
+	Skipped int `json:"skipped,omitempty"`
 }
 
-// SweepSelfHeal signals a refresh to every running app the query selects.
+// SweepSelfHeal signals a refresh to every running app the query selects
+// whose refresh interval is longer than the sweep's.
 func (a *Activities) SweepSelfHeal(ctx context.Context, in SweepInput) (SweepOutput, error) {
 	var out SweepOutput
 	var token []byte
@@ -562,11 +594,15 @@ func (a *Activities) SweepSelfHeal(ctx context.Context, in SweepInput) (SweepOut
 		}
 		ids := make([]string, 0, len(resp.Executions))
 		for _, e := range resp.Executions {
+			out.Scanned++
+			if a.refreshedOften(e) {
+				out.Skipped++
+				continue
+			}
 			ids = append(ids, e.GetExecution().GetWorkflowId())
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			out.Scanned++
 			err := a.temporal.SignalWorkflow(ctx, id, "", refreshSignal, RefreshRequest{Reason: "self-heal sweep", Live: true})
 			if err != nil {
 				out.Failed++
