@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/internal/appset"
@@ -200,7 +199,7 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		return failed(in, ErrKindInvalid, err), nil
 	}
 	// Every check comes before the first write.
-	specs := make([]appspec.Application, 0, len(generated))
+	desired := make([]desiredApp, 0, len(generated))
 	projects := map[string]appspec.Project{}
 	for _, g := range generated {
 		spec := g.Application
@@ -220,35 +219,23 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		if err := p.CheckApp(spec); err != nil {
 			return failed(in, ErrKindProject, fmt.Errorf("application %s: not permitted by project %s: %w", spec.Name, spec.Project, err)), nil
 		}
-		specs = append(specs, spec)
-	}
-	desired := make([]desiredApp, len(specs))
-	err = inParallel(ctx, len(specs), func(ctx context.Context, i int) error {
-		spec := specs[i]
 		live, exists, err := a.apps.Spec(ctx, spec.Project, spec.Name)
 		if err != nil {
-			return fmt.Errorf("read application %s/%s: %w", spec.Project, spec.Name, err)
+			return ReconcileOutput{}, fmt.Errorf("read application %s/%s: %w", spec.Project, spec.Name, err)
 		}
-		desired[i] = desiredApp{spec: spec, live: live, exists: exists}
-		activity.RecordHeartbeat(ctx, "checked "+spec.Name)
-		return nil
-	})
-	if err != nil {
-		return ReconcileOutput{}, err
-	}
-	for _, d := range desired {
-		if d.exists && (d.live.ManagedBy == nil || d.live.ManagedBy.App != owner) {
+		if exists && (live.ManagedBy == nil || live.ManagedBy.App != owner) {
 			by := "the API"
-			if d.live.ManagedBy != nil {
-				by = d.live.ManagedBy.App
+			if live.ManagedBy != nil {
+				by = live.ManagedBy.App
 			}
-			return failed(in, ErrKindConflict, fmt.Errorf("application %s/%s exists and is managed by %s, not by this set", d.spec.Project, d.spec.Name, by)), nil
+			return failed(in, ErrKindConflict, fmt.Errorf("application %s/%s exists and is managed by %s, not by this set", spec.Project, spec.Name, by)), nil
 		}
+		desired = append(desired, desiredApp{spec: spec, live: live, exists: exists})
+		activity.RecordHeartbeat(ctx, "checked "+spec.Name)
 	}
 	pol := policy(set)
 	out := ReconcileOutput{Generated: len(desired)}
 	keep := map[string]bool{}
-	var writes []appspec.Application
 	for _, d := range desired {
 		id := d.spec.Project + "/" + d.spec.Name
 		keep[id] = true
@@ -268,44 +255,37 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 			}
 			out.Updated = append(out.Updated, id)
 		}
-		writes = append(writes, spec)
-	}
-	err = inParallel(ctx, len(writes), func(ctx context.Context, i int) error {
-		id := writes[i].Project + "/" + writes[i].Name
-		if err := a.apps.Upsert(ctx, writes[i]); err != nil {
-			return fmt.Errorf("apply application %s: %w", id, err)
+		if err := a.apps.Upsert(ctx, spec); err != nil {
+			return ReconcileOutput{}, fmt.Errorf("apply application %s: %w", id, err)
 		}
 		activity.RecordHeartbeat(ctx, "applied "+id)
-		return nil
-	})
-	if err != nil {
-		return ReconcileOutput{}, err
 	}
 	published, err := a.apps.Owned(ctx, owner)
 	if err != nil {
 		return ReconcileOutput{}, fmt.Errorf("list applications of set %s: %w", set.Metadata.Name, err)
 	}
-	var gone []string
 	for _, id := range sortedCopy(append(slices.Clone(in.Owned), published...)) {
-		if !keep[id] {
-			gone = append(gone, id)
+		if keep[id] {
+			continue
 		}
-	}
-	still, err := a.owned(ctx, owner, gone)
-	if err != nil {
-		return ReconcileOutput{}, err
-	}
-	var deletes []ownedApp
-	for _, o := range still {
-		if mayDelete(pol) {
-			deletes = append(deletes, o)
-		} else {
-			out.Kept = append(out.Kept, o.id)
-			out.Apps = append(out.Apps, o.id)
+		proj, name, _ := strings.Cut(id, "/")
+		live, exists, err := a.apps.Spec(ctx, proj, name)
+		if err != nil {
+			return ReconcileOutput{}, fmt.Errorf("read application %s: %w", id, err)
 		}
-	}
-	if out.Deleted, err = a.deleteAll(ctx, deletes, "applicationset "+set.Metadata.Name); err != nil {
-		return ReconcileOutput{}, err
+		if !exists || live.ManagedBy == nil || live.ManagedBy.App != owner {
+			continue // gone, or no longer the set's
+		}
+		if !mayDelete(pol) {
+			out.Kept = append(out.Kept, id)
+			out.Apps = append(out.Apps, id)
+			continue
+		}
+		if err := a.apps.Delete(ctx, proj, name, cascadeOf(live), "applicationset "+set.Metadata.Name); err != nil {
+			return ReconcileOutput{}, fmt.Errorf("delete application %s: %w", id, err)
+		}
+		out.Deleted = append(out.Deleted, id)
+		activity.RecordHeartbeat(ctx, "deleted "+id)
 	}
 	out.Apps = sortedCopy(out.Apps)
 	return out, nil
@@ -362,86 +342,26 @@ func (a *Activities) DeleteApps(ctx context.Context, in DeleteAppsInput) (Delete
 			return DeleteAppsOutput{}, fmt.Errorf("list applications of set %s: %w", in.Set, err)
 		}
 	}
-	still, err := a.owned(ctx, owner, sortedCopy(append(slices.Clone(in.Owned), published...)))
-	if err != nil {
-		return DeleteAppsOutput{}, err
-	}
 	var out DeleteAppsOutput
-	if out.Deleted, err = a.deleteAll(ctx, still, "applicationset "+in.Set+" deleted"); err != nil {
-		return out, err
+	for _, id := range sortedCopy(append(slices.Clone(in.Owned), published...)) {
+		proj, name, _ := strings.Cut(id, "/")
+		live, exists, err := a.apps.Spec(ctx, proj, name)
+		if err != nil {
+			return out, fmt.Errorf("read application %s: %w", id, err)
+		}
+		if !exists || live.ManagedBy == nil || live.ManagedBy.App != owner {
+			continue
+		}
+		if err := a.apps.Delete(ctx, proj, name, cascadeOf(live), "applicationset "+in.Set+" deleted"); err != nil {
+			return out, fmt.Errorf("delete application %s: %w", id, err)
+		}
+		out.Deleted = append(out.Deleted, id)
+		activity.RecordHeartbeat(ctx, "deleted "+id)
 	}
 	if in.Exact {
 		return out, a.waitGone(ctx, in.Group, out.Deleted)
 	}
 	return out, nil
-}
-
-// inFlight bounds a pass's concurrent reads and writes of apps, as the
-// API's burst does: a set of 1000 apps is created as fast as through
-// the API.
-const inFlight = 16
-
-// inParallel calls f for 0 ≤ i < n, at most inFlight at once, and
-// returns the first error; the others are cancelled.
-func inParallel(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(inFlight)
-	for i := range n {
-		g.Go(func() error { return f(ctx, i) })
-	}
-	return g.Wait()
-}
-
-// ownedApp is an app that runs and that a set owns, with its spec.
-type ownedApp struct {
-	id   string
-	live appspec.Application
-}
-
-// owned reads the apps ids ("<project>/<name>") and keeps, in order,
-// those that run and that owner still owns.
-func (a *Activities) owned(ctx context.Context, owner string, ids []string) ([]ownedApp, error) {
-	found := make([]*ownedApp, len(ids))
-	err := inParallel(ctx, len(ids), func(ctx context.Context, i int) error {
-		proj, name, _ := strings.Cut(ids[i], "/")
-		live, exists, err := a.apps.Spec(ctx, proj, name)
-		if err != nil {
-			return fmt.Errorf("read application %s: %w", ids[i], err)
-		}
-		if exists && live.ManagedBy != nil && live.ManagedBy.App == owner {
-			found[i] = &ownedApp{id: ids[i], live: live}
-		}
-		return nil
-	})
-	var out []ownedApp
-	for _, o := range found {
-		if o != nil {
-			out = append(out, *o)
-		}
-	}
-	return out, err
-}
-
-// deleteAll deletes the apps, each with the cascade it was created with,
-// and returns those deleted, in order, with the first error.
-func (a *Activities) deleteAll(ctx context.Context, apps []ownedApp, initiator string) ([]string, error) {
-	done := make([]bool, len(apps))
-	err := inParallel(ctx, len(apps), func(ctx context.Context, i int) error {
-		proj, name, _ := strings.Cut(apps[i].id, "/")
-		if err := a.apps.Delete(ctx, proj, name, cascadeOf(apps[i].live), initiator); err != nil {
-			return fmt.Errorf("delete application %s: %w", apps[i].id, err)
-		}
-		done[i] = true
-		activity.RecordHeartbeat(ctx, "deleted "+apps[i].id)
-		return nil
-	})
-	var deleted []string
-	for i, d := range done {
-		if d {
-			deleted = append(deleted, apps[i].id)
-		}
-	}
-	return deleted, err
 }
 
 // waitGone waits until none of the apps runs any more.

@@ -1,17 +1,14 @@
 package appsets
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/windlass-cd/windlass/internal/appset"
@@ -20,7 +17,6 @@ import (
 
 // fakeApps holds running apps by "<project>/<name>" and records writes.
 type fakeApps struct {
-	mu     sync.Mutex
 	apps   map[string]appspec.Application
 	writes []string
 	// linger keeps a deleted app running for that many more reads.
@@ -29,8 +25,6 @@ type fakeApps struct {
 }
 
 func (f *fakeApps) Spec(_ context.Context, project, name string) (appspec.Application, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	id := project + "/" + name
 	if n, ok := f.dying[id]; ok {
 		if n > 0 {
@@ -46,8 +40,6 @@ func (f *fakeApps) Spec(_ context.Context, project, name string) (appspec.Applic
 }
 
 func (f *fakeApps) Owned(_ context.Context, owner string) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var out []string
 	for id, a := range f.apps {
 		if a.ManagedBy != nil && a.ManagedBy.App == owner {
@@ -59,16 +51,12 @@ func (f *fakeApps) Owned(_ context.Context, owner string) ([]string, error) {
 }
 
 func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.writes = append(f.writes, "upsert "+spec.Project+"/"+spec.Name)
 	f.apps[spec.Project+"/"+spec.Name] = spec
 	return nil
 }
 
 func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.writes = append(f.writes, "delete "+project+"/"+name+" "+cascade)
 	if f.linger > 0 {
 		if f.dying == nil {
@@ -79,23 +67,6 @@ func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) e
 	}
 	delete(f.apps, project+"/"+name)
 	return nil
-}
-
-// log is the writes phase by phase (upserts, deletes, reads of dying
-// apps), each phase sorted: a pass runs a phase's calls concurrently.
-func (f *fakeApps) log() []string {
-	rank := func(w string) int {
-		switch {
-		case strings.HasPrefix(w, "upsert "):
-			return 0
-		case strings.HasPrefix(w, "delete "):
-			return 1
-		}
-		return 2
-	}
-	out := slices.Clone(f.writes)
-	slices.SortFunc(out, func(a, b string) int { return cmp.Or(rank(a)-rank(b), strings.Compare(a, b)) })
-	return out
 }
 
 type fakeProjects struct{}
@@ -173,7 +144,7 @@ func TestReconcilePolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "a", "b", "c")})
-			if diff := gocmp.Diff([]string{"default/a", "default/b", "default/c"}, first.Created); diff != "" {
+			if diff := cmp.Diff([]string{"default/a", "default/b", "default/c"}, first.Created); diff != "" {
 				t.Fatalf("created (-want +got):\n%s", diff)
 			}
 			apps.writes = nil
@@ -183,10 +154,10 @@ func TestReconcilePolicies(t *testing.T) {
 			b.Source.Path = "elsewhere"
 			apps.apps["default/b"] = b
 			out := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "b", "c", "d"), Owned: first.Apps})
-			if diff := gocmp.Diff(tc.wantWrites, apps.log()); diff != "" {
+			if diff := cmp.Diff(tc.wantWrites, apps.writes); diff != "" {
 				t.Errorf("writes (-want +got):\n%s", diff)
 			}
-			if diff := gocmp.Diff(tc.wantApps, out.Apps); diff != "" {
+			if diff := cmp.Diff(tc.wantApps, out.Apps); diff != "" {
 				t.Errorf("apps (-want +got):\n%s", diff)
 			}
 			if out.Error != "" {
@@ -236,7 +207,7 @@ func TestReconcileBadInputWritesNothing(t *testing.T) {
 			if len(apps.writes) > 0 {
 				t.Errorf("wrote %v", apps.writes)
 			}
-			if diff := gocmp.Diff([]string{"default/x"}, out.Apps); diff != "" {
+			if diff := cmp.Diff([]string{"default/x"}, out.Apps); diff != "" {
 				t.Errorf("apps kept in the status (-want +got):\n%s", diff)
 			}
 		})
@@ -265,7 +236,7 @@ func TestIgnoreApplicationDifferences(t *testing.T) {
 	set.Spec.IgnoreApplicationDifferences = []appset.IgnoreDifference{{Name: "a", JSONPointers: []string{"/spec/source/targetRevision"}}}
 	apps.writes = nil
 	run(t, a, ReconcileInput{Set: set, Owned: first.Apps})
-	if diff := gocmp.Diff([]string{"upsert default/b"}, apps.writes); diff != "" {
+	if diff := cmp.Diff([]string{"upsert default/b"}, apps.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if got := apps.apps["default/a"].Source.TargetRevision; got != "v2" {
@@ -346,7 +317,7 @@ func TestPreserveJQ(t *testing.T) {
 			}
 			want := clone(t, desired)
 			tc.want(&want)
-			if diff := gocmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("preserved (-want +got):\n%s", diff)
 			}
 		})
@@ -383,7 +354,7 @@ func TestDeleteApps(t *testing.T) {
 	if err := v.Get(&out); err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, apps.log()); diff != "" {
+	if diff := cmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, apps.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }
@@ -460,72 +431,10 @@ func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
 	}
 	want := []string{"delete default/prod-1 foreground", "delete default/prod-2 foreground",
 		"still there default/prod-1", "still there default/prod-2"}
-	if diff := gocmp.Diff(want, apps.log()); diff != "" {
+	if diff := cmp.Diff(want, apps.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if _, ok := apps.apps["default/dev"]; !ok || len(apps.dying) > 0 {
 		t.Errorf("after the group: apps %v, dying %v", apps.apps, apps.dying)
-	}
-}
-
-// gatedApps holds each of the first inFlight writes until inFlight are
-// in flight: a pass that wrote one app at a time would never finish.
-type gatedApps struct {
-	fakeApps
-	mu2      sync.Mutex
-	calls    int
-	inflight int
-	peak     int
-	full     chan struct{}
-}
-
-func (g *gatedApps) Upsert(ctx context.Context, spec appspec.Application) error {
-	g.mu2.Lock()
-	g.calls++
-	g.inflight++
-	g.peak = max(g.peak, g.inflight)
-	n := g.calls
-	if n == inFlight {
-		close(g.full)
-	}
-	g.mu2.Unlock()
-	defer func() {
-		g.mu2.Lock()
-		g.inflight--
-		g.mu2.Unlock()
-	}()
-	if n <= inFlight {
-		select {
-		case <-g.full:
-		case <-time.After(30 * time.Second):
-			return fmt.Errorf("%s: only %d writes in flight", spec.Name, n)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return g.fakeApps.Upsert(ctx, spec)
-}
-
-// A pass creates its apps inFlight at a time, as the API's burst does,
-// and never more.
-func TestReconcileWritesInParallel(t *testing.T) {
-	names := make([]string, 3*inFlight+1)
-	for i := range names {
-		names[i] = fmt.Sprintf("app-%02d", i)
-	}
-	apps := &gatedApps{fakeApps: fakeApps{apps: map[string]appspec.Application{}}, full: make(chan struct{})}
-	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := run(t, a, ReconcileInput{Set: listSet(t, appset.PolicySync, false, names...)})
-	if out.Error != "" || len(out.Created) != len(names) || len(apps.apps) != len(names) {
-		t.Fatalf("error %q, created %d, apps %d, want %d", out.Error, len(out.Created), len(apps.apps), len(names))
-	}
-	if !slices.IsSorted(out.Created) {
-		t.Errorf("created out of order: %v", out.Created)
-	}
-	if apps.peak != inFlight {
-		t.Errorf("peak of %d writes in flight, want %d", apps.peak, inFlight)
 	}
 }

@@ -31,24 +31,25 @@ type TemporalApps struct {
 
 var _ Apps = (*TemporalApps)(nil)
 
-// View queries a running app's status: one call, which Temporal rejects
-// for an app whose workflow has closed.
+// View queries a running app's status.
 func (t *TemporalApps) View(ctx context.Context, project, name string) (workflows.AppView, bool, error) {
-	res, err := t.Client.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
-		WorkflowID: workflows.AppWorkflowID(project, name), QueryType: workflows.QueryStatus,
-		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN,
-	})
+	id := workflows.AppWorkflowID(project, name)
+	d, err := t.Client.DescribeWorkflowExecution(ctx, id, "")
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.As(err, &nf):
 		return workflows.AppView{}, false, nil
 	case err != nil:
 		return workflows.AppView{}, false, err
-	case res.QueryRejected != nil:
+	case d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		return workflows.AppView{}, false, nil
 	}
+	v, err := t.Client.QueryWorkflow(ctx, id, "", workflows.QueryStatus)
+	if err != nil {
+		return workflows.AppView{}, false, err
+	}
 	var view workflows.AppView
-	return view, true, res.QueryResult.Get(&view)
+	return view, true, v.Get(&view)
 }
 
 const runningApps = `ExecutionStatus = "Running" AND WorkflowType = "` + workflows.ApplicationWorkflowName + `"`
