@@ -279,7 +279,7 @@ func fleetSyncOnce(ctx context.Context, e *env, w workload, repoURL string, f *f
 	snap0 := e.snapshot()
 	start := time.Now()
 	if err := w.create(ctx, e, repoURL, f); err != nil {
-		e.deleteFleet(ctx, f)
+		e.dropFleet(ctx, f, opts)
 		return run, err
 	}
 	run.CreateSeconds = time.Since(start).Seconds()
@@ -288,7 +288,7 @@ func fleetSyncOnce(ctx context.Context, e *env, w workload, repoURL string, f *f
 		run.WorkerProfile, run.TemporalProfile = <-profiles[0], <-profiles[1]
 	}
 	if err != nil {
-		e.deleteFleet(ctx, f)
+		e.dropFleet(ctx, f, opts)
 		return run, err
 	}
 	run.SyncedSeconds = time.Since(start).Seconds()
@@ -382,6 +382,17 @@ func (s cpuSnapshot) perApp(s0 cpuSnapshot, n int, run *b1Run) {
 	}
 }
 
+// cpuSince is the CPU-seconds each process spent from s0 to s, by name
+// (server, worker, temporal, postgres, the test bed's, machine).
+func (s cpuSnapshot) cpuSince(s0 cpuSnapshot) map[string]float64 {
+	out := map[string]float64{"server": s.windlass[0] - s0.windlass[0], "worker": s.windlass[1] - s0.windlass[1],
+		"temporal": s.windlass[2] - s0.windlass[2], "postgres": s.postgres - s0.postgres, "machine": s.machine - s0.machine}
+	for name, v := range s.bed {
+		out[name] = v - s0.bed[name]
+	}
+	return out
+}
+
 // waitFleet waits until the list shows all n apps named prefix… Synced
 // and Healthy.
 func (e *env) waitFleet(ctx context.Context, prefix string, n int) error {
@@ -400,9 +411,33 @@ func (e *env) waitFleet(ctx context.Context, prefix string, n int) error {
 // string). Large sets log their progress.
 func (e *env) createAll(ctx context.Context, names []string, inFlight int, body func(name string) any) error {
 	return e.forAll(ctx, names, inFlight, "created", func(name string) error {
-		_, err := e.request(ctx, http.MethodPost, "/api/v1/applications", body(name), nil)
+		var err error
+		for attempt := 1; attempt <= createAttempts; attempt++ {
+			var code int
+			if code, err = e.request(ctx, http.MethodPost, "/api/v1/applications", body(name), nil); code < 500 {
+				return err
+			}
+			// A create is an Update-With-Start: asking again is safe, as
+			// a client would after a timeout.
+			slog.Warn("create failed; asking again", "app", name, "attempt", attempt, "err", err)
+		}
 		return err
 	})
+}
+
+// createAttempts is how often a create that the server failed (5xx) is
+// made before the run stops.
+const createAttempts = 3
+
+// dropFleet deletes a failed run's apps, unless the run keeps them (B8):
+// its test bed goes with the processes, and deleting thousands of apps
+// from a saturated machine takes longer than the run did.
+func (e *env) dropFleet(ctx context.Context, f *fleet, opts b1Options) {
+	if opts.keep {
+		slog.Info("the run failed; its apps stay until the processes stop", "apps", len(f.names))
+		return
+	}
+	e.deleteFleet(ctx, f)
 }
 
 // forAll calls do for every name, inFlight at a time, logs the progress

@@ -38,9 +38,16 @@ func benchTenThousand(ctx context.Context, e *env, res *results, cfg config) err
 	}
 	f := &fleet{prefix: b8Prefix, names: appNames(b8Prefix, n)}
 	slog.Info("B8 burst", "apps", n)
+	snap0 := e.snapshot()
+	start := time.Now()
 	run, err := fleetSyncOnce(ctx, e, dirPerApp, repoURL, f, b1Options{keep: true, histories: cfg.histories})
 	if err != nil {
-		return fmt.Errorf("burst: %w", err)
+		// What the machine spent until the burst failed, and the peaks.
+		fmt.Printf("# %s: the burst failed after %.0f s: %v\n", res.label(id), time.Since(start).Seconds(), err)
+		for name, cpu := range e.snapshot().cpuSince(snap0) {
+			res.emit(id+".burst_failed."+strings.ReplaceAll(name, "-", "_")+"_cpu", cpu, "s", 1)
+		}
+		return errors.Join(fmt.Errorf("burst: %w", err), e.emitPeaks(ctx, res, id))
 	}
 	res.addRun(id+".burst", run)
 	printFleetRun(res.label(id)+" burst", run)
@@ -70,8 +77,13 @@ func benchTenThousand(ctx context.Context, e *env, res *results, cfg config) err
 		res.emit(id+".ui_first_paint.p50", median(paint), "ms", len(paint))
 	}
 
-	// Peaks over the processes' lives: run B8 alone (BENCH_ONLY=B8) for
-	// them to be B8's.
+	return e.emitPeaks(ctx, res, id)
+}
+
+// emitPeaks emits the peak RSS of the worker, the server and Temporal, and
+// the size of Temporal's store. Peaks are over the processes' lives: run
+// B8 alone (BENCH_ONLY=B8) for them to be B8's.
+func (e *env) emitPeaks(ctx context.Context, res *results, id string) error {
 	for _, p := range append([]*harness.Proc{e.worker, e.server}, e.temporals...) {
 		_, peak := p.RSSMiB()
 		res.emit(id+"."+strings.ReplaceAll(p.Name, "-", "_")+"_rss_peak", peak, "MiB", 1)
