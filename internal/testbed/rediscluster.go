@@ -29,7 +29,24 @@ func (c *RedisCluster) Addrs() []string { return c.seeds }
 // sharing the slots and a replica of each, joined with CLUSTER MEET,
 // ADDSLOTSRANGE and REPLICATE. It returns once every node reports the
 // cluster ok. A node is called failed after 1 s without an answer.
-func StartRedisCluster(ctx context.Context, dir string) (rc *RedisCluster, err error) {
+func StartRedisCluster(ctx context.Context, dir string) (*RedisCluster, error) {
+	// A free port can be taken by another test's server before a node
+	// binds it, and that node never answers: start again on new ports.
+	var errs []error
+	for range 3 {
+		rc, err := startRedisCluster(ctx, dir)
+		if err == nil || ctx.Err() != nil || !errors.Is(err, errNodeDown) {
+			return rc, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// errNodeDown is a cluster node that never answered.
+var errNodeDown = errors.New("a node never answered")
+
+func startRedisCluster(ctx context.Context, dir string) (rc *RedisCluster, err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not found on PATH: run `make deps`: %w", err)
@@ -96,7 +113,10 @@ func StartRedisCluster(ctx context.Context, dir string) (rc *RedisCluster, err e
 			ids[i] = id
 			return err == nil
 		}); err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", errNodeDown, err)
 		}
 	}
 	for _, port := range ports[1:] {
