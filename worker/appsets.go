@@ -41,7 +41,7 @@ func newAppSets(cfg Config, src *source.Activities, sets *settings.Store) (*apps
 	eval := appset.New(sets, freshTrees{git: src}, sets.Secrets(),
 		appset.WithLimit(cfg.AppSetMaxElements), appset.WithAllowedAPIs(cfg.AppSetSCMURLs...))
 	apps := &children.TemporalApps{Client: cfg.Client, Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Config: cfg.AppConfig}
-	return appsets.New(eval, setApps{apps}, sets)
+	return appsets.New(eval, setApps{apps}, sets, cfg.Logger)
 }
 
 // freshTrees reads a set's Git trees at the revision's current commit:

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/windlass-cd/windlass/activities/cluster"
 	"github.com/windlass-cd/windlass/internal/appset"
@@ -82,14 +85,18 @@ type Activities struct {
 	gen      Generator
 	apps     Apps
 	projects Projects
+	log      *slog.Logger
 }
 
-// New checks the dependencies.
-func New(gen Generator, apps Apps, projects Projects) (*Activities, error) {
+// New checks the dependencies; a nil log is slog's default.
+func New(gen Generator, apps Apps, projects Projects, log *slog.Logger) (*Activities, error) {
 	if gen == nil || apps == nil || projects == nil {
 		return nil, errors.New("appsets: generator, apps and projects are required")
 	}
-	return &Activities{gen: gen, apps: apps, projects: projects}, nil
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Activities{gen: gen, apps: apps, projects: projects, log: log}, nil
 }
 
 // Register registers the activities under their names.
@@ -187,6 +194,7 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		return failed(in, ErrKindInvalid, err), nil
 	}
 	owner := Owner(set.Metadata.Name)
+	t := passTimes{start: time.Now()}
 	generated, err := a.gen.Generate(ctx, set)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -233,9 +241,11 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		desired = append(desired, desiredApp{spec: spec, live: live, exists: exists})
 		activity.RecordHeartbeat(ctx, "checked "+spec.Name)
 	}
+	t.checked = time.Now()
 	pol := policy(set)
 	out := ReconcileOutput{Generated: len(desired)}
 	keep := map[string]bool{}
+	var writes []appspec.Application
 	for _, d := range desired {
 		id := d.spec.Project + "/" + d.spec.Name
 		keep[id] = true
@@ -255,10 +265,10 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 			}
 			out.Updated = append(out.Updated, id)
 		}
-		if err := a.apps.Upsert(ctx, spec); err != nil {
-			return ReconcileOutput{}, fmt.Errorf("apply application %s: %w", id, err)
-		}
-		activity.RecordHeartbeat(ctx, "applied "+id)
+		writes = append(writes, spec)
+	}
+	if err := a.upsertAll(ctx, set.Metadata.Name, writes, &t); err != nil {
+		return ReconcileOutput{}, err
 	}
 	published, err := a.apps.Owned(ctx, owner)
 	if err != nil {
@@ -288,7 +298,54 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 		activity.RecordHeartbeat(ctx, "deleted "+id)
 	}
 	out.Apps = sortedCopy(out.Apps)
+	a.log.Info("application set pass", "set", set.Metadata.Name, "generated", out.Generated,
+		"created", len(out.Created), "updated", len(out.Updated), "deleted", len(out.Deleted),
+		"check", t.checked.Sub(t.start), "writes", t.writes, "writing", t.writing, "slowestWrite", t.slowest,
+		"total", time.Since(t.start))
 	return out, nil
+}
+
+// writesInFlight bounds a pass's concurrent creates and updates, as the
+// API's clients do: one at a time, a new app waits for its first
+// workflow task, so that 1000 apps took a loaded worker 3 minutes.
+const writesInFlight = 8
+
+// upsertAll creates or updates the apps, writesInFlight at a time. The
+// first error stops the rest and is returned, so that the pass is
+// retried; what was written stays, and the retry finds it unchanged.
+func (a *Activities) upsertAll(ctx context.Context, set string, specs []appspec.Application, t *passTimes) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writesInFlight)
+	var mu sync.Mutex
+	for _, spec := range specs {
+		g.Go(func() error {
+			id := spec.Project + "/" + spec.Name
+			w := time.Now()
+			if err := a.apps.Upsert(gctx, spec); err != nil {
+				a.log.Warn("application set write failed", "set", set, "app", id, "after", time.Since(w), "error", err.Error())
+				return fmt.Errorf("apply application %s: %w", id, err)
+			}
+			mu.Lock()
+			t.wrote(time.Since(w))
+			mu.Unlock()
+			activity.RecordHeartbeat(ctx, "applied "+id)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// passTimes is where a pass spent its time, for its log line.
+type passTimes struct {
+	start, checked   time.Time
+	writes           int
+	writing, slowest time.Duration
+}
+
+func (t *passTimes) wrote(d time.Duration) {
+	t.writes++
+	t.writing += d
+	t.slowest = max(t.slowest, d)
 }
 
 // withoutAutomatedSync turns off the automated sync of an app of a

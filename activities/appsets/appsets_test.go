@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,7 +18,10 @@ import (
 
 // fakeApps holds running apps by "<project>/<name>" and records writes.
 type fakeApps struct {
-	apps   map[string]appspec.Application
+	mu   sync.Mutex // Upsert runs concurrently
+	apps map[string]appspec.Application
+	// refuse fails the upsert of this app ("<project>/<name>").
+	refuse string
 	writes []string
 	// linger keeps a deleted app running for that many more reads.
 	linger int
@@ -51,6 +55,11 @@ func (f *fakeApps) Owned(_ context.Context, owner string) ([]string, error) {
 }
 
 func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id := spec.Project + "/" + spec.Name; id == f.refuse {
+		return errors.New("update timed out")
+	}
 	f.writes = append(f.writes, "upsert "+spec.Project+"/"+spec.Name)
 	f.apps[spec.Project+"/"+spec.Name] = spec
 	return nil
@@ -139,7 +148,7 @@ func TestReconcilePolicies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s preserve=%t", tc.policy, tc.preserve), func(t *testing.T) {
 			apps := &fakeApps{apps: map[string]appspec.Application{}}
-			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +163,7 @@ func TestReconcilePolicies(t *testing.T) {
 			b.Source.Path = "elsewhere"
 			apps.apps["default/b"] = b
 			out := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "b", "c", "d"), Owned: first.Apps})
-			if diff := cmp.Diff(tc.wantWrites, apps.writes); diff != "" {
+			if diff := cmp.Diff(tc.wantWrites, upsertsSorted(apps.writes)); diff != "" {
 				t.Errorf("writes (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantApps, out.Apps); diff != "" {
@@ -196,7 +205,7 @@ func TestReconcileBadInputWritesNothing(t *testing.T) {
 			if gen == nil {
 				gen = appset.New(nil, nil, nil)
 			}
-			a, err := New(gen, apps, fakeProjects{})
+			a, err := New(gen, apps, fakeProjects{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,7 +231,7 @@ func (f failingGenerator) Generate(context.Context, appset.ApplicationSet) ([]ap
 
 func TestIgnoreApplicationDifferences(t *testing.T) {
 	apps := &fakeApps{apps: map[string]appspec.Application{}}
-	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +349,7 @@ func TestDeleteApps(t *testing.T) {
 		"default/other": {Name: "other", Project: "default", ManagedBy: &appspec.ManagedBy{App: Owner("t")}},
 		"default/api":   {Name: "api", Project: "default"},
 	}}
-	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +399,7 @@ spec:
 				t.Fatal(err)
 			}
 			apps := &fakeApps{apps: map[string]appspec.Application{}}
-			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+			a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +424,7 @@ func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
 	apps := &fakeApps{linger: 1, apps: map[string]appspec.Application{
 		"default/prod-1": mine("prod-1"), "default/prod-2": mine("prod-2"), "default/dev": mine("dev"),
 	}}
-	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{})
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,5 +445,46 @@ func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
 	}
 	if _, ok := apps.apps["default/dev"]; !ok || len(apps.dying) > 0 {
 		t.Errorf("after the group: apps %v, dying %v", apps.apps, apps.dying)
+	}
+}
+
+// upsertsSorted sorts each run of upserts in writes: a pass writes its
+// apps concurrently, in no set order.
+func upsertsSorted(writes []string) []string {
+	out := slices.Clone(writes)
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && strings.HasPrefix(out[j], "upsert ") {
+			j++
+		}
+		slices.Sort(out[i:j])
+		i = max(j, i+1)
+	}
+	return out
+}
+
+// A write that fails fails the pass, naming the app, so that it is
+// retried; the other apps are written, and the retry leaves them be.
+func TestReconcileWriteFails(t *testing.T) {
+	apps := &fakeApps{apps: map[string]appspec.Application{}, refuse: "default/c"}
+	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	a.Register(env)
+	in := ReconcileInput{Set: listSet(t, appset.PolicySync, false, "a", "b", "c")}
+	_, err = env.ExecuteActivity(ReconcileName, in)
+	if err == nil || !strings.Contains(err.Error(), "apply application default/c: update timed out") {
+		t.Fatalf("error %v, want the refused write named", err)
+	}
+	apps.refuse = ""
+	apps.writes = nil
+	out := run(t, a, in)
+	if diff := cmp.Diff([]string{"upsert default/c"}, apps.writes); diff != "" {
+		t.Errorf("retry's writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"default/a", "default/b", "default/c"}, out.Apps); diff != "" {
+		t.Errorf("apps (-want +got):\n%s", diff)
 	}
 }
