@@ -274,28 +274,28 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 	if err != nil {
 		return ReconcileOutput{}, fmt.Errorf("list applications of set %s: %w", set.Metadata.Name, err)
 	}
+	var gone []string
 	for _, id := range sortedCopy(append(slices.Clone(in.Owned), published...)) {
-		if keep[id] {
-			continue
+		if !keep[id] {
+			gone = append(gone, id)
 		}
-		proj, name, _ := strings.Cut(id, "/")
-		live, exists, err := a.apps.Spec(ctx, proj, name)
-		if err != nil {
-			return ReconcileOutput{}, fmt.Errorf("read application %s: %w", id, err)
+	}
+	still, err := a.stillOwned(ctx, owner, gone)
+	if err != nil {
+		return ReconcileOutput{}, err
+	}
+	if !mayDelete(pol) {
+		for _, o := range still {
+			out.Kept = append(out.Kept, o.id)
+			out.Apps = append(out.Apps, o.id)
 		}
-		if !exists || live.ManagedBy == nil || live.ManagedBy.App != owner {
-			continue // gone, or no longer the set's
+	} else {
+		if err := a.deleteAll(ctx, still, "applicationset "+set.Metadata.Name); err != nil {
+			return ReconcileOutput{}, err
 		}
-		if !mayDelete(pol) {
-			out.Kept = append(out.Kept, id)
-			out.Apps = append(out.Apps, id)
-			continue
+		for _, o := range still {
+			out.Deleted = append(out.Deleted, o.id)
 		}
-		if err := a.apps.Delete(ctx, proj, name, cascadeOf(live), "applicationset "+set.Metadata.Name); err != nil {
-			return ReconcileOutput{}, fmt.Errorf("delete application %s: %w", id, err)
-		}
-		out.Deleted = append(out.Deleted, id)
-		activity.RecordHeartbeat(ctx, "deleted "+id)
 	}
 	out.Apps = sortedCopy(out.Apps)
 	a.log.Info("application set pass", "set", set.Metadata.Name, "generated", out.Generated,
@@ -305,34 +305,78 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 	return out, nil
 }
 
-// writesInFlight bounds a pass's concurrent creates and updates, as the
-// API's clients do: one at a time, a new app waits for its first
-// workflow task, so that 1000 apps took a loaded worker 3 minutes.
+// writesInFlight bounds a pass's concurrent creates, updates and
+// deletes, as the API's clients bound theirs. One at a time, a create
+// waits for the app's first workflow task and a delete for its
+// resources to go: 1000 creates took a loaded worker 3 minutes.
 const writesInFlight = 8
 
-// upsertAll creates or updates the apps, writesInFlight at a time. The
-// first error stops the rest and is returned, so that the pass is
-// retried; what was written stays, and the retry finds it unchanged.
-func (a *Activities) upsertAll(ctx context.Context, set string, specs []appspec.Application, t *passTimes) error {
+// inFlight calls f for 0..n-1, writesInFlight at a time. The first
+// error stops the rest and is returned, so that the pass is retried;
+// what was written stays, and the retry finds it done.
+func inFlight(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(writesInFlight)
-	var mu sync.Mutex
-	for _, spec := range specs {
-		g.Go(func() error {
-			id := spec.Project + "/" + spec.Name
-			w := time.Now()
-			if err := a.apps.Upsert(gctx, spec); err != nil {
-				a.log.Warn("application set write failed", "set", set, "app", id, "after", time.Since(w), "error", err.Error())
-				return fmt.Errorf("apply application %s: %w", id, err)
-			}
-			mu.Lock()
-			t.wrote(time.Since(w))
-			mu.Unlock()
-			activity.RecordHeartbeat(ctx, "applied "+id)
-			return nil
-		})
+	for i := range n {
+		g.Go(func() error { return f(gctx, i) })
 	}
 	return g.Wait()
+}
+
+// upsertAll creates or updates the apps, writesInFlight at a time.
+func (a *Activities) upsertAll(ctx context.Context, set string, specs []appspec.Application, t *passTimes) error {
+	var mu sync.Mutex
+	return inFlight(ctx, len(specs), func(gctx context.Context, i int) error {
+		id := specs[i].Project + "/" + specs[i].Name
+		w := time.Now()
+		if err := a.apps.Upsert(gctx, specs[i]); err != nil {
+			a.log.Warn("application set write failed", "set", set, "app", id, "after", time.Since(w), "error", err.Error())
+			return fmt.Errorf("apply application %s: %w", id, err)
+		}
+		mu.Lock()
+		t.wrote(time.Since(w))
+		mu.Unlock()
+		activity.RecordHeartbeat(ctx, "applied "+id)
+		return nil
+	})
+}
+
+// ownedApp is a running app of a set, with its spec.
+type ownedApp struct {
+	id   string
+	live appspec.Application
+}
+
+// stillOwned reads the apps ids ("<project>/<name>"), in order, and keeps
+// those that run and that owner still owns.
+func (a *Activities) stillOwned(ctx context.Context, owner string, ids []string) ([]ownedApp, error) {
+	var out []ownedApp
+	for _, id := range ids {
+		proj, name, _ := strings.Cut(id, "/")
+		live, exists, err := a.apps.Spec(ctx, proj, name)
+		if err != nil {
+			return nil, fmt.Errorf("read application %s: %w", id, err)
+		}
+		if exists && live.ManagedBy != nil && live.ManagedBy.App == owner {
+			out = append(out, ownedApp{id: id, live: live})
+		}
+	}
+	return out, nil
+}
+
+// deleteAll deletes the apps, each with its recorded cascade,
+// writesInFlight at a time: each delete waits until its app's resources
+// are gone.
+func (a *Activities) deleteAll(ctx context.Context, apps []ownedApp, initiator string) error {
+	return inFlight(ctx, len(apps), func(gctx context.Context, i int) error {
+		proj, name, _ := strings.Cut(apps[i].id, "/")
+		if err := a.apps.Delete(gctx, proj, name, cascadeOf(apps[i].live), initiator); err != nil {
+			a.log.Warn("application set delete failed", "app", apps[i].id, "error", err.Error())
+			return fmt.Errorf("delete application %s: %w", apps[i].id, err)
+		}
+		activity.RecordHeartbeat(ctx, "deleted "+apps[i].id)
+		return nil
+	})
 }
 
 // passTimes is where a pass spent its time, for its log line.
@@ -399,21 +443,16 @@ func (a *Activities) DeleteApps(ctx context.Context, in DeleteAppsInput) (Delete
 			return DeleteAppsOutput{}, fmt.Errorf("list applications of set %s: %w", in.Set, err)
 		}
 	}
+	still, err := a.stillOwned(ctx, owner, sortedCopy(append(slices.Clone(in.Owned), published...)))
+	if err != nil {
+		return DeleteAppsOutput{}, err
+	}
+	if err := a.deleteAll(ctx, still, "applicationset "+in.Set+" deleted"); err != nil {
+		return DeleteAppsOutput{}, err
+	}
 	var out DeleteAppsOutput
-	for _, id := range sortedCopy(append(slices.Clone(in.Owned), published...)) {
-		proj, name, _ := strings.Cut(id, "/")
-		live, exists, err := a.apps.Spec(ctx, proj, name)
-		if err != nil {
-			return out, fmt.Errorf("read application %s: %w", id, err)
-		}
-		if !exists || live.ManagedBy == nil || live.ManagedBy.App != owner {
-			continue
-		}
-		if err := a.apps.Delete(ctx, proj, name, cascadeOf(live), "applicationset "+in.Set+" deleted"); err != nil {
-			return out, fmt.Errorf("delete application %s: %w", id, err)
-		}
-		out.Deleted = append(out.Deleted, id)
-		activity.RecordHeartbeat(ctx, "deleted "+id)
+	for _, o := range still {
+		out.Deleted = append(out.Deleted, o.id)
 	}
 	if in.Exact {
 		return out, a.waitGone(ctx, in.Group, out.Deleted)

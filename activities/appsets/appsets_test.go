@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/testsuite"
@@ -18,17 +19,23 @@ import (
 
 // fakeApps holds running apps by "<project>/<name>" and records writes.
 type fakeApps struct {
-	mu   sync.Mutex // Upsert runs concurrently
+	mu   sync.Mutex // Upsert and Delete run concurrently
 	apps map[string]appspec.Application
 	// refuse fails the upsert of this app ("<project>/<name>").
 	refuse string
-	writes []string
+	// hold makes each write wait for it; inFlight and most count the
+	// writes waiting.
+	hold           chan struct{}
+	inFlight, most int
+	writes         []string
 	// linger keeps a deleted app running for that many more reads.
 	linger int
 	dying  map[string]int
 }
 
 func (f *fakeApps) Spec(_ context.Context, project, name string) (appspec.Application, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	id := project + "/" + name
 	if n, ok := f.dying[id]; ok {
 		if n > 0 {
@@ -60,12 +67,16 @@ func (f *fakeApps) Upsert(_ context.Context, spec appspec.Application) error {
 	if id := spec.Project + "/" + spec.Name; id == f.refuse {
 		return errors.New("update timed out")
 	}
+	f.wait()
 	f.writes = append(f.writes, "upsert "+spec.Project+"/"+spec.Name)
 	f.apps[spec.Project+"/"+spec.Name] = spec
 	return nil
 }
 
 func (f *fakeApps) Delete(_ context.Context, project, name, cascade, _ string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wait()
 	f.writes = append(f.writes, "delete "+project+"/"+name+" "+cascade)
 	if f.linger > 0 {
 		if f.dying == nil {
@@ -163,7 +174,7 @@ func TestReconcilePolicies(t *testing.T) {
 			b.Source.Path = "elsewhere"
 			apps.apps["default/b"] = b
 			out := run(t, a, ReconcileInput{Set: listSet(t, tc.policy, tc.preserve, "b", "c", "d"), Owned: first.Apps})
-			if diff := cmp.Diff(tc.wantWrites, upsertsSorted(apps.writes)); diff != "" {
+			if diff := cmp.Diff(tc.wantWrites, writesSorted(apps.writes)); diff != "" {
 				t.Errorf("writes (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantApps, out.Apps); diff != "" {
@@ -363,7 +374,7 @@ func TestDeleteApps(t *testing.T) {
 	if err := v.Get(&out); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, apps.writes); diff != "" {
+	if diff := cmp.Diff([]string{"delete default/kept orphan", "delete default/mine foreground"}, writesSorted(apps.writes)); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 }
@@ -440,7 +451,7 @@ func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
 	}
 	want := []string{"delete default/prod-1 foreground", "delete default/prod-2 foreground",
 		"still there default/prod-1", "still there default/prod-2"}
-	if diff := cmp.Diff(want, apps.writes); diff != "" {
+	if diff := cmp.Diff(want, writesSorted(apps.writes)); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
 	}
 	if _, ok := apps.apps["default/dev"]; !ok || len(apps.dying) > 0 {
@@ -448,43 +459,69 @@ func TestDeleteAppsExactWaitsUntilGone(t *testing.T) {
 	}
 }
 
-// upsertsSorted sorts each run of upserts in writes: a pass writes its
-// apps concurrently, in no set order.
-func upsertsSorted(writes []string) []string {
+// writesSorted sorts each run of upserts and each run of deletes in
+// writes: a pass writes its apps concurrently, in no set order.
+func writesSorted(writes []string) []string {
 	out := slices.Clone(writes)
+	verb := func(w string) string { v, _, _ := strings.Cut(w, " "); return v }
 	for i := 0; i < len(out); {
-		j := i
-		for j < len(out) && strings.HasPrefix(out[j], "upsert ") {
+		j := i + 1
+		for j < len(out) && verb(out[j]) == verb(out[i]) {
 			j++
 		}
-		slices.Sort(out[i:j])
-		i = max(j, i+1)
+		if v := verb(out[i]); v == "upsert" || v == "delete" {
+			slices.Sort(out[i:j])
+		}
+		i = j
 	}
 	return out
 }
 
-// A write that fails fails the pass, naming the app, so that it is
-// retried; the other apps are written, and the retry leaves them be.
-func TestReconcileWriteFails(t *testing.T) {
-	apps := &fakeApps{apps: map[string]appspec.Application{}, refuse: "default/c"}
+// wait, with f.mu held, waits for hold, counting the writes waiting.
+func (f *fakeApps) wait() {
+	if f.hold == nil {
+		return
+	}
+	f.inFlight++
+	f.most = max(f.most, f.inFlight)
+	f.mu.Unlock()
+	<-f.hold
+	f.mu.Lock()
+	f.inFlight--
+}
+
+// A pass creates, and deletes, several apps at once.
+func TestReconcileWritesConcurrently(t *testing.T) {
+	apps := &fakeApps{apps: map[string]appspec.Application{}, hold: make(chan struct{})}
 	a, err := New(appset.New(nil, nil, nil), apps, fakeProjects{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	a.Register(env)
-	in := ReconcileInput{Set: listSet(t, appset.PolicySync, false, "a", "b", "c")}
-	_, err = env.ExecuteActivity(ReconcileName, in)
-	if err == nil || !strings.Contains(err.Error(), "apply application default/c: update timed out") {
-		t.Fatalf("error %v, want the refused write named", err)
+	// Let the writes go once three wait together, or after 10 s: one
+	// at a time, three never wait together.
+	release := func() {
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			apps.mu.Lock()
+			n := apps.inFlight
+			apps.mu.Unlock()
+			if n >= 3 {
+				break
+			}
+		}
+		close(apps.hold)
 	}
-	apps.refuse = ""
-	apps.writes = nil
-	out := run(t, a, in)
-	if diff := cmp.Diff([]string{"upsert default/c"}, apps.writes); diff != "" {
-		t.Errorf("retry's writes (-want +got):\n%s", diff)
+	go release()
+	first := run(t, a, ReconcileInput{Set: listSet(t, appset.PolicySync, false, "a", "b", "c", "d")})
+	if apps.most < 3 {
+		t.Errorf("at most %d creates at once, want at least 3", apps.most)
 	}
-	if diff := cmp.Diff([]string{"default/a", "default/b", "default/c"}, out.Apps); diff != "" {
-		t.Errorf("apps (-want +got):\n%s", diff)
+	apps.hold, apps.most = make(chan struct{}), 0
+	go release()
+	out := run(t, a, ReconcileInput{Set: listSet(t, appset.PolicySync, false, "d"), Owned: first.Apps})
+	if diff := cmp.Diff([]string{"default/a", "default/b", "default/c"}, out.Deleted); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s", diff)
+	}
+	if apps.most < 3 {
+		t.Errorf("at most %d deletes at once, want at least 3", apps.most)
 	}
 }
