@@ -330,7 +330,9 @@ func (a *Activities) upsertAll(ctx context.Context, set string, specs []appspec.
 		id := specs[i].Project + "/" + specs[i].Name
 		w := time.Now()
 		if err := a.apps.Upsert(gctx, specs[i]); err != nil {
-			a.log.Warn("application set write failed", "set", set, "app", id, "after", time.Since(w), "error", err.Error())
+			if gctx.Err() == nil { // not stopped by another write's failure
+				a.log.Warn("application set write failed", "set", set, "app", id, "after", time.Since(w), "error", err.Error())
+			}
 			return fmt.Errorf("apply application %s: %w", id, err)
 		}
 		mu.Lock()
@@ -371,7 +373,9 @@ func (a *Activities) deleteAll(ctx context.Context, apps []ownedApp, initiator s
 	return inFlight(ctx, len(apps), func(gctx context.Context, i int) error {
 		proj, name, _ := strings.Cut(apps[i].id, "/")
 		if err := a.apps.Delete(gctx, proj, name, cascadeOf(apps[i].live), initiator); err != nil {
-			a.log.Warn("application set delete failed", "app", apps[i].id, "error", err.Error())
+			if gctx.Err() == nil {
+				a.log.Warn("application set delete failed", "by", initiator, "app", apps[i].id, "error", err.Error())
+			}
 			return fmt.Errorf("delete application %s: %w", apps[i].id, err)
 		}
 		activity.RecordHeartbeat(ctx, "deleted "+apps[i].id)
