@@ -300,7 +300,7 @@ func (a *Activities) Reconcile(ctx context.Context, in ReconcileInput) (Reconcil
 	out.Apps = sortedCopy(out.Apps)
 	a.log.Info("application set pass", "set", set.Metadata.Name, "generated", out.Generated,
 		"created", len(out.Created), "updated", len(out.Updated), "deleted", len(out.Deleted),
-		"check", t.checked.Sub(t.start), "writes", t.writes, "writing", t.writing, "slowestWrite", t.slowest,
+		"check", t.checked.Sub(t.start), "writes", len(writes), "writing", t.writing, "slowestWrite", t.slowest,
 		"total", time.Since(t.start))
 	return out, nil
 }
@@ -386,12 +386,10 @@ func (a *Activities) deleteAll(ctx context.Context, apps []ownedApp, initiator s
 // passTimes is where a pass spent its time, for its log line.
 type passTimes struct {
 	start, checked   time.Time
-	writes           int
 	writing, slowest time.Duration
 }
 
 func (t *passTimes) wrote(d time.Duration) {
-	t.writes++
 	t.writing += d
 	t.slowest = max(t.slowest, d)
 }
